@@ -1,0 +1,84 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings shared by every target: Swift 6 language mode plus the upcoming features the team relies on.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "hearth",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .executable(name: "hearth", targets: ["HearthCLI"]),
+        .library(name: "HearthCore", targets: ["HearthCore"]),
+        .library(name: "HearthServer", targets: ["HearthServer"]),
+        .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        .target(
+            name: "HearthCore",
+            dependencies: [
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "HearthProtocol", dependencies: ["HearthCore"]),
+        .target(
+            name: "HearthStorage",
+            dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")]
+        ),
+        .target(
+            name: "HearthSQLite",
+            dependencies: ["HearthStorage", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "HearthServer",
+            dependencies: [
+                "HearthCore", "HearthProtocol", "HearthStorage",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "HearthCLI",
+            dependencies: [
+                "HearthServer", "HearthSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthSQLite"]),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: [
+                "HearthServer", "HearthSQLite",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import HearthCore
+import HearthSQLite
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Load a JSON file into a database (with the server stopped).",
+        discussion: """
+            Streams the file into SQLite in one transaction: it all lands or none of it does. Accepts \
+            Firebase exports, including priorities (.priority/.value). By default the data at --path is \
+            replaced; --merge replaces only the top-level children the file names.
+            """
+    )
+
+    @Argument(help: "The JSON file to import.")
+    var file: String
+
+    @Option(help: "Where to put the data (default: the root).")
+    var path = "/"
+
+    @Flag(help: "Replace only the top-level children named in the file, keeping the others.")
+    var merge = false
+
+    @Option(help: "The namespace (database) to import into.")
+    var namespace = "default"
+
+    @OptionGroup var dataOptions: DataOptions
+
+    func run() async throws {
+        let target: DatabasePath
+        do {
+            target = try DatabasePath(path)
+        } catch {
+            throw CLIError("--path: \(error.message)")
+        }
+        let url = URL(fileURLWithPath: file)
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: url, options: .alwaysMapped)
+        } catch {
+            throw CLIError("cannot read \(file): \(error.localizedDescription)")
+        }
+        let storage = try dataOptions.openStorage()
+        let database = try storage.openNamespace(namespace)
+        var bar = ProgressBar(total: bytes.count, label: "Importing")
+        let rows: Int
+        do {
+            rows = try bytes.withUnsafeBytes { raw in
+                try database.importJSON(raw, at: target, merge: merge) { bar.update($0) }
+            }
+        } catch let error as JSONError {
+            throw CLIError("\(file) is not valid JSON: \(error). Nothing was imported.")
+        } catch let error as DataError {
+            throw CLIError("\(file): \(error.message). Nothing was imported.")
+        }
+        bar.update(bytes.count)
+        bar.finish("Imported \(rows) values (\(bytes.count) bytes) into \(namespace)\(target)")
+    }
+}

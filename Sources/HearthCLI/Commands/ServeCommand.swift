@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import HearthServer
+import HearthSQLite
+import Hummingbird
+import NIOCore
+import HearthStorage
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Start the server (REST, streaming) on an embedded SQLite database.",
+        discussion: """
+            Data lives in --data (default ./hearth-data). On first start an admin secret is generated, \
+            printed once and stored hashed; HEARTH_ADMIN_SECRET in the environment sets it instead. Send it \
+            as 'Authorization: Bearer <secret>' or '?auth=<secret>'.
+
+            --emulator behaves like Firebase's database emulator: new databases are open to everyone and \
+            'Bearer owner' is admin. Never use it where untrusted clients can reach the server.
+            """
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port = 9000
+
+    @OptionGroup var dataOptions: DataOptions
+
+    @Flag(help: "Firebase-emulator compatibility: open rules by default and 'Bearer owner' as admin.")
+    var emulator = false
+
+    @Flag(name: .customLong("in-memory"), help: "Keep data in memory only (lost on exit); for experiments.")
+    var inMemory = false
+
+    @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
+    var defaultNamespace = "default"
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hearth")
+        raiseOpenFileLimit(logger)
+
+        let storage: any DatabaseStorage
+        let adminSecret: AdminSecret
+        var secretNotice: String?
+        if inMemory {
+            storage = InMemoryStorage()
+            if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
+                adminSecret = AdminSecret(hashing: secret)
+            } else {
+                let (secret, stored) = AdminSecret.generate()
+                adminSecret = stored
+                secretNotice = "Admin secret for this run: \(secret)"
+            }
+        } else {
+            let sqlite = try dataOptions.openStorage()
+            storage = sqlite
+            (adminSecret, secretNotice) = try loadAdminSecret(in: sqlite.directory)
+        }
+
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.emulatorMode = emulator
+        configuration.defaultNamespace = defaultNamespace
+        let where_ = inMemory ? "memory (not persisted)" : "SQLite in \(dataOptions.directory.path)"
+        let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
+        let host = self.host
+        let notice = secretNotice
+        let app = try await buildApplication(
+            configuration: configuration,
+            storage: storage,
+            adminSecret: adminSecret,
+            logger: logger,
+            onServerRunning: { port in
+                var lines = notice.map { $0 + "\n" } ?? ""
+                lines += "Hearth listening on http://\(host):\(port) — data in \(where_); \(mode)\n"
+                FileHandle.standardOutput.write(Data(lines.utf8))
+            }
+        )
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw CLIError("cannot listen on \(host):\(port): the address is already in use. Stop the other server or pick another --port.")
+        } catch let error as IOError {
+            throw CLIError("cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    /// Reads the stored admin secret hash, or sets one from HEARTH_ADMIN_SECRET, or generates one.
+    func loadAdminSecret(in directory: URL) throws -> (AdminSecret, String?) {
+        let file = directory.appendingPathComponent("admin-secret")
+        if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
+            let stored = AdminSecret(hashing: secret)
+            try write(stored, to: file)
+            return (stored, nil)
+        }
+        if let contents = try? String(contentsOf: file, encoding: .utf8) {
+            guard let stored = AdminSecret(fileContents: contents) else {
+                throw CLIError("\(file.path) is damaged; delete it to generate a new admin secret, or set HEARTH_ADMIN_SECRET")
+            }
+            return (stored, nil)
+        }
+        let (secret, stored) = AdminSecret.generate()
+        try write(stored, to: file)
+        return (stored, "Admin secret (shown once; stored hashed in \(file.path)): \(secret)")
+    }
+
+    func write(_ secret: AdminSecret, to file: URL) throws {
+        do {
+            try Data(secret.fileContents.utf8).write(to: file, options: .atomic)
+            chmod(file.path, 0o600)
+        } catch {
+            throw CLIError("cannot write \(file.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Idle connections are cheap; file descriptors should not be the limit. Raise the soft limit to the hard one.
+    func raiseOpenFileLimit(_ logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let previous = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            logger.info("Raised the open-file limit from \(previous) to \(limit.rlim_max)")
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

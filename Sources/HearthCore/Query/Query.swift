@@ -1,0 +1,141 @@
+import HashTreeCollections
+/// A query over the children of a location: an order, an optional range and an optional limit.
+///
+/// The default query (order by key, no range, no limit) means "the whole location".
+///
+/// For example:
+/// ```swift
+/// var query = Query(index: .child(try DatabasePath("height")))
+/// query.start = .init(value: .leaf(.number(3)))
+/// query.limit = .first(2)
+/// let window = query.window(over: dinosaurs)
+/// ```
+public struct Query: Sendable, Hashable {
+    public var index: QueryIndex
+    public var start: Bound?
+    public var end: Bound?
+    public var limit: Limit?
+
+    public init(index: QueryIndex = .key, start: Bound? = nil, end: Bound? = nil, limit: Limit? = nil) {
+        self.index = index
+        self.start = start
+        self.end = end
+        self.limit = limit
+    }
+
+    /// The query that returns a whole location.
+    public static let all = Query()
+
+    /// True when the query neither filters nor limits.
+    public var isDefault: Bool { start == nil && end == nil && limit == nil }
+
+    /// One end of a range: a value plus an optional key tie-break, inclusive or exclusive.
+    public struct Bound: Sendable, Hashable {
+        /// The index value (a leaf, or empty for `null`). For `$key` queries, a string leaf holding the key.
+        public var value: Node
+        public var name: BoundName?
+        public var inclusive: Bool
+
+        public init(value: Node, name: BoundName? = nil, inclusive: Bool = true) {
+            self.value = value
+            self.name = name
+            self.inclusive = inclusive
+        }
+    }
+
+    /// The key part of a bound. `[MIN_NAME]` and `[MAX_NAME]` sort below and above every key.
+    public enum BoundName: Sendable, Hashable {
+        case min
+        case max
+        case key(Key)
+
+        public init(_ string: String) {
+            switch string {
+            case "[MIN_NAME]": self = .min
+            case "[MAX_NAME]": self = .max
+            default: self = .key(Key(string))
+            }
+        }
+    }
+
+    public enum Limit: Sendable, Hashable {
+        case first(Int)
+        case last(Int)
+    }
+
+    /// The children of `node` that the query selects, in index order.
+    public func window(over node: Node) -> [(key: Key, node: Node)] {
+        guard case .children(let children) = node, !children.entries.isEmpty else { return [] }
+        var entries: [(key: Key, node: Node, sort: Node)] = children.entries.map {
+            (key: $0.key, node: $0.value, sort: index.sortValue(of: $0.value))
+        }
+        entries.sort { a, b in compareEntries(a.key, a.sort, b.key, b.sort) < 0 }
+        var lower = 0
+        var upper = entries.count
+        if let start {
+            while lower < upper, !isAfterStart(entries[lower].key, entries[lower].sort, start) { lower += 1 }
+        }
+        if let end {
+            while upper > lower, !isBeforeEnd(entries[upper - 1].key, entries[upper - 1].sort, end) { upper -= 1 }
+        }
+        switch limit {
+        case .first(let n)?: upper = min(upper, lower + max(n, 0))
+        case .last(let n)?: lower = max(lower, upper - max(n, 0))
+        case nil: break
+        }
+        return entries[lower..<upper].map { (key: $0.key, node: $0.node) }
+    }
+
+    /// The node made of the query's window (the location itself for the default query).
+    public func evaluate(on node: Node) -> Node {
+        if isDefault && index == .key { return node }
+        if node.isLeaf { return isDefault ? node : .empty }
+        var out = Node.Children()
+        for entry in window(over: node) { out.entries[entry.key] = entry.node }
+        out.priority = node.priority
+        return out.entries.isEmpty ? .empty : .children(out)
+    }
+
+    /// Whether a child with this key and value would be inside the range (limits not considered).
+    public func rangeContains(key: Key, node: Node) -> Bool {
+        let sort = index.sortValue(of: node)
+        if let start, !isAfterStart(key, sort, start) { return false }
+        if let end, !isBeforeEnd(key, sort, end) { return false }
+        return true
+    }
+
+    func compareEntries(_ keyA: Key, _ sortA: Node, _ keyB: Key, _ sortB: Node) -> Int {
+        if index != .key {
+            let c = Node.compareValues(sortA, sortB)
+            if c != 0 { return c }
+        }
+        return Key.compare(keyA, keyB)
+    }
+
+    /// Compares an entry with a bound position: negative when the entry sorts before it.
+    func compare(_ key: Key, _ sort: Node, to bound: Bound, missingName: BoundName) -> Int {
+        if index == .key {
+            guard case .leaf(.string(let s), _) = bound.value else { return 0 }
+            return Key.compare(key, Key(s))
+        }
+        let c = Node.compareValues(sort, bound.value)
+        if c != 0 { return c }
+        switch bound.name ?? missingName {
+        case .min: return 1
+        case .max: return -1
+        case .key(let k): return Key.compare(key, k)
+        }
+    }
+
+    func isAfterStart(_ key: Key, _ sort: Node, _ bound: Bound) -> Bool {
+        // startAt(v) starts at (v, MIN); startAfter(v) without a key starts after (v, MAX).
+        let c = compare(key, sort, to: bound, missingName: bound.inclusive ? .min : .max)
+        return bound.inclusive ? c >= 0 : c > 0
+    }
+
+    func isBeforeEnd(_ key: Key, _ sort: Node, _ bound: Bound) -> Bool {
+        // endAt(v) ends at (v, MAX); endBefore(v) without a key ends before (v, MIN).
+        let c = compare(key, sort, to: bound, missingName: bound.inclusive ? .max : .min)
+        return bound.inclusive ? c <= 0 : c < 0
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import GRDB
+import Synchronization
+public import HearthCore
+public import HearthStorage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The embedded default storage: one SQLite database (WAL, `synchronous=FULL`) per namespace in a data
+/// directory, one row per leaf value and per priority (see ``NodeRows``).
+///
+/// Opening takes an exclusive lock on the directory, so two servers (or a server and an offline import)
+/// never write the same files.
+///
+/// For example:
+/// ```swift
+/// let storage = try SQLiteStorage(directory: URL(fileURLWithPath: "hearth-data"))
+/// let db = try await storage.open(namespace: "demo")
+/// ```
+public final class SQLiteStorage: DatabaseStorage {
+    public let directory: URL
+    private let lockDescriptor: Int32
+    private let opened = Mutex<[String: SQLiteNamespaceStorage]>([:])
+
+    /// Opens (creating when needed) a data directory.
+    /// - Throws: ``StorageError`` with code `.unavailable` when the directory cannot be created or written,
+    ///   `.locked` when another process has it open.
+    public init(directory: URL) throws {
+        self.directory = directory
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(at: directory.appendingPathComponent("databases"), withIntermediateDirectories: true)
+        } catch {
+            throw StorageError(.unavailable, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
+        }
+        let lockPath = directory.appendingPathComponent("hearth.lock").path
+        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT, 0o644)
+        guard fd >= 0 else {
+            throw StorageError(.unavailable, "Cannot write to the data directory \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(fd)
+            throw StorageError(
+                .locked,
+                "The data directory \(directory.path) is in use by another Hearth process; stop it first or use another --data directory"
+            )
+        }
+        lockDescriptor = fd
+    }
+
+    deinit {
+        Glibc.close(lockDescriptor)
+    }
+
+    public func namespaces() async throws -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("databases").path)) ?? []
+        return files.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(7)) }.filter(NamespaceName.isValid).sorted()
+    }
+
+    public func open(namespace: String) async throws -> any NamespaceStorage {
+        try openNamespace(namespace)
+    }
+
+    /// Opens one namespace's SQLite database.
+    public func openNamespace(_ namespace: String) throws -> SQLiteNamespaceStorage {
+        guard NamespaceName.isValid(namespace) else {
+            throw StorageError(.invalidNamespace, "Invalid namespace name")
+        }
+        return try opened.withLock { opened in
+            if let existing = opened[namespace] { return existing }
+            let url = directory.appendingPathComponent("databases").appendingPathComponent("\(namespace).sqlite")
+            let storage = try SQLiteNamespaceStorage(url: url)
+            opened[namespace] = storage
+            return storage
+        }
+    }
+}
+
+/// One namespace in one SQLite file.
+public final class SQLiteNamespaceStorage: NamespaceStorage {
+    let queue: DatabaseQueue
+
+    init(url: URL) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // WAL keeps readers off the writer's back; FULL syncs the WAL on every commit, so an
+            // acknowledged write survives power loss, not only a process crash.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        configuration.label = "hearth"
+        do {
+            queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS nodes (path TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                        """
+                )
+            }
+        } catch {
+            throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
+        }
+    }
+
+    public func load() async throws -> StoredDatabase {
+        try await queue.read { db in
+            var builder = TreeBuilder()
+            let rows = try Row.fetchCursor(db, sql: "SELECT path, value FROM nodes ORDER BY path")
+            while let row = try rows.next() {
+                try builder.add(key: row[0], value: row[1])
+            }
+            let rules = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'")
+            return StoredDatabase(root: builder.finish(), rulesSource: rules)
+        }
+    }
+
+    public func commit(_ mutations: [StorageMutation]) async throws {
+        try await queue.write { db in
+            try SQLiteNamespaceStorage.apply(mutations, in: db)
+        }
+    }
+
+    static func apply(_ mutations: [StorageMutation], in db: Database) throws {
+        let deleteOne = try db.cachedStatement(sql: "DELETE FROM nodes WHERE path = ?")
+        let deleteRange = try db.cachedStatement(sql: "DELETE FROM nodes WHERE path >= ? AND path < ?")
+        let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO nodes (path, value) VALUES (?, ?)")
+        for mutation in mutations {
+            switch mutation {
+            case .replace(let path, let node):
+                try deleteOne.execute(arguments: [NodeRows.key(path)])
+                let range = NodeRows.descendantRange(path)
+                try deleteRange.execute(arguments: [range.lower, range.upper])
+                try NodeRows.forEachRow(of: node, at: path) { key, value in
+                    try insert.execute(arguments: [key, value])
+                }
+            case .removeLeafValue(let path):
+                try deleteOne.execute(arguments: [NodeRows.key(path)])
+            case .setPriority(let path, let priority):
+                if let priority {
+                    try insert.execute(arguments: [NodeRows.priorityKey(path), NodeRows.encode(priority.primitive)])
+                } else {
+                    try deleteOne.execute(arguments: [NodeRows.priorityKey(path)])
+                }
+            }
+        }
+    }
+
+    public func saveRules(_ source: String) async throws {
+        try await queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('rules', ?)", arguments: [source])
+        }
+    }
+
+    public func close() async throws {
+        try queue.close()
+    }
+
+    /// Imports a JSON document at `path`, replacing what is there (or, with `merge`, only the top-level
+    /// children the document names), in one transaction. Used by `hearth import` on a stopped server.
+    ///
+    /// - Returns: the number of rows written.
+    public func importJSON(
+        _ bytes: UnsafeRawBufferPointer,
+        at path: DatabasePath,
+        merge: Bool,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int {
+        try queue.write { db in
+            // Ancestors that hold a leaf become inner nodes.
+            var ancestor = DatabasePath.root
+            for key in path.keys {
+                try db.execute(sql: "DELETE FROM nodes WHERE path = ?", arguments: [NodeRows.key(ancestor)])
+                ancestor = ancestor.child(key)
+            }
+            if merge {
+                // Only the named top-level children are replaced: find them first.
+                let document = try JSONValue(parsing: bytes)
+                guard case .object(let members) = document else {
+                    throw DataError(.invalidValue, "Invalid data; --merge needs a JSON object at the top level")
+                }
+                for member in members where !member.key.hasPrefix(".") {
+                    try SQLiteNamespaceStorage.apply([.replace(path.child(Key(member.key)), .empty)], in: db)
+                }
+            } else {
+                try SQLiteNamespaceStorage.apply([.replace(path, .empty)], in: db)
+            }
+            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO nodes (path, value) VALUES (?, ?)")
+            var importer = RowImporter(base: path)
+            importer.progress = progress
+            try importer.run(bytes) { key, value in
+                try insert.execute(arguments: [key, value])
+            }
+            return importer.rowCount
+        }
+    }
+}

@@ -1,0 +1,34 @@
+public import HearthStorage
+public import Hummingbird
+public import Logging
+import NIOCore
+
+/// Builds the Hearth HTTP application; shared by `hearth serve` and the tests.
+///
+/// Every namespace that already has stored data is loaded before this returns, so the server answers
+/// its first request from memory.
+///
+/// For example:
+/// ```swift
+/// let app = try await buildApplication(configuration: .init(), storage: InMemoryStorage(), adminSecret: nil)
+/// try await app.runService()
+/// ```
+public func buildApplication(
+    configuration: ServerConfiguration,
+    storage: any DatabaseStorage,
+    adminSecret: AdminSecret?,
+    logger: Logger = Logger(label: "hearth"),
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
+    try await registry.preload()
+    let router = Router(context: BasicRequestContext.self)
+    RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret).register(on: router)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
+        services: [registry, KeepAliveService(registry: registry, interval: configuration.keepAliveInterval)],
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger
+    )
+}

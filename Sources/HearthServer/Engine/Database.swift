@@ -1,0 +1,263 @@
+import Foundation
+public import HearthCore
+import HearthStorage
+import Logging
+import Synchronization
+
+/// One database namespace: the in-memory tree, its single serial writer, and its listeners.
+///
+/// Writes queue up and one writer task applies them in order to the tree, then commits the whole
+/// batch to storage in one transaction (group commit: many writes, one fsync), and only then publishes
+/// the new tree, fans out events and acknowledges. Readers take the latest published tree, an
+/// immutable value, and never wait for the writer.
+///
+/// For example:
+/// ```swift
+/// let outcome = try await database.write(WriteRequest(.set(path, .number(1)), identity: .admin))
+/// let value = database.snapshot().child(at: path)
+/// ```
+public final class Database: Sendable {
+    public let namespace: String
+    let storage: any NamespaceStorage
+    let logger: Logger
+    let clock: @Sendable () -> Double
+
+    /// The latest durable tree. Held only for pointer-sized copies.
+    private let published: Mutex<Node>
+    private let queue = Mutex<[Pending]>([])
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    let hub: SubscriptionHub
+    let rulesState: Mutex<RulesDocument>
+
+    struct Pending: Sendable {
+        var request: WriteRequest
+        var continuation: CheckedContinuation<WriteOutcome, any Error>
+    }
+
+    init(
+        namespace: String,
+        storage: any NamespaceStorage,
+        loaded: StoredDatabase,
+        rules: RulesDocument,
+        configuration: ServerConfiguration,
+        logger: Logger,
+        clock: @escaping @Sendable () -> Double = WallClock.milliseconds
+    ) {
+        self.namespace = namespace
+        self.storage = storage
+        self.logger = logger
+        self.clock = clock
+        self.published = Mutex(loaded.root)
+        self.rulesState = Mutex(rules)
+        self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)
+        // One pending wake-up is enough: the writer drains the whole queue each time it wakes.
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The latest durable tree.
+    public func snapshot() -> Node {
+        published.withLock { $0 }
+    }
+
+    public var rules: RulesDocument {
+        rulesState.withLock { $0 }
+    }
+
+    /// Submits a write and waits until it is durable (or refused).
+    public func write(_ request: WriteRequest) async throws -> WriteOutcome {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.withLock { $0.append(Pending(request: request, continuation: continuation)) }
+            wake.yield()
+        }
+    }
+
+    /// Replaces the rules after storing them durably, then re-checks every stream's read access.
+    public func replaceRules(_ rules: RulesDocument) async throws {
+        try await storage.saveRules(rules.source)
+        rulesState.withLock { $0 = rules }
+        hub.recheck { path, identity in rules.canRead(path, identity) }
+    }
+
+    /// The writer loop; runs until its task is cancelled. Writes still queued then fail as unavailable.
+    func runWriter() async {
+        var root = snapshot()
+        for await _ in wakeups {
+            while true {
+                let batch = queue.withLock { pending in
+                    let batch = pending
+                    pending.removeAll(keepingCapacity: true)
+                    return batch
+                }
+                if batch.isEmpty { break }
+                root = await process(batch, root: root)
+            }
+        }
+        let remaining = queue.withLock { pending in
+            let all = pending
+            pending.removeAll()
+            return all
+        }
+        for pending in remaining {
+            pending.continuation.resume(throwing: WriteError(.unavailable, "The server is shutting down"))
+        }
+    }
+
+    /// Applies a batch in order, commits it once, publishes, fans out, acknowledges. Returns the new root.
+    private func process(_ batch: [Pending], root: Node) async -> Node {
+        var working = root
+        var mutations: [StorageMutation] = []
+        var changes: [Change] = []
+        var results: [Result<WriteOutcome, any Error>] = []
+        results.reserveCapacity(batch.count)
+        let rules = self.rules
+        for pending in batch {
+            do {
+                let applied = try apply(pending.request, to: working, rules: rules)
+                if let change = applied.change {
+                    mutations += applied.mutations
+                    changes.append(change)
+                    working = change.after
+                }
+                results.append(.success(applied.outcome))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        if !mutations.isEmpty {
+            do {
+                try await storage.commit(mutations)
+            } catch {
+                logger.error("Storage commit failed", metadata: ["hearth.namespace": "\(namespace)", "hearth.error": "\(error)"])
+                let failure = WriteError(.unavailable, "The database could not store the write; try again")
+                for pending in batch { pending.continuation.resume(throwing: failure) }
+                return root
+            }
+        }
+        if !changes.isEmpty {
+            hub.publish(changes) {
+                published.withLock { $0 = working }
+            }
+        }
+        for (pending, result) in zip(batch, results) {
+            pending.continuation.resume(with: result)
+        }
+        return working
+    }
+
+    struct Applied {
+        var outcome: WriteOutcome
+        var change: Change?
+        var mutations: [StorageMutation] = []
+    }
+
+    /// Applies one write to a tree: validation, server values, compare-and-set, rules, size limit.
+    func apply(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
+        let path = request.path
+        let now = clock()
+        if let ifMatch = request.ifMatch {
+            let current = root.child(at: path)
+            if current.etag != ifMatch { return Applied(outcome: .preconditionFailed(current: current)) }
+        }
+        switch request.operation {
+        case .set(_, let json):
+            try authorizeWrite(path, request.identity, rules)
+            let existing = root.child(at: path)
+            let node = try convert(json, depth: path.count, now: now, existing: existing)
+            try checkSize(request, removed: existing, written: node)
+            let after = root.setting(node, at: path)
+            let change = Change(path: path, written: .node(node), before: root, after: after)
+            let mutations = MutationPlanner.mutations(before: root, after: after, path: path, node: node)
+            return Applied(outcome: .written(value: after.child(at: path), written: .node(node)), change: change, mutations: mutations)
+        case .setPriority(_, let json):
+            try authorizeWrite(path, request.identity, rules)
+            let existing = root.child(at: path)
+            let priority = try convertPriority(json, now: now, existing: existing)
+            let node = existing.withPriority(priority)
+            let after = root.setting(node, at: path)
+            let change = Change(path: path, written: .node(node), before: root, after: after)
+            let mutations: [StorageMutation] = existing.isEmpty ? [] : [.setPriority(path, priority)]
+            return Applied(outcome: .written(value: node, written: .node(node)), change: change, mutations: mutations)
+        case .update(_, let items):
+            try checkOverlaps(items.map(\.path))
+            var resolved: [(path: DatabasePath, node: Node)] = []
+            var after = root
+            var mutations: [StorageMutation] = []
+            var removedLeaves = 0
+            var writtenLeaves = 0
+            for item in items {
+                let target = path.appending(item.path)
+                try authorizeWrite(target, request.identity, rules)
+                if target.count > DatabasePath.maximumDepth {
+                    throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
+                }
+                let existing = root.child(at: target)
+                if item.path.last?.string == ".priority" {
+                    throw WriteError(.invalidData, "Invalid data; use a PUT to …/.priority.json to set a priority")
+                }
+                let node = try convert(item.value, depth: target.count, now: now, existing: existing)
+                if request.maximumLeaves != nil {
+                    removedLeaves += existing.leafCount
+                    writtenLeaves += node.leafCount
+                }
+                let next = after.setting(node, at: target)
+                mutations += MutationPlanner.mutations(before: after, after: next, path: target, node: node)
+                after = next
+                resolved.append((item.path, node))
+            }
+            if let limit = request.maximumLeaves, removedLeaves + writtenLeaves > limit {
+                throw WriteError(.tooLarge, Database.tooLargeMessage)
+            }
+            if resolved.isEmpty {
+                return Applied(outcome: .written(value: root.child(at: path), written: .update([])))
+            }
+            let change = Change(path: path, written: .update(resolved), before: root, after: after)
+            return Applied(
+                outcome: .written(value: after.child(at: path), written: .update(resolved)),
+                change: change,
+                mutations: mutations
+            )
+        }
+    }
+
+    static let tooLargeMessage =
+        "Data to write exceeds the maximum size that can be modified with a single request; raise writeSizeLimit or split the write"
+
+    private func convert(_ json: JSONValue, depth: Int, now: Double, existing: Node) throws -> Node {
+        do {
+            return try Node(json: json, depth: depth, context: ServerValueContext(now: now, existing: existing))
+        } catch {
+            throw WriteError(.invalidData, error.message)
+        }
+    }
+
+    private func convertPriority(_ json: JSONValue, now: Double, existing: Node) throws -> Priority? {
+        do {
+            return try Node.convertPriority(json, context: ServerValueContext(now: now, existing: existing))
+        } catch {
+            throw WriteError(.invalidData, error.message)
+        }
+    }
+
+    private func checkSize(_ request: WriteRequest, removed: Node, written: Node) throws {
+        guard let limit = request.maximumLeaves else { return }
+        if removed.leafCount + written.leafCount > limit { throw WriteError(.tooLarge, Database.tooLargeMessage) }
+    }
+
+    private func authorizeWrite(_ path: DatabasePath, _ identity: Identity, _ rules: RulesDocument) throws {
+        guard rules.canWrite(path, identity) else { throw WriteError(.permissionDenied, "Permission denied") }
+    }
+
+    /// Rejects updates where one path is an ancestor of another (`a` and `a/b`), as Firebase does.
+    private func checkOverlaps(_ paths: [DatabasePath]) throws {
+        let sorted = paths.sorted { $0.count < $1.count }
+        for (i, shorter) in sorted.enumerated() {
+            for longer in sorted[(i + 1)...] where shorter.contains(longer) {
+                throw WriteError(
+                    .invalidData,
+                    "Invalid data; path \(shorter) is an ancestor of \(longer) in the same update"
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+public import HearthStorage
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// Opens namespaces lazily on first use and runs their writers. A `Service`: the writers run inside it.
+///
+/// For example:
+/// ```swift
+/// let registry = DatabaseRegistry(storage: InMemoryStorage(), configuration: .init(), logger: logger)
+/// let database = try await registry.database("demo")
+/// ```
+public final class DatabaseRegistry: Service, Sendable {
+    enum Entry {
+        case loading([CheckedContinuation<Database, any Error>])
+        case ready(Database)
+    }
+
+    let storage: any DatabaseStorage
+    let configuration: ServerConfiguration
+    let logger: Logger
+    private let entries = Mutex<[String: Entry]>([:])
+    // Unbounded, but it carries one element per namespace ever opened.
+    private let opened: AsyncStream<Database>
+    private let announce: AsyncStream<Database>.Continuation
+
+    public init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger) {
+        self.storage = storage
+        self.configuration = configuration
+        self.logger = logger
+        (opened, announce) = AsyncStream.makeStream(of: Database.self)
+    }
+
+    /// The database of a namespace, loading it from storage the first time.
+    public func database(_ namespace: String) async throws -> Database {
+        enum Step {
+            case ready(Database)
+            case wait
+            case load
+        }
+        let step: Step = entries.withLock { entries in
+            switch entries[namespace] {
+            case .ready(let database)?: return .ready(database)
+            case .loading?: return .wait
+            case nil:
+                entries[namespace] = .loading([])
+                return .load
+            }
+        }
+        switch step {
+        case .ready(let database):
+            return database
+        case .load:
+            return try await load(namespace).get()
+        case .wait:
+            return try await withCheckedThrowingContinuation { continuation in
+                let ready: Database?? = entries.withLock { entries in
+                    switch entries[namespace] {
+                    case .ready(let database)?: return .some(database)
+                    case .loading(var waiters)?:
+                        waiters.append(continuation)
+                        entries[namespace] = .loading(waiters)
+                        return .none
+                    case nil: return .some(nil)
+                    }
+                }
+                switch ready {
+                case .some(let database?): continuation.resume(returning: database)
+                case .some(nil): continuation.resume(throwing: StorageError(.unavailable, "The database could not be opened; try again"))
+                case .none: break
+                }
+            }
+        }
+    }
+
+    private func load(_ namespace: String) async -> Result<Database, any Error> {
+        let result: Result<Database, any Error>
+        do {
+            let namespaceStorage = try await storage.open(namespace: namespace)
+            let stored = try await namespaceStorage.load()
+            var rules = RulesDocument.defaults(open: configuration.emulatorMode)
+            if let source = stored.rulesSource {
+                do {
+                    rules = try RulesDocument(source: source)
+                } catch {
+                    logger.warning("Stored rules do not parse; using the defaults", metadata: ["hearth.namespace": "\(namespace)"])
+                }
+            }
+            var databaseLogger = logger
+            databaseLogger[metadataKey: "hearth.namespace"] = "\(namespace)"
+            let database = Database(
+                namespace: namespace,
+                storage: namespaceStorage,
+                loaded: stored,
+                rules: rules,
+                configuration: configuration,
+                logger: databaseLogger
+            )
+            announce.yield(database)
+            result = .success(database)
+        } catch {
+            result = .failure(error)
+        }
+        let waiters: [CheckedContinuation<Database, any Error>] = entries.withLock { entries in
+            guard case .loading(let waiters)? = entries[namespace] else { return [] }
+            switch result {
+            case .success(let database): entries[namespace] = .ready(database)
+            case .failure: entries.removeValue(forKey: namespace)
+            }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+        return result
+    }
+
+    /// Loads every namespace that has stored data, so they are ready before the first request.
+    public func preload() async throws {
+        for namespace in try await storage.namespaces() {
+            _ = try await database(namespace)
+        }
+    }
+
+    /// Every database opened so far.
+    public var openDatabases: [Database] {
+        entries.withLock { entries in
+            entries.values.compactMap { entry in
+                if case .ready(let database) = entry { return database }
+                return nil
+            }
+        }
+    }
+
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            for await database in opened.cancelOnGracefulShutdown() {
+                group.addTask { await database.runWriter() }
+            }
+            // Shutting down: stop accepting writes and end every stream.
+            for database in openDatabases { database.hub.finishAll() }
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import HearthCore
+import HearthProtocol
+import Hummingbird
+import NIOCore
+
+/// REST streaming (`Accept: text/event-stream`): `put` and `patch` events for a location or a query.
+///
+/// The first event is `put "/"` with the current data; then one event per change, in commit order,
+/// plus `keep-alive` on a timer and `cancel` when read access is lost. The stream's buffer is bounded
+/// (``ServerConfiguration/eventStreamBufferLimit``): a client that cannot keep up is disconnected and
+/// resyncs when it reconnects.
+enum EventStreamController {
+    static func stream(
+        path: DatabasePath,
+        _ parameters: RESTParameters,
+        _ identity: Identity,
+        _ database: Database,
+        _ configuration: ServerConfiguration
+    ) throws -> Response {
+        guard database.rules.canRead(path, identity) else { throw RESTError.permissionDenied() }
+        if configuration.enforceIndexes, let query = parameters.query, let name = query.index.indexOnName,
+            !database.rules.hasIndex(name, at: path)
+        {
+            throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
+        }
+        let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
+        let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream",
+            .cacheControl: "no-cache",
+            .accessControlAllowOrigin: "*",
+        ]
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                for await buffer in subscription.events {
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+}

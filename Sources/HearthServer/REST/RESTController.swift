@@ -1,0 +1,354 @@
+import Foundation
+import HashTreeCollections
+import HearthCore
+import HTTPTypes
+import HearthProtocol
+import HearthStorage
+public import Hummingbird
+import Logging
+import NIOCore
+
+/// The Firebase Realtime Database REST API: `/<path>.json` with GET (and streaming), PUT, POST, PATCH and
+/// DELETE, plus `/.settings/rules.json`.
+public struct RESTController: Sendable {
+    let registry: DatabaseRegistry
+    let configuration: ServerConfiguration
+    let authenticator: Authenticator
+    let pushIDs = PushIDGenerator()
+
+    static let jsonHeaders: HTTPFields = [
+        .contentType: "application/json; charset=utf-8",
+        .accessControlAllowOrigin: "*",
+        .cacheControl: "no-cache",
+    ]
+    static let firebaseETag = HTTPField.Name("X-Firebase-ETag")!
+    static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
+
+    public init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?) {
+        self.registry = registry
+        self.configuration = configuration
+        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode)
+    }
+
+    /// Registers the catch-all routes.
+    public func register(on router: Router<BasicRequestContext>) {
+        for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
+            router.on("**", method: method) { request, context in await self.respond(to: request, context: context) }
+        }
+    }
+
+    /// What a request addresses, decoded from its URL path.
+    enum Target {
+        case data(DatabasePath)
+        case priority(DatabasePath)
+        case rules
+    }
+
+    func respond(to request: Request, context: BasicRequestContext) async -> Response {
+        do {
+            return try await handle(request, context: context)
+        } catch {
+            let restError = RESTError.from(error)
+            if restError.status == .internalServerError {
+                context.logger.error("Request failed", metadata: ["hearth.error": "\(error)"])
+            }
+            return restError.errorResponse()
+        }
+    }
+
+    func handle(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        if request.method == .options { return preflight(request) }
+        let parameters = try RESTParameters(query: request.uri.query ?? "")
+        let target = try RESTController.target(of: request.uri.path)
+        var method = request.method
+        if method == .post, let override = request.headers[RESTController.methodOverride]?.uppercased() ?? parameters.methodOverride {
+            switch override {
+            case "PUT": method = .put
+            case "PATCH": method = .patch
+            case "DELETE": method = .delete
+            case "GET": method = .get
+            case "POST": break
+            default: throw RESTError(.badRequest, "X-HTTP-Method-Override must be PUT, PATCH, DELETE, GET or POST")
+            }
+        }
+        let namespace = namespace(of: request, parameters)
+        let identity = try authenticator.identity(
+            bearer: Authenticator.bearerToken(request.headers[.authorization]),
+            parameters: parameters
+        )
+        let database = try await registry.database(namespace)
+        switch target {
+        case .rules:
+            return try await rules(request, method: method, parameters, identity, database)
+        case .priority(let path):
+            switch method {
+            case .get:
+                try authorizeRead(path, identity, database)
+                let node = database.snapshot().child(at: path)
+                return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
+            case .put, .delete:
+                let json = method == .delete ? JSONValue.null : try await body(of: request)
+                let outcome = try await database.write(WriteRequest(.setPriority(path, json), identity: identity))
+                guard case .written(let value, _) = outcome else { throw RESTError(.internalServerError, "Unexpected outcome") }
+                return respond(value.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
+            default:
+                throw RESTError(.badRequest, "Only GET, PUT and DELETE are supported on .priority")
+            }
+        case .data(let path):
+            switch method {
+            case .get:
+                if request.headers[.accept]?.contains("text/event-stream") == true {
+                    return try EventStreamController.stream(path: path, parameters, identity, database, configuration)
+                }
+                return try read(request, path: path, parameters, identity, database)
+            case .put:
+                let json = try await body(of: request)
+                return try await write(request, .set(path, json), parameters, identity, database)
+            case .post:
+                let json = try await body(of: request)
+                let key = Key(pushIDs.next())
+                let response = try await write(request, .set(path.child(key), json), parameters, identity, database, echoName: key)
+                return response
+            case .patch:
+                let json = try await body(of: request)
+                guard case .object(let members) = json else {
+                    throw RESTError(
+                        .badRequest,
+                        "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"
+                    )
+                }
+                var items: [(path: DatabasePath, value: JSONValue)] = []
+                for (name, value) in members {
+                    do {
+                        let relative = try DatabasePath(name)
+                        guard !relative.isRoot else { throw PathError(.emptyKey, "empty path") }
+                        items.append((relative, value))
+                    } catch {
+                        throw RESTError(
+                            .badRequest,
+                            "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"
+                        )
+                    }
+                }
+                return try await write(request, .update(path, items), parameters, identity, database)
+            case .delete:
+                return try await write(request, .set(path, .null), parameters, identity, database)
+            default:
+                throw RESTError(.methodNotAllowed, "Method not allowed")
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) throws -> Response {
+        try authorizeRead(path, identity, database)
+        let wantsETag = request.headers[RESTController.firebaseETag] == "true"
+        let ifNoneMatch = request.headers[.ifNoneMatch]
+        if parameters.shallow && (wantsETag || ifNoneMatch != nil) {
+            throw RESTError(.badRequest, "ETags cannot be combined with shallow")
+        }
+        if let query = parameters.query { try checkIndex(query, at: path, database) }
+        let node = database.snapshot().child(at: path)
+        var result = parameters.query?.evaluate(on: node) ?? node
+        if parameters.shallow { result = result.shallow() }
+        var response = respond(result, parameters)
+        if wantsETag || ifNoneMatch != nil {
+            let etag = node.etag
+            if let ifNoneMatch, ifNoneMatch == etag {
+                var headers = RESTController.jsonHeaders
+                headers[.eTag] = etag
+                return Response(status: .notModified, headers: headers)
+            }
+            response.headers[.eTag] = etag
+        }
+        return response
+    }
+
+    func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database) throws {
+        guard configuration.enforceIndexes, let name = query.index.indexOnName else { return }
+        guard database.rules.hasIndex(name, at: path) else {
+            throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
+        }
+    }
+
+    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database) throws {
+        guard database.rules.canRead(path, identity) else { throw RESTError.permissionDenied() }
+    }
+
+    // MARK: Writing
+
+    func write(
+        _ request: Request,
+        _ operation: WriteRequest.Operation,
+        _ parameters: RESTParameters,
+        _ identity: Identity,
+        _ database: Database,
+        echoName: Key? = nil
+    ) async throws -> Response {
+        let ifMatch = request.headers[.ifMatch]
+        let outcome = try await database.write(
+            WriteRequest(operation, ifMatch: ifMatch, identity: identity, maximumLeaves: parameters.writeSizeLimit?.maximumLeaves)
+        )
+        switch outcome {
+        case .preconditionFailed(let current):
+            var response = respond(current, parameters, status: .preconditionFailed, allowSilent: false)
+            response.headers[.eTag] = current.etag
+            return response
+        case .written(let value, let written):
+            var response: Response
+            if let echoName {
+                response = respond(.children(.init(entries: [Key("name"): .leaf(.string(echoName.string))])), parameters)
+            } else {
+                switch written {
+                case .node(let node):
+                    response = respond(node, parameters)
+                case .update(let items):
+                    var writer = JSONWriter(pretty: parameters.print == .pretty)
+                    writer.beginObject()
+                    for (i, item) in items.enumerated() {
+                        if i > 0 { writer.comma() }
+                        writer.newline()
+                        writer.writeKey(item.path.keys.map(\.string).joined(separator: "/"))
+                        item.node.write(to: &writer, format: parameters.format)
+                    }
+                    writer.endObject(empty: items.isEmpty)
+                    response = respond(bytes: writer.bytes, parameters)
+                }
+            }
+            if ifMatch != nil || request.headers[RESTController.firebaseETag] == "true" {
+                response.headers[.eTag] = value.etag
+            }
+            return response
+        }
+    }
+
+    func body(of request: Request) async throws -> JSONValue {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maximumRequestBytes)
+        } catch is NIOTooManyBytesError {
+            throw RESTError(.badRequest, "Request body is too large; the limit is \(configuration.maximumRequestBytes / 1_048_576) MB")
+        }
+        guard buffer.readableBytes > 0 else { throw RESTError(.badRequest, "Missing PUT, POST or PATCH data") }
+        do {
+            return try buffer.withUnsafeReadableBytes { raw in try JSONValue(parsing: raw) }
+        } catch {
+            throw RESTError(.badRequest, "Invalid data; couldn't parse JSON object, array, or value.")
+        }
+    }
+
+    // MARK: Rules
+
+    func rules(_ request: Request, method: HTTPRequest.Method, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) async throws -> Response {
+        guard identity.isAdmin else { throw RESTError.permissionDenied() }
+        switch method {
+        case .get:
+            let rules = database.rules
+            let bytes: [UInt8]
+            if parameters.strictFormat {
+                var writer = JSONWriter(pretty: true)
+                writer.write(rules.json)
+                bytes = writer.bytes
+            } else {
+                bytes = Array(rules.source.utf8)
+            }
+            return respond(bytes: bytes, parameters)
+        case .put:
+            var request = request
+            let buffer: ByteBuffer
+            do {
+                buffer = try await request.collectBody(upTo: configuration.maximumRequestBytes)
+            } catch is NIOTooManyBytesError {
+                throw RESTError(.badRequest, "The rules document is too large")
+            }
+            guard buffer.readableBytes > 0 else { throw RESTError(.badRequest, "Missing rules document") }
+            let rules = try RulesDocument(source: String(buffer: buffer))
+            try await database.replaceRules(rules)
+            return respond(bytes: Array(#"{"status":"ok"}"#.utf8), parameters)
+        default:
+            throw RESTError(.methodNotAllowed, "Only GET and PUT are supported on /.settings/rules.json")
+        }
+    }
+
+    // MARK: Responses
+
+    func respond(_ node: Node, _ parameters: RESTParameters, status: HTTPResponse.Status = .ok, allowSilent: Bool = true) -> Response {
+        respond(bytes: node.jsonBytes(format: parameters.format, pretty: parameters.print == .pretty), parameters, status: status, allowSilent: allowSilent)
+    }
+
+    func respond(bytes: [UInt8], _ parameters: RESTParameters, status: HTTPResponse.Status = .ok, allowSilent: Bool = true) -> Response {
+        var headers = RESTController.jsonHeaders
+        if allowSilent && parameters.print == .silent {
+            return Response(status: .noContent, headers: headers)
+        }
+        var body = bytes
+        if let callback = parameters.callback {
+            headers[.contentType] = "application/javascript; charset=utf-8"
+            body = Array(callback.utf8) + [UInt8(ascii: "(")] + bytes + Array(");".utf8)
+        }
+        if let download = parameters.download {
+            let safe = download.filter { $0 != "\"" && $0 != "\\" && !$0.isNewline }
+            headers[.contentDisposition] = "attachment; filename=\"\(safe)\""
+        }
+        headers[.contentLength] = String(body.count)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    func preflight(_ request: Request) -> Response {
+        var headers: HTTPFields = [
+            .accessControlAllowOrigin: "*",
+            .accessControlAllowMethods: "GET, PUT, POST, PATCH, DELETE, OPTIONS",
+            .accessControlMaxAge: "86400",
+        ]
+        headers[.accessControlAllowHeaders] = request.headers[.accessControlRequestHeaders] ?? "*"
+        return Response(status: .ok, headers: headers)
+    }
+
+    // MARK: Addressing
+
+    func namespace(of request: Request, _ parameters: RESTParameters) -> String {
+        if let namespace = parameters.namespace, !namespace.isEmpty { return namespace }
+        if let host = request.head.authority, let label = RESTController.namespaceLabel(host: host) { return label }
+        return configuration.defaultNamespace
+    }
+
+    /// The first DNS label of a Host such as `mydb.localhost:9000`; nil for IP addresses and single labels.
+    static func namespaceLabel(host: String) -> String? {
+        let name = host.split(separator: ":").first.map(String.init) ?? host
+        let labels = name.split(separator: ".")
+        guard labels.count >= 2, !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return nil }
+        return String(labels[0])
+    }
+
+    /// Decodes `/<path>.json`: percent-decoded, validated segments; `.priority` and `/.settings/rules`.
+    static func target(of rawPath: String) throws -> Target {
+        guard rawPath.hasSuffix(".json") else {
+            throw RESTError(.notFound, "Not found: database locations are addressed as /<path>.json")
+        }
+        let trimmed = rawPath.dropLast(5)
+        var segments: [String] = []
+        for raw in trimmed.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let decoded = PercentDecoding.decode(String(raw)) else {
+                throw RESTError(.badRequest, "Invalid path: the URL has a malformed percent escape")
+            }
+            segments.append(decoded)
+        }
+        if segments == [".settings", "rules"] { return .rules }
+        var isPriority = false
+        if segments.last == ".priority" {
+            isPriority = true
+            segments.removeLast()
+        }
+        do {
+            let keys = try segments.map { segment throws(PathError) in try Key(validating: segment) }
+            if keys.count > DatabasePath.maximumDepth {
+                throw PathError(.tooDeep, "Invalid path: paths must be at most \(DatabasePath.maximumDepth) levels deep")
+            }
+            let path = DatabasePath(keys: keys)
+            return isPriority ? .priority(path) : .data(path)
+        } catch let error as PathError {
+            throw RESTError(.badRequest, "Invalid path \"/\(segments.joined(separator: "/"))\": \(error.message)")
+        }
+    }
+}

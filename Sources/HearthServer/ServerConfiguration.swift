@@ -1,0 +1,26 @@
+/// Settings of a Hearth server, independent of where data is stored.
+///
+/// For example:
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 9001
+/// configuration.emulatorMode = true
+/// ```
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 9000
+    /// Firebase-emulator compatibility: new databases are open, and `Bearer owner` is admin.
+    public var emulatorMode = false
+    /// The namespace used when a request names none (`?ns=` or a `<ns>.host` Host header).
+    public var defaultNamespace = "default"
+    /// How often idle event streams get a `keep-alive` event.
+    public var keepAliveInterval: Duration = .seconds(30)
+    /// Events queued for one stream before it counts as a slow consumer and is cut off.
+    public var eventStreamBufferLimit = 4096
+    /// The largest request body accepted (Firebase's REST limit is 256 MB).
+    public var maximumRequestBytes = 256 * 1024 * 1024
+    /// Require `.indexOn` for `orderBy` on a child or `$value`, as Firebase does.
+    public var enforceIndexes = true
+
+    public init() {}
+}

@@ -1,0 +1,207 @@
+import HashTreeCollections
+public import HearthCore
+import HearthProtocol
+public import NIOCore
+import Synchronization
+
+/// What a stream listens to. Streams with equal keys share the work of computing and encoding events.
+public struct ListenKey: Sendable, Hashable {
+    public var path: DatabasePath
+    public var query: Query
+    public var format: RenderFormat
+    public var shallow: Bool
+
+    public init(path: DatabasePath, query: Query = .all, format: RenderFormat = .normal, shallow: Bool = false) {
+        self.path = path
+        self.query = query
+        self.format = format
+        self.shallow = shallow
+    }
+
+    var isPlain: Bool { query.isDefault && query.index == .key && !shallow }
+
+    /// The data a listener of this key sees at `root`.
+    func view(of root: Node) -> Node {
+        let node = root.child(at: path)
+        if shallow { return query.isDefault ? node.shallow() : query.evaluate(on: node).shallow() }
+        return query.evaluate(on: node)
+    }
+}
+
+/// The listeners of one database, grouped by ``ListenKey``, each with a bounded outbound buffer.
+///
+/// A listener whose buffer is full is cut off (its stream finishes) rather than growing memory: the
+/// client reconnects and gets a fresh snapshot.
+public final class SubscriptionHub: Sendable {
+    struct Listener {
+        var identity: Identity
+        var continuation: AsyncStream<ByteBuffer>.Continuation
+    }
+
+    struct Group {
+        var listeners: [UInt64: Listener] = [:]
+    }
+
+    struct State {
+        var groups: [ListenKey: Group] = [:]
+        var nextID: UInt64 = 0
+        var count = 0
+    }
+
+    private let state = Mutex(State())
+    /// Events a listener may have queued before it counts as too slow.
+    let bufferLimit: Int
+
+    init(bufferLimit: Int) {
+        self.bufferLimit = bufferLimit
+    }
+
+    /// A registered listener: its events, starting with the initial `put "/"`.
+    public struct Subscription: Sendable {
+        public var id: UInt64
+        public var key: ListenKey
+        public var events: AsyncStream<ByteBuffer>
+    }
+
+    public var listenerCount: Int { state.withLock { $0.count } }
+
+    /// Registers a listener. The initial snapshot is read under the hub's lock, so no change is missed
+    /// or delivered twice.
+    func subscribe(_ key: ListenKey, identity: Identity, snapshot: () -> Node) -> Subscription {
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(bufferLimit))
+        let id: UInt64 = state.withLock { state in
+            state.nextID += 1
+            let id = state.nextID
+            let initial = ServerSentEvent.put(path: .root, data: key.view(of: snapshot()), format: key.format)
+            continuation.yield(ByteBuffer(bytes: initial.encoded()))
+            state.groups[key, default: Group()].listeners[id] = Listener(identity: identity, continuation: continuation)
+            state.count += 1
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(id, key) }
+        return Subscription(id: id, key: key, events: stream)
+    }
+
+    func remove(_ id: UInt64, _ key: ListenKey) {
+        state.withLock { state in
+            guard state.groups[key]?.listeners.removeValue(forKey: id) != nil else { return }
+            state.count -= 1
+            if state.groups[key]?.listeners.isEmpty == true { state.groups.removeValue(forKey: key) }
+        }
+    }
+
+    /// Publishes a batch of changes: `commit` runs under the lock (it makes the new tree visible), then
+    /// each group's events are computed and encoded once and queued to its listeners, in commit order.
+    func publish(_ changes: [Change], commit: () -> Void) {
+        var cutOff: [AsyncStream<ByteBuffer>.Continuation] = []
+        state.withLock { state in
+            commit()
+            for (key, group) in state.groups {
+                for change in changes {
+                    for event in SubscriptionHub.events(for: key, change: change) {
+                        let buffer = ByteBuffer(bytes: event.encoded())
+                        for listener in group.listeners.values {
+                            if case .dropped = listener.continuation.yield(buffer) { cutOff.append(listener.continuation) }
+                        }
+                    }
+                }
+            }
+        }
+        // Finishing calls onTermination, which takes the lock: do it outside.
+        for continuation in cutOff { continuation.finish() }
+    }
+
+    /// Sends an event to every listener (keep-alive).
+    func broadcast(_ event: ServerSentEvent) {
+        let buffer = ByteBuffer(bytes: event.encoded())
+        var cutOff: [AsyncStream<ByteBuffer>.Continuation] = []
+        state.withLock { state in
+            for group in state.groups.values {
+                for listener in group.listeners.values {
+                    if case .dropped = listener.continuation.yield(buffer) { cutOff.append(listener.continuation) }
+                }
+            }
+        }
+        for continuation in cutOff { continuation.finish() }
+    }
+
+    /// Cancels the streams whose identity may no longer read their location (after a rules change).
+    func recheck(_ canRead: (DatabasePath, Identity) -> Bool) {
+        let cancel = ByteBuffer(bytes: ServerSentEvent.cancel.encoded())
+        var cancelled: [AsyncStream<ByteBuffer>.Continuation] = []
+        state.withLock { state in
+            for (key, group) in state.groups {
+                for listener in group.listeners.values where !canRead(key.path, listener.identity) {
+                    listener.continuation.yield(cancel)
+                    cancelled.append(listener.continuation)
+                }
+            }
+        }
+        for continuation in cancelled { continuation.finish() }
+    }
+
+    /// Ends every stream (server shutdown).
+    func finishAll() {
+        let all = state.withLock { state in state.groups.values.flatMap { $0.listeners.values.map(\.continuation) } }
+        for continuation in all { continuation.finish() }
+    }
+
+    /// The events a listener of `key` gets for one change. Pure; shared by all listeners of the key.
+    static func events(for key: ListenKey, change: Change) -> [ServerSentEvent] {
+        let listened = key.path
+        let written = change.path
+        let inside = listened.contains(written)
+        let above = written.contains(listened) && !inside
+        guard inside || above else { return [] }
+        if key.isPlain {
+            if inside {
+                let relative = listened.relativePath(to: written)!
+                switch change.written {
+                case .node:
+                    return [.put(path: relative, data: change.after.child(at: written), format: key.format)]
+                case .update(let items):
+                    let data = items.map { item in
+                        (key: item.path.keys.map(\.string).joined(separator: "/"),
+                         value: change.after.child(at: written.appending(item.path)))
+                    }
+                    return [.patch(path: relative, data: data, format: key.format)]
+                }
+            }
+            // A write above the listened location: an update whose items all fall strictly inside it is a
+            // patch; anything else replaces the location if it changed.
+            if case .update(let items) = change.written {
+                var data: [(key: String, value: Node)] = []
+                for item in items {
+                    let target = written.appending(item.path)
+                    if target.contains(listened) {
+                        data = []
+                        break
+                    }
+                    if let relative = listened.relativePath(to: target) {
+                        data.append((relative.keys.map(\.string).joined(separator: "/"), change.after.child(at: target)))
+                    }
+                }
+                if !data.isEmpty { return [.patch(path: .root, data: data, format: key.format)] }
+            }
+            let before = change.before.child(at: listened)
+            let after = change.after.child(at: listened)
+            return before == after ? [] : [.put(path: .root, data: after, format: key.format)]
+        }
+        // Queries and shallow streams: diff the view. Children that leave are sent as null.
+        let before = key.view(of: change.before)
+        let after = key.view(of: change.after)
+        if before == after { return [] }
+        guard case .children(let old) = before, case .children(let new) = after, !old.entries.isEmpty, !new.entries.isEmpty
+        else {
+            return [.put(path: .root, data: after, format: key.format)]
+        }
+        var events: [ServerSentEvent] = []
+        for (childKey, _) in old.entries where new.entries[childKey] == nil {
+            events.append(.put(path: DatabasePath(keys: [childKey]), data: .empty, format: key.format))
+        }
+        for (childKey, node) in new.entries where old.entries[childKey] != node {
+            events.append(.put(path: DatabasePath(keys: [childKey]), data: node, format: key.format))
+        }
+        return events
+    }
+}

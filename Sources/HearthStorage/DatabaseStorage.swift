@@ -1,0 +1,88 @@
+public import HearthCore
+
+/// Durable storage for all of a server's databases (namespaces).
+///
+/// Implementations: ``InMemoryStorage`` for tests, `SQLiteStorage` (the embedded default) and, later,
+/// PostgreSQL. The engine only ever sees this protocol.
+///
+/// For example:
+/// ```swift
+/// let storage: any DatabaseStorage = InMemoryStorage()
+/// let db = try await storage.open(namespace: "demo")
+/// try await db.commit([.replace(try DatabasePath("/a"), .leaf(.number(1)))])
+/// ```
+public protocol DatabaseStorage: Sendable {
+    /// The namespaces that hold stored data or rules.
+    func namespaces() async throws -> [String]
+    /// Opens (creating when needed) the storage of one namespace.
+    func open(namespace: String) async throws -> any NamespaceStorage
+}
+
+/// The storage of one database namespace.
+public protocol NamespaceStorage: Sendable {
+    /// Loads everything: the data tree and the stored rules source, if any.
+    func load() async throws -> StoredDatabase
+    /// Applies the mutations in order, atomically and durably: when this returns, they survive a crash;
+    /// when it throws, none of them is applied.
+    func commit(_ mutations: [StorageMutation]) async throws
+    /// Stores the rules source text durably.
+    func saveRules(_ source: String) async throws
+    /// Releases resources. Further calls fail.
+    func close() async throws
+}
+
+/// What a namespace's storage holds.
+public struct StoredDatabase: Sendable {
+    public var root: Node
+    public var rulesSource: String?
+
+    public init(root: Node, rulesSource: String?) {
+        self.root = root
+        self.rulesSource = rulesSource
+    }
+}
+
+/// One change to stored data, in tree terms. The engine turns each write into a few of these.
+public enum StorageMutation: Sendable, Equatable {
+    /// The whole subtree at the path (its value, children and priority) becomes the node.
+    /// An empty node deletes the subtree: one range delete.
+    case replace(DatabasePath, Node)
+    /// Only the leaf value stored at the path goes away (its priority stays): used when a leaf gains
+    /// children and becomes an inner node.
+    case removeLeafValue(DatabasePath)
+    /// The priority of the node at the path.
+    case setPriority(DatabasePath, Priority?)
+}
+
+/// A storage failure. Its description never contains user data.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        case unavailable
+        case corrupt
+        case invalidNamespace
+        case locked
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Namespace names: letters, digits, `-` and `_`, starting with a letter or digit, at most 63 characters.
+public enum NamespaceName {
+    public static func isValid(_ name: String) -> Bool {
+        let utf8 = Array(name.utf8)
+        guard !utf8.isEmpty, utf8.count <= 63 else { return false }
+        for (i, c) in utf8.enumerated() {
+            let alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+            if !(alnum || (i > 0 && (c == UInt8(ascii: "-") || c == UInt8(ascii: "_")))) { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,166 @@
+import HashTreeCollections
+public import HearthCore
+
+/// The row layout shared by the table-based backends: one row per leaf value and one per priority.
+///
+/// A row's key is its path with each segment preceded by the byte `0x01`, which sorts below every byte a
+/// key may contain. So a node's subtree is exactly the key range `[P + 0x01, P + 0x02)`, and sorting
+/// rows by key is a pre-order walk of the tree: loading needs no lookups. A priority row is the node's
+/// key plus `0x01 0x01`, which sorts right after the node and before its children. Values are the JSON
+/// text of the primitive.
+public enum NodeRows {
+    static let separator: UInt8 = 0x01
+
+    /// The row key of a node's value.
+    public static func key(_ path: DatabasePath) -> String {
+        var bytes: [UInt8] = []
+        for key in path.keys {
+            bytes.append(separator)
+            bytes.append(contentsOf: key.string.utf8)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The row key of a node's priority.
+    public static func priorityKey(_ path: DatabasePath) -> String {
+        key(path) + "\u{1}\u{1}"
+    }
+
+    /// The half-open key range holding every descendant row of `path` (not the node's own value row).
+    public static func descendantRange(_ path: DatabasePath) -> (lower: String, upper: String) {
+        let base = key(path)
+        return (base + "\u{1}", base + "\u{2}")
+    }
+
+    /// Calls `body` with (key, JSON value text) for every row of `node` placed at `path`.
+    public static func forEachRow(of node: Node, at path: DatabasePath, _ body: (String, String) throws -> Void) rethrows {
+        var prefix: [UInt8] = []
+        for key in path.keys {
+            prefix.append(separator)
+            prefix.append(contentsOf: key.string.utf8)
+        }
+        try walk(node, prefix: &prefix, body)
+    }
+
+    private static func walk(_ node: Node, prefix: inout [UInt8], _ body: (String, String) throws -> Void) rethrows {
+        switch node {
+        case .leaf(let value, let priority):
+            try body(String(decoding: prefix, as: UTF8.self), encode(value))
+            if let priority { try body(String(decoding: prefix + [1, 1], as: UTF8.self), encode(priority.primitive)) }
+        case .children(let children):
+            if children.entries.isEmpty { return }
+            if let priority = children.priority {
+                try body(String(decoding: prefix + [1, 1], as: UTF8.self), encode(priority.primitive))
+            }
+            for (key, child) in children.entries {
+                let length = prefix.count
+                prefix.append(separator)
+                prefix.append(contentsOf: key.string.utf8)
+                try walk(child, prefix: &prefix, body)
+                prefix.removeSubrange(length...)
+            }
+        }
+    }
+
+    public static func encode(_ value: Primitive) -> String {
+        var writer = JSONWriter()
+        writer.write(primitive: value)
+        return writer.string
+    }
+
+    public static func decode(_ text: String) throws -> Primitive {
+        switch try JSONValue(parsing: text) {
+        case .bool(let b): return .bool(b)
+        case .number(let n): return .number(n)
+        case .string(let s): return .string(s)
+        default: throw StorageError(.corrupt, "A stored value is not a JSON primitive")
+        }
+    }
+}
+
+/// Rebuilds a tree from rows delivered in key order (a pre-order walk), with a stack and no lookups.
+///
+/// For example:
+/// ```swift
+/// var builder = TreeBuilder()
+/// try builder.add(key: NodeRows.key(try DatabasePath("/a")), value: "1")
+/// let root = builder.finish()
+/// ```
+public struct TreeBuilder {
+    struct Level {
+        var key: Key
+        var entries: [(Key, Node)] = []
+        var value: Primitive?
+        var priority: Priority?
+    }
+
+    /// Level 0 is the root (its key unused).
+    var stack: [Level] = [Level(key: Key(""))]
+
+    public init() {}
+
+    /// Adds one row. Rows must arrive in ascending key order.
+    public mutating func add(key: String, value: String) throws {
+        var segments: [Substring.UTF8View] = []
+        var utf8 = key.utf8[...]
+        var isPriority = false
+        if utf8.count >= 2, utf8.suffix(2).elementsEqual([1, 1]) {
+            isPriority = true
+            utf8 = utf8.dropLast(2)
+        }
+        // Split on 0x01; the key starts with a separator unless it is the root.
+        var current = utf8.startIndex
+        if current != utf8.endIndex {
+            guard utf8[current] == 1 else { throw StorageError(.corrupt, "A stored row key is malformed") }
+            current = utf8.index(after: current)
+            var start = current
+            while current != utf8.endIndex {
+                if utf8[current] == 1 {
+                    segments.append(Substring(utf8[start..<current]).utf8)
+                    start = utf8.index(after: current)
+                }
+                current = utf8.index(after: current)
+            }
+            segments.append(Substring(utf8[start..<current]).utf8)
+        }
+        // Keep the common prefix of levels, close the rest.
+        var common = 0
+        while common < segments.count, common + 1 < stack.count,
+            stack[common + 1].key.string.utf8.elementsEqual(segments[common])
+        {
+            common += 1
+        }
+        while stack.count > common + 1 { closeTop() }
+        for segment in segments[common...] { stack.append(Level(key: Key(String(Substring(segment))))) }
+        let primitive = try NodeRows.decode(value)
+        if isPriority {
+            switch primitive {
+            case .number(let n): stack[stack.count - 1].priority = .number(n)
+            case .string(let s): stack[stack.count - 1].priority = .string(s)
+            case .bool: throw StorageError(.corrupt, "A stored priority is a boolean")
+            }
+        } else {
+            stack[stack.count - 1].value = primitive
+        }
+    }
+
+    mutating func closeTop() {
+        let level = stack.removeLast()
+        let node = TreeBuilder.node(of: level)
+        if !node.isEmpty { stack[stack.count - 1].entries.append((level.key, node)) }
+    }
+
+    static func node(of level: Level) -> Node {
+        if let value = level.value, level.entries.isEmpty { return .leaf(value, priority: level.priority) }
+        if level.entries.isEmpty { return .empty }
+        var children = Node.Children(priority: level.priority)
+        children.entries = .init(uniqueKeysWithValues: level.entries)
+        return .children(children)
+    }
+
+    /// The tree of all rows added.
+    public mutating func finish() -> Node {
+        while stack.count > 1 { closeTop() }
+        return TreeBuilder.node(of: stack[0])
+    }
+}

@@ -66,7 +66,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "HearthCoreTests",
+            dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")],
+            exclude: ["Fixtures/check_fixtures.py"],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthSQLite"]),
         .testTarget(
             name: "HearthServerTests",

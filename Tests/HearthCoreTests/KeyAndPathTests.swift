@@ -1,0 +1,65 @@
+import HearthCore
+import Testing
+
+@Suite struct KeyAndPathTests {
+    @Test(arguments: ["a.b", "a$b", "a#b", "a[b", "a]b", "a/b", "a\u{0}b", "a\u{1F}b", "a\u{7F}b", ""])
+    func forbiddenKeysAreRejected(_ key: String) {
+        #expect(throws: PathError.self) { try Key(validating: key) }
+    }
+
+    @Test func keyLengthLimitIs768Bytes() throws {
+        _ = try Key(validating: String(repeating: "a", count: 768))
+        #expect(throws: PathError.self) { try Key(validating: String(repeating: "a", count: 769)) }
+        // Counted in UTF-8 bytes: 256 three-byte characters is 768 bytes.
+        _ = try Key(validating: String(repeating: "€", count: 256))
+        #expect(throws: PathError.self) { try Key(validating: String(repeating: "€", count: 257)) }
+    }
+
+    @Test func integerKeysFollowTheJavaScriptRule() {
+        #expect(Key("7").integerValue == 7)
+        #expect(Key("007").integerValue == 7)
+        #expect(Key("-12").integerValue == -12)
+        #expect(Key("2147483647").integerValue == Int32.max)
+        #expect(Key("2147483648").integerValue == nil)
+        #expect(Key("-2147483648").integerValue == Int32.min)
+        #expect(Key("12345678901").integerValue == nil)
+        #expect(Key("1.5").integerValue == nil)
+        #expect(Key("a1").integerValue == nil)
+        #expect(Key("-").integerValue == nil)
+    }
+
+    @Test func keysCompareByBytesNotCanonicalEquivalence() {
+        let precomposed = Key("\u{E9}")
+        let decomposed = Key("e\u{301}")
+        #expect(precomposed != decomposed)
+        #expect(Set([precomposed, decomposed]).count == 2)
+    }
+
+    @Test func stringsCompareByUTF16CodeUnits() {
+        // U+1F600 is a surrogate pair (0xD83D…), which sorts before U+FF5E in UTF-16, unlike scalar order.
+        #expect(UTF16Order.compare("\u{1F600}", "\u{FF5E}") < 0)
+        #expect(UTF16Order.compare("\u{E000}", "\u{10000}") > 0)
+        #expect(UTF16Order.compare("a", "b") < 0)
+        #expect(UTF16Order.compare("ab", "a") > 0)
+        #expect(UTF16Order.compare("Z", "a") < 0)
+        #expect(UTF16Order.compare("é", "é") == 0)
+    }
+
+    @Test func pathsIgnoreEmptySegmentsAndLimitDepth() throws {
+        #expect(try DatabasePath("//a///b/").description == "/a/b")
+        #expect(try DatabasePath("/").isRoot)
+        let deep32 = (1...32).map { "k\($0)" }.joined(separator: "/")
+        #expect(try DatabasePath(deep32).count == 32)
+        #expect(throws: PathError.self) { try DatabasePath(deep32 + "/k33") }
+    }
+
+    @Test func pathContainmentAndRelativePaths() throws {
+        let a = try DatabasePath("/a")
+        let ab = try DatabasePath("/a/b")
+        #expect(a.contains(ab))
+        #expect(!ab.contains(a))
+        #expect(a.relativePath(to: ab)?.description == "/b")
+        #expect(DatabasePath.root.contains(a))
+        #expect(!(try DatabasePath("/ab")).contains(ab))
+    }
+}

@@ -72,7 +72,10 @@ let package = Package(
             exclude: ["Fixtures/check_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthSQLite"]),
+        .testTarget(
+            name: "HearthStorageTests",
+            dependencies: ["HearthStorage", "HearthSQLite", .product(name: "HashTreeCollections", package: "swift-collections")]
+        ),
         .testTarget(
             name: "HearthServerTests",
             dependencies: [

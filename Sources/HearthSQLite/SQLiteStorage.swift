@@ -198,3 +198,17 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
         }
     }
 }
+
+extension SQLiteNamespaceStorage {
+    /// The number of stored rows (values and priorities); for tests and diagnostics.
+    public func rowCount() throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM nodes") ?? 0 }
+    }
+
+    /// Runs `body` and returns how many rows SQLite changed meanwhile; for tests of write economy.
+    public func changedRows(during body: () async throws -> Void) async throws -> Int {
+        let before = try await queue.read { db in db.totalChangesCount }
+        try await body()
+        return try await queue.read { db in db.totalChangesCount } - before
+    }
+}

@@ -86,3 +86,26 @@ public enum NamespaceName {
         return true
     }
 }
+
+/// Planning: turning an applied write into mutations that touch O(size of the write) rows.
+extension StorageMutation {
+    /// The mutations that take `before` to `after` for a write of `node` at `path`.
+    public static func plan(before: Node, after: Node, path: DatabasePath, node: Node) -> [StorageMutation] {
+        if node.isEmpty {
+            // A delete may empty its ancestors, which then vanish: delete from the highest one.
+            var highest = path
+            while let parent = highest.parent, after.child(at: parent).isEmpty, !before.child(at: parent).isEmpty {
+                highest = parent
+            }
+            return [.replace(highest, .empty)]
+        }
+        var mutations: [StorageMutation] = []
+        var ancestor = DatabasePath.root
+        for key in path.keys {
+            if before.child(at: ancestor).isLeaf { mutations.append(.removeLeafValue(ancestor)) }
+            ancestor = ancestor.child(key)
+        }
+        mutations.append(.replace(path, node))
+        return mutations
+    }
+}

@@ -167,7 +167,7 @@ public final class Database: Sendable {
             try checkSize(request, removed: existing, written: node)
             let after = root.setting(node, at: path)
             let change = Change(path: path, written: .node(node), before: root, after: after)
-            let mutations = MutationPlanner.mutations(before: root, after: after, path: path, node: node)
+            let mutations = StorageMutation.plan(before: root, after: after, path: path, node: node)
             return Applied(outcome: .written(value: after.child(at: path), written: .node(node)), change: change, mutations: mutations)
         case .setPriority(_, let json):
             try authorizeWrite(path, request.identity, rules)
@@ -201,7 +201,7 @@ public final class Database: Sendable {
                     writtenLeaves += node.leafCount
                 }
                 let next = after.setting(node, at: target)
-                mutations += MutationPlanner.mutations(before: after, after: next, path: target, node: node)
+                mutations += StorageMutation.plan(before: after, after: next, path: target, node: node)
                 after = next
                 resolved.append((item.path, node))
             }

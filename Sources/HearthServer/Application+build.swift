@@ -20,15 +20,27 @@ public func buildApplication(
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
+    try await makeApplication(configuration: configuration, storage: storage, adminSecret: adminSecret, logger: logger, onServerRunning: onServerRunning).application
+}
+
+/// The application and its registry (tests reach into the registry to observe listeners).
+func makeApplication(
+    configuration: ServerConfiguration,
+    storage: any DatabaseStorage,
+    adminSecret: AdminSecret?,
+    logger: Logger = Logger(label: "hearth"),
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry) {
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
     RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret).register(on: router)
-    return Application(
+    let application = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
         services: [registry, KeepAliveService(registry: registry, interval: configuration.keepAliveInterval)],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
+    return (application, registry)
 }

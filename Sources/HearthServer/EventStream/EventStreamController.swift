@@ -2,6 +2,7 @@ import HearthCore
 import HearthProtocol
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// REST streaming (`Accept: text/event-stream`): `put` and `patch` events for a location or a query.
 ///
@@ -34,7 +35,8 @@ enum EventStreamController {
             status: .ok,
             headers: headers,
             body: ResponseBody { writer in
-                for await buffer in subscription.events {
+                // On graceful shutdown the stream ends, so the server can finish its open responses.
+                for await buffer in subscription.events.cancelOnGracefulShutdown() {
                     try await writer.write(buffer)
                 }
                 try await writer.finish(nil)

@@ -13,13 +13,12 @@ public struct KeepAliveService: Service {
     }
 
     public func run() async throws {
-        while !Task.isCancelled {
-            do {
+        // Ends on graceful shutdown: sleeping is cancelled then.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
                 try await Task.sleep(for: interval)
-            } catch {
-                return
+                for database in registry.openDatabases { database.hub.broadcast(.keepAlive) }
             }
-            for database in registry.openDatabases { database.hub.broadcast(.keepAlive) }
         }
     }
 }

@@ -150,9 +150,14 @@ public struct RESTController: Sendable {
         }
         if let query = parameters.query { try checkIndex(query, at: path, database) }
         let node = database.snapshot().child(at: path)
-        var result = parameters.query?.evaluate(on: node) ?? node
-        if parameters.shallow { result = result.shallow() }
-        var response = respond(result, parameters)
+        var response: Response
+        if let query = parameters.query, node.childCount > 0 {
+            response = respond(bytes: RESTController.render(window: query.window(over: node), of: node, parameters), parameters)
+        } else {
+            var result = parameters.query?.evaluate(on: node) ?? node
+            if parameters.shallow { result = result.shallow() }
+            response = respond(result, parameters)
+        }
         if wantsETag || ifNoneMatch != nil {
             let etag = node.etag
             if let ifNoneMatch, ifNoneMatch == etag {
@@ -163,6 +168,32 @@ public struct RESTController: Sendable {
             response.headers[.eTag] = etag
         }
         return response
+    }
+
+    /// A query result as a JSON object whose members come in the query's index order (clients may rely on
+    /// insertion order; Firebase promises none, so this costs nothing and helps).
+    static func render(window: [(key: Key, node: Node)], of node: Node, _ parameters: RESTParameters) -> [UInt8] {
+        if window.isEmpty { return Array("null".utf8) }
+        var writer = JSONWriter(pretty: parameters.print == .pretty)
+        writer.beginObject()
+        for (index, entry) in window.enumerated() {
+            if index > 0 { writer.comma() }
+            writer.newline()
+            writer.writeKey(entry.key.string)
+            if parameters.shallow {
+                writer.writeRaw("true")
+            } else {
+                entry.node.write(to: &writer, format: parameters.format)
+            }
+        }
+        if parameters.format == .export, !parameters.shallow, let priority = node.priority {
+            writer.comma()
+            writer.newline()
+            writer.writeKey(".priority")
+            writer.write(primitive: priority.primitive)
+        }
+        writer.endObject(empty: false)
+        return writer.bytes
     }
 
     func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database) throws {

@@ -1,0 +1,76 @@
+import HearthCore
+@testable import HearthServer
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite struct AccessTests {
+    @Test func newDatabasesAreLockedByDefault() async throws {
+        try await TestServer().run { client, _ async throws in
+            try await client.call(.put, "/a.json", "1")
+            var reply = try await client.call(.get, "/a.json", headers: [:])
+            #expect(reply.status == .unauthorized)
+            #expect(reply.error == "Permission denied")
+            reply = try await client.call(.put, "/a.json", "2", headers: [:])
+            #expect(reply.status == .unauthorized)
+            #expect(try await client.call(.get, "/a.json?auth=\(TestServer.secret)", headers: [:]).body == "1")
+        }
+    }
+
+    @Test func emulatorShortcutsOnlyInEmulatorMode() async throws {
+        try await TestServer().run { client, _ async throws in
+            let reply = try await client.call(.get, "/a.json", headers: [.authorization: "Bearer owner"])
+            #expect(reply.status == .unauthorized)
+            #expect(reply.error == "Could not parse auth token.")
+        }
+        try await TestServer(emulator: true).run { client, _ async throws in
+            #expect(try await client.call(.put, "/a.json", "1", headers: [.authorization: "Bearer owner"]).status == .ok)
+            #expect(try await client.call(.get, "/a.json?auth=owner", headers: [:]).body == "1")
+            // Open by default in emulator mode, also without credentials.
+            #expect(try await client.call(.put, "/b.json", "2", headers: [:]).status == .ok)
+        }
+    }
+
+    @Test func wrongTokensAreRejected() async throws {
+        try await TestServer(emulator: true).run { client, _ async throws in
+            let reply = try await client.call(.get, "/a.json", headers: [.authorization: "Bearer not-the-secret"])
+            #expect(reply.status == .unauthorized)
+            #expect(reply.error == "Could not parse auth token.")
+        }
+    }
+
+    @Test func authVariableOverrideActsAsThatUser() async throws {
+        try await TestServer().run { client, _ async throws in
+            try await client.call(.put, "/.settings/rules.json", #"{"rules": {"public": {".read": true}}}"#)
+            try await client.call(.put, "/public/x.json", "1")
+            try await client.call(.put, "/private/x.json", "1")
+            #expect(try await client.call(.get, "/public/x.json?auth_variable_override=null").body == "1")
+            let denied = try await client.call(.get, "/private/x.json?auth_variable_override=%7B%22uid%22:%22u1%22%7D")
+            #expect(denied.status == .unauthorized)
+            #expect(denied.error == "Permission denied")
+        }
+    }
+
+    @Test func rulesEndpointValidatesAndHotReloads() async throws {
+        try await TestServer().run { client, _ async throws in
+            var reply = try await client.call(.get, "/.settings/rules.json")
+            #expect(reply.json == (try JSONValue(parsing: #"{"rules":{".read":false,".write":false}}"#)))
+            #expect(try await client.call(.get, "/.settings/rules.json", headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.put, "/.settings/rules.json", "{}", headers: [:]).status == .unauthorized)
+            // A broken document is rejected with a position and the old rules stay.
+            reply = try await client.call(.put, "/.settings/rules.json", "{\n  \"rules\": {\n    \".read\": true,,\n  }\n}")
+            #expect(reply.status == .badRequest)
+            #expect(reply.error?.hasPrefix("3:") == true)
+            #expect(try await client.call(.get, "/x.json", headers: [:]).status == .unauthorized)
+            let source = "{\n  // open for reading\n  \"rules\": {\".read\": \"true\", \"scores\": {\".indexOn\": \".value\"}}\n}"
+            reply = try await client.call(.put, "/.settings/rules.json", source)
+            #expect(reply.status == .ok)
+            #expect(reply.json?["status"] == .string("ok"))
+            #expect(try await client.call(.get, "/x.json", headers: [:]).status == .ok)
+            #expect(try await client.call(.put, "/x.json", "1", headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.get, "/.settings/rules.json").body == source)
+            reply = try await client.call(.get, "/.settings/rules.json?format=strict")
+            #expect(reply.json?["rules"]?["scores"]?[".indexOn"] == .string(".value"))
+        }
+    }
+}

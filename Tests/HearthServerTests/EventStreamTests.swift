@@ -1,0 +1,152 @@
+import HearthCore
+import HearthProtocol
+@testable import HearthServer
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// REST streaming. A stream ends when rules take read access away (`cancel`), which lets a test collect
+/// the whole stream and compare it with the exact expected events.
+@Suite struct EventStreamTests {
+    static let stream: HTTPFields = [.accept: "text/event-stream"]
+
+    /// Opens a stream (as an anonymous client), runs `actions` once it is registered, then revokes read
+    /// access so the stream ends, and returns everything it carried.
+    func collect(
+        _ uri: String,
+        server: TestServer = TestServer(emulator: true),
+        setup: @escaping @Sendable (any TestClientProtocol) async throws -> Void = { _ in },
+        actions: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws -> String {
+        let body = SendableBox<String>()
+        try await server.run { client, registry async throws in
+            try await setup(client)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let reply = try await client.call(.get, uri, headers: Self.stream)
+                    #expect(reply.status == .ok)
+                    #expect(reply.headers[.contentType] == "text/event-stream")
+                    body.value = reply.body
+                }
+                let database = try await registry.database("default")
+                try await eventually { database.hub.listenerCount == 1 }
+                try await actions(client)
+                try await client.call(.put, "/.settings/rules.json", #"{"rules": {".read": false, ".write": true}}"#)
+                try await group.waitForAll()
+                #expect(database.hub.listenerCount == 0)
+            }
+        }
+        return body.value
+    }
+
+    static func event(_ name: String, _ data: String) -> String {
+        "event: \(name)\ndata: \(data)\n\n"
+    }
+
+    @Test func putPatchAndWritesAboveAndElsewhere() async throws {
+        let events = try await collect(
+            "/room.json",
+            setup: { client in try await client.call(.put, "/room.json", #"{"a":1}"#) },
+            actions: { client in
+                try await client.call(.put, "/room/b.json", #"{"c":true}"#)
+                try await client.call(.patch, "/room.json", #"{"a":2,"d/e":"x"}"#)
+                try await client.call(.put, "/elsewhere.json", "1")
+                try await client.call(.patch, "/.json", #"{"room/f":3,"other":1}"#)
+                try await client.call(.put, "/.json", #"{"room":{"z":1},"other":1}"#)
+                try await client.call(.put, "/.json", #"{"room":{"z":1},"other":2}"#)
+                try await client.call(.delete, "/room.json")
+            }
+        )
+        let expected = [
+            Self.event("put", #"{"path":"/","data":{"a":1}}"#),
+            Self.event("put", #"{"path":"/b","data":{"c":true}}"#),
+            Self.event("patch", #"{"path":"/","data":{"a":2,"d/e":"x"}}"#),
+            Self.event("patch", #"{"path":"/","data":{"f":3}}"#),
+            Self.event("put", #"{"path":"/","data":{"z":1}}"#),
+            Self.event("put", #"{"path":"/","data":null}"#),
+            Self.event("cancel", "null"),
+        ].joined()
+        #expect(events == expected)
+    }
+
+    @Test func queryStreamsKeepTheirWindowExact() async throws {
+        let server = TestServer(emulator: true)
+        let events = try await collect(
+            "/top.json?orderBy=%22$key%22&limitToLast=2",
+            server: server,
+            setup: { client in try await client.call(.put, "/top.json", #"{"a":1,"b":2}"#) },
+            actions: { client in
+                try await client.call(.put, "/top/c.json", "3")  // enters; a leaves
+                try await client.call(.put, "/top/a.json", "9")  // outside the window: nothing
+                try await client.call(.put, "/top/c.json", "4")  // changes inside
+                try await client.call(.delete, "/top/c.json")  // leaves; a comes back whole
+            }
+        )
+        let expected = [
+            Self.event("put", #"{"path":"/","data":{"a":1,"b":2}}"#),
+            Self.event("put", #"{"path":"/a","data":null}"#),
+            Self.event("put", #"{"path":"/c","data":3}"#),
+            Self.event("put", #"{"path":"/c","data":4}"#),
+            Self.event("put", #"{"path":"/c","data":null}"#),
+            Self.event("put", #"{"path":"/a","data":9}"#),
+            Self.event("cancel", "null"),
+        ].joined()
+        #expect(events == expected)
+    }
+
+    @Test func keepAliveIsSentOnIdleStreams() async throws {
+        let server = TestServer(emulator: true) { $0.keepAliveInterval = .milliseconds(20) }
+        let events = try await collect("/idle.json", server: server) { _ in try await Task.sleep(for: .milliseconds(200)) }
+        #expect(events.hasPrefix(Self.event("put", #"{"path":"/","data":null}"#) + Self.event("keep-alive", "null")))
+        #expect(events.hasSuffix(Self.event("cancel", "null")))
+    }
+
+    @Test func streamsNeedReadAccessAtConnectTime() async throws {
+        try await TestServer().run { client, _ async throws in
+            let reply = try await client.call(.get, "/x.json", headers: Self.stream)
+            #expect(reply.status == .unauthorized)
+            #expect(reply.error == "Permission denied")
+        }
+    }
+
+    @Test func slowConsumersAreCutOffNotBuffered() async throws {
+        let hub = SubscriptionHub(bufferLimit: 4)
+        let key = ListenKey(path: try DatabasePath("/a"))
+        let subscription = hub.subscribe(key, identity: .anonymous) { .empty }
+        var root = Node.empty
+        for i in 0..<10 {
+            let path = try DatabasePath("/a/k\(i)")
+            let after = root.setting(.leaf(.number(Double(i))), at: path)
+            hub.publish([Change(path: path, written: .node(.leaf(.number(Double(i)))), before: root, after: after)]) {}
+            root = after
+        }
+        var received = 0
+        for await _ in subscription.events { received += 1 }
+        #expect(received == 4)  // the initial put plus three events, then the stream ended
+        #expect(hub.listenerCount == 0)
+    }
+
+    @Test func listenersWithTheSameQueryShareOneEncoding() throws {
+        // Events are a pure function of (key, change): computed once per group, not per listener.
+        let key = ListenKey(path: try DatabasePath("/a"))
+        let before = Node.empty
+        let after = before.setting(.leaf(.number(1)), at: try DatabasePath("/a/b"))
+        let change = Change(path: try DatabasePath("/a/b"), written: .node(.leaf(.number(1))), before: before, after: after)
+        #expect(SubscriptionHub.events(for: key, change: change) == [.put(path: try DatabasePath("/b"), data: .leaf(.number(1)))])
+        let unrelated = ListenKey(path: try DatabasePath("/z"))
+        #expect(SubscriptionHub.events(for: unrelated, change: change).isEmpty)
+    }
+}
+
+/// A value written by one task and read by another after it finished.
+final class SendableBox<Value: Sendable>: @unchecked Sendable {
+    // Safe: written once by a child task before `waitForAll()` returns, read only after.
+    var value: Value
+
+    init() where Value == String {
+        value = ""
+    }
+}

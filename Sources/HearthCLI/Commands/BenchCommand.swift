@@ -3,7 +3,11 @@ import ArgumentParser
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Run Hearth's benchmarks (see docs/benchmarks.md).",
-        subcommands: []
+        abstract: "Run Hearth's benchmarks (results and exact commands: docs/benchmarks.md).",
+        discussion: """
+            Benchmarks need a release build (swift build -c release). REST throughput against PocketBase is \
+            measured by scripts/bench/compare-rest.sh; scripts/bench/run-all.sh runs everything.
+            """,
+        subcommands: [SSEBenchCommand.self, ImportBenchCommand.self]
     )
 }

@@ -42,7 +42,11 @@ let package = Package(
         ),
         .target(
             name: "HearthSQLite",
-            dependencies: ["HearthStorage", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "HearthStorage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "HearthServer",

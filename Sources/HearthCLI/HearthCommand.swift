@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `hearth` command line: the one place that picks a storage backend and starts a server.
 @main
@@ -13,4 +14,21 @@ struct HearthCommand: AsyncParsableCommand {
             """,
         subcommands: [ServeCommand.self, ImportCommand.self, ExportCommand.self, BenchCommand.self]
     )
+
+    static func main() async {
+        MemoryTuning.apply()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
+            Foundation.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

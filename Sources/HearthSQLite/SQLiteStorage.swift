@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 public import HearthCore
 public import HearthStorage
@@ -79,6 +80,9 @@ public final class SQLiteStorage: DatabaseStorage {
 }
 
 /// One namespace in one SQLite file.
+/// `SQLITE_TRANSIENT`: SQLite copies bound bytes (the C macro does not import into Swift).
+let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
 public final class SQLiteNamespaceStorage: NamespaceStorage {
     let queue: DatabaseQueue
 
@@ -108,14 +112,24 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
 
     public func load() async throws -> StoredDatabase {
         try await queue.read { db in
+            // The raw C API: column bytes go straight into the tree builder, with no String per row.
             var builder = TreeBuilder()
-            let rows = try Row.fetchCursor(db, sql: "SELECT path, value FROM nodes ORDER BY path")
-            while let row = try rows.next() {
-                try builder.add(key: row[0], value: row[1])
+            let statement = try db.makeStatement(sql: "SELECT path, value FROM nodes ORDER BY path")
+            let handle = statement.sqliteStatement
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+                try builder.add(key: SQLiteNamespaceStorage.column(handle, 0), value: SQLiteNamespaceStorage.column(handle, 1))
             }
             let rules = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'")
             return StoredDatabase(root: builder.finish(), rulesSource: rules)
         }
+    }
+
+    static func column(_ handle: SQLiteStatement, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(handle, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index)))
     }
 
     public func commit(_ mutations: [StorageMutation]) async throws {
@@ -188,11 +202,20 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
             } else {
                 try SQLiteNamespaceStorage.apply([.replace(path, .empty)], in: db)
             }
-            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO nodes (path, value) VALUES (?, ?)")
+            // A large page cache keeps the B-tree's interior pages in memory during a bulk load.
+            try db.execute(sql: "PRAGMA cache_size = -262144")
+            defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
+            let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO nodes (path, value) VALUES (?, ?)")
+            let handle = insert.sqliteStatement
             var importer = RowImporter(base: path)
             importer.progress = progress
+            // The raw C API: bind the importer's buffers directly, no Swift values per row.
             try importer.run(bytes) { key, value in
-                try insert.execute(arguments: [key, value])
+                sqlite3_bind_text(handle, 1, UnsafeRawPointer(key.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }, Int32(key.count), SQLITE_TRANSIENT)
+                sqlite3_bind_text(handle, 2, UnsafeRawPointer(value.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) }, Int32(value.count), SQLITE_TRANSIENT)
+                let code = sqlite3_step(handle)
+                sqlite3_reset(handle)
+                guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
             }
             return importer.rowCount
         }

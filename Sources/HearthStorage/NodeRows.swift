@@ -101,38 +101,51 @@ public struct TreeBuilder {
 
     /// Adds one row. Rows must arrive in ascending key order.
     public mutating func add(key: String, value: String) throws {
-        var segments: [Substring.UTF8View] = []
-        var utf8 = key.utf8[...]
+        var key = key
+        var value = value
+        try key.withUTF8 { keyBytes in
+            try value.withUTF8 { valueBytes in try add(key: keyBytes, value: valueBytes) }
+        }
+    }
+
+    /// Adds one row from raw bytes (as SQLite hands them out), allocating only for new tree levels.
+    public mutating func add(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) throws {
+        var end = key.count
         var isPriority = false
-        if utf8.count >= 2, utf8.suffix(2).elementsEqual([1, 1]) {
+        if end >= 2, key[end - 1] == 1, key[end - 2] == 1 {
             isPriority = true
-            utf8 = utf8.dropLast(2)
+            end -= 2
         }
-        // Split on 0x01; the key starts with a separator unless it is the root.
-        var current = utf8.startIndex
-        if current != utf8.endIndex {
-            guard utf8[current] == 1 else { throw StorageError(.corrupt, "A stored row key is malformed") }
-            current = utf8.index(after: current)
-            var start = current
-            while current != utf8.endIndex {
-                if utf8[current] == 1 {
-                    segments.append(Substring(utf8[start..<current]).utf8)
-                    start = utf8.index(after: current)
-                }
-                current = utf8.index(after: current)
+        guard end == 0 || key[0] == 1 else { throw StorageError(.corrupt, "A stored row key is malformed") }
+        // Walk the segments, keeping the levels whose keys match and closing the rest.
+        var level = 0
+        var start = 1
+        var matching = true
+        while start <= end {
+            var stop = start
+            while stop < end, key[stop] != 1 { stop += 1 }
+            let segment = UnsafeBufferPointer(rebasing: key[start..<stop])
+            level += 1
+            if matching, level < stack.count, stack[level].key.string.utf8.elementsEqual(segment) {
+                start = stop + 1
+                continue
             }
-            segments.append(Substring(utf8[start..<current]).utf8)
+            if matching {
+                matching = false
+                while stack.count > level { closeTop() }
+            }
+            stack.append(Level(key: Key(String(decoding: segment, as: UTF8.self))))
+            start = stop + 1
         }
-        // Keep the common prefix of levels, close the rest.
-        var common = 0
-        while common < segments.count, common + 1 < stack.count,
-            stack[common + 1].key.string.utf8.elementsEqual(segments[common])
-        {
-            common += 1
+        if matching { while stack.count > level + 1 { closeTop() } }
+        var parser = JSONParser(UnsafeRawBufferPointer(value))
+        let primitive: Primitive
+        switch try parser.parseDocument() {
+        case .bool(let b): primitive = .bool(b)
+        case .number(let n): primitive = .number(n)
+        case .string(let s): primitive = .string(s)
+        default: throw StorageError(.corrupt, "A stored value is not a JSON primitive")
         }
-        while stack.count > common + 1 { closeTop() }
-        for segment in segments[common...] { stack.append(Level(key: Key(String(Substring(segment))))) }
-        let primitive = try NodeRows.decode(value)
         if isPriority {
             switch primitive {
             case .number(let n): stack[stack.count - 1].priority = .number(n)

@@ -5,12 +5,18 @@ public import HearthCore
 /// Handles everything a Firebase export contains: arrays (index keys), `null` (skipped), `.priority`
 /// and `.value`. Keys and depth are validated as for writes; server values are rejected.
 ///
+/// Rows are handed out as byte buffers valid only during the call: the key from a reused buffer, the value
+/// as the primitive's own JSON text in the input. Nothing is allocated per row but strings' validation.
+///
 /// For example:
 /// ```swift
 /// var importer = RowImporter(base: .root)
-/// try importer.run(bytes) { key, value in rows.append((key, value)) }
+/// try importer.run(bytes) { key, value in rows.append((Array(key), Array(value))) }
 /// ```
 public struct RowImporter {
+    /// Receives one row: its key and its value's JSON text.
+    public typealias RowSink = (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void
+
     public let base: DatabasePath
     /// Called every so often with the number of bytes consumed, for progress bars.
     public var progress: ((Int) -> Void)?
@@ -21,7 +27,7 @@ public struct RowImporter {
     }
 
     /// Parses the whole buffer, calling `emit(rowKey, jsonValueText)` for every row.
-    public mutating func run(_ bytes: UnsafeRawBufferPointer, emit: (String, String) throws -> Void) throws {
+    public mutating func run(_ bytes: UnsafeRawBufferPointer, emit: RowSink) throws {
         var parser = JSONParser(bytes)
         var prefix = Array(NodeRows.key(base).utf8)
         parser.skipWhitespace()
@@ -37,7 +43,7 @@ public struct RowImporter {
         _ parser: inout JSONParser,
         prefix: inout [UInt8],
         depth: Int,
-        emit: (String, String) throws -> Void,
+        emit: RowSink,
         lastReport: inout Int
     ) throws {
         if let progress, parser.offset - lastReport > 1 << 20 {
@@ -61,17 +67,19 @@ public struct RowImporter {
                 parser.skipWhitespace()
                 switch name {
                 case ".priority":
+                    let start = parser.offset
                     let priority = try parser.parseValue(depth: 0)
                     switch priority {
                     case .null: break
                     case .number, .string:
-                        try emitRow(prefix + [1, 1], priority.jsonText, emit)
+                        try emitRow(prefix + [1, 1], parser.bytes, start, parser.offset, emit)
                     default: throw DataError(.invalidPriority, "Invalid data; priorities must be strings, numbers or null")
                     }
                 case ".value":
+                    let start = parser.offset
                     let leaf = try parser.parseValue(depth: 0)
                     guard leaf.isPrimitive else { throw DataError(.invalidValue, "Invalid data; \".value\" must be a primitive") }
-                    if leaf != .null { try emitLeaf(prefix, leaf, emit) }
+                    if leaf != .null { try emitLeaf(prefix, leaf, parser.bytes, start, parser.offset, emit) }
                 case ".sv":
                     throw DataError(.invalidServerValue, "Invalid data; server values cannot be imported")
                 default:
@@ -115,20 +123,30 @@ public struct RowImporter {
                 if try parser.endOfContainer(UInt8(ascii: "]")) { return }
             }
         default:
+            let start = parser.offset
             let leaf = try parser.parseValue(depth: 0)
-            if leaf != .null { try emitLeaf(prefix, leaf, emit) }
+            if leaf != .null { try emitLeaf(prefix, leaf, parser.bytes, start, parser.offset, emit) }
         }
     }
 
-    private mutating func emitLeaf(_ prefix: [UInt8], _ leaf: JSONValue, _ emit: (String, String) throws -> Void) throws {
+    private mutating func emitLeaf(
+        _ prefix: [UInt8],
+        _ leaf: JSONValue,
+        _ source: UnsafeRawBufferPointer,
+        _ start: Int,
+        _ end: Int,
+        _ emit: RowSink
+    ) throws {
         if case .string(let s) = leaf, s.utf8.count > Node.maximumStringByteCount {
             throw DataError(.tooLarge, "Invalid data; strings must be at most 10 MB")
         }
-        try emitRow(prefix, leaf.jsonText, emit)
+        try emitRow(prefix, source, start, end, emit)
     }
 
-    private mutating func emitRow(_ key: [UInt8], _ value: String, _ emit: (String, String) throws -> Void) throws {
+    /// Emits a row whose value is the JSON text `source[start..<end]`, as written in the input.
+    private mutating func emitRow(_ key: [UInt8], _ source: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ emit: RowSink) throws {
         rowCount += 1
-        try emit(String(decoding: key, as: UTF8.self), value)
+        let value = UnsafeRawBufferPointer(rebasing: source[start..<end]).assumingMemoryBound(to: UInt8.self)
+        try key.withUnsafeBufferPointer { try emit($0, value) }
     }
 }

@@ -17,7 +17,7 @@ Connection errors before the kill are reported as warnings and their writes trea
 
 Only 127.0.0.1 is contacted. Every loop is bounded in time and count.
 
-Environment: HEARTH_BIN (default /work/main/.build/debug/hearth).
+Environment: HEARTH_BIN (default <repo>/.build/debug/hearth).
 """
 import argparse
 import http.client
@@ -36,7 +36,7 @@ import time
 
 SECRET = "s3cret"
 HOST = "127.0.0.1"
-DEFAULT_BIN = "/work/main/.build/debug/hearth"
+DEFAULT_BIN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), ".build", "debug", "hearth")
 
 
 # --------------------------------------------------------------------------- server handling

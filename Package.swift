@@ -79,7 +79,11 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthStorageTests",
-            dependencies: ["HearthStorage", "HearthSQLite", .product(name: "HashTreeCollections", package: "swift-collections")]
+            dependencies: [
+                "HearthStorage", "HearthSQLite",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "HearthServerTests",

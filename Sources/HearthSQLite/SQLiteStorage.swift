@@ -85,8 +85,10 @@ let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 public final class SQLiteNamespaceStorage: NamespaceStorage {
     let queue: DatabaseQueue
+    let url: URL
 
     init(url: URL) throws {
+        self.url = url
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // WAL keeps readers off the writer's back; FULL syncs the WAL on every commit, so an
@@ -111,19 +113,92 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
     }
 
     public func load() async throws -> StoredDatabase {
-        try await queue.read { db in
-            // The raw C API: column bytes go straight into the tree builder, with no String per row.
-            var builder = TreeBuilder()
-            let statement = try db.makeStatement(sql: "SELECT path, value FROM nodes ORDER BY path")
-            let handle = statement.sqliteStatement
-            while true {
-                let code = sqlite3_step(handle)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-                try builder.add(key: SQLiteNamespaceStorage.column(handle, 0), value: SQLiteNamespaceStorage.column(handle, 1))
-            }
-            let rules = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'")
-            return StoredDatabase(root: builder.finish(), rulesSource: rules)
+        let rules = try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'") }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0
+        guard size + walSize > SQLiteNamespaceStorage.parallelLoadThreshold,
+            let split = try await queue.read({ db in try SQLiteNamespaceStorage.splitKey(db) })
+        else {
+            let root = try await queue.read { db in try SQLiteNamespaceStorage.build(db, from: nil, to: nil) }
+            return StoredDatabase(root: root, rulesSource: rules)
+        }
+        // Two connections (WAL allows concurrent readers) build the two halves of the key space on two
+        // threads; the trees overlap only along the path to the split key, where they are merged.
+        var configuration = Configuration()
+        configuration.readonly = true
+        let second = try DatabaseQueue(path: url.path, configuration: configuration)
+        async let lower = queue.read { db in try SQLiteNamespaceStorage.build(db, from: nil, to: split) }
+        async let upper = second.read { db in try SQLiteNamespaceStorage.build(db, from: split, to: nil) }
+        let root = TreeBuilder.finalize(TreeBuilder.merge(try await lower, try await upper))
+        try second.close()
+        return StoredDatabase(root: root, rulesSource: rules)
+    }
+
+    /// Databases larger than this (data file plus WAL) load on two threads.
+    static let parallelLoadThreshold = 8 * 1024 * 1024
+
+    /// Builds the tree of the rows in `[from, to)` with the raw C API: column bytes go straight into the
+    /// tree builder, with no String per row.
+    static func build(_ db: Database, from lower: [UInt8]?, to upper: [UInt8]?) throws -> Node {
+        var sql = "SELECT path, value FROM nodes"
+        switch (lower, upper) {
+        case (nil, nil): break
+        case (_?, nil): sql += " WHERE path >= ?1"
+        case (nil, _?): sql += " WHERE path < ?2"
+        case (_?, _?): sql += " WHERE path >= ?1 AND path < ?2"
+        }
+        let statement = try db.makeStatement(sql: sql + " ORDER BY path")
+        let handle = statement.sqliteStatement
+        if let lower { bind(handle, 1, lower) }
+        if let upper { bind(handle, 2, upper) }
+        var builder = TreeBuilder(partial: lower != nil || upper != nil)
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+            try builder.add(key: column(handle, 0), value: column(handle, 1))
+        }
+        sqlite3_reset(handle)
+        return builder.finish()
+    }
+
+    /// A row key near the middle of the key space, or nil when there are too few rows to split. A split
+    /// may separate a node's priority row from the rest of it; partial builds keep such priorities.
+    static func splitKey(_ db: Database) throws -> [UInt8]? {
+        guard let first = try rowKey(db, "SELECT path FROM nodes ORDER BY path LIMIT 1", nil),
+            let last = try rowKey(db, "SELECT path FROM nodes ORDER BY path DESC LIMIT 1", nil)
+        else { return nil }
+        var common = 0
+        while common < first.count, common < last.count, first[common] == last[common] { common += 1 }
+        guard common < last.count else { return nil }
+        let low = common < first.count ? Int(first[common]) : 0
+        let middle = Array(last[..<common]) + [UInt8((low + Int(last[common]) + 1) / 2)]
+        return try split(db, at: middle)
+    }
+
+    /// The first row key at or after `candidate`.
+    static func split(_ db: Database, at candidate: [UInt8]) throws -> [UInt8]? {
+        try rowKey(db, "SELECT path FROM nodes WHERE path >= ?1 ORDER BY path LIMIT 1", candidate)
+    }
+
+    static func rowKey(_ db: Database, _ sql: String, _ argument: [UInt8]?) throws -> [UInt8]? {
+        let statement = try db.makeStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        if let argument { bind(handle, 1, argument) }
+        defer { sqlite3_reset(handle) }
+        guard sqlite3_step(handle) == SQLITE_ROW else { return nil }
+        return Array(column(handle, 0))
+    }
+
+    static func bind(_ handle: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            _ = sqlite3_bind_text(
+                handle,
+                index,
+                UnsafeRawPointer(buffer.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) },
+                Int32(buffer.count),
+                SQLITE_TRANSIENT
+            )
         }
     }
 

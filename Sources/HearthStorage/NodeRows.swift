@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HashTreeCollections
 public import HearthCore
 
@@ -89,15 +94,21 @@ public enum NodeRows {
 public struct TreeBuilder {
     struct Level {
         var key: Key
-        var entries: [(Key, Node)] = []
+        var keys: [Key] = []
+        var nodes: [Node] = []
         var value: Primitive?
         var priority: Priority?
     }
 
     /// Level 0 is the root (its key unused).
     var stack: [Level] = [Level(key: Key(""))]
+    /// A partial build (one key range of several) keeps nodes it saw only a priority for, as stubs that
+    /// ``merge(_:_:)`` attaches to the node from the other range.
+    let keepsPriorityStubs: Bool
 
-    public init() {}
+    public init(partial: Bool = false) {
+        keepsPriorityStubs = partial
+    }
 
     /// Adds one row. Rows must arrive in ascending key order.
     public mutating func add(key: String, value: String) throws {
@@ -126,7 +137,7 @@ public struct TreeBuilder {
             while stop < end, key[stop] != 1 { stop += 1 }
             let segment = UnsafeBufferPointer(rebasing: key[start..<stop])
             level += 1
-            if matching, level < stack.count, stack[level].key.string.utf8.elementsEqual(segment) {
+            if matching, level < stack.count, TreeBuilder.equal(stack[level].key, segment) {
                 start = stop + 1
                 continue
             }
@@ -157,23 +168,73 @@ public struct TreeBuilder {
         }
     }
 
-    mutating func closeTop() {
-        let level = stack.removeLast()
-        let node = TreeBuilder.node(of: level)
-        if !node.isEmpty { stack[stack.count - 1].entries.append((level.key, node)) }
+    /// Compares a key with raw bytes without going through generic collection code.
+    @inline(__always)
+    static func equal(_ key: Key, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var string = key.string
+        return string.withUTF8 { own in
+            own.count == bytes.count && (own.count == 0 || memcmp(own.baseAddress!, bytes.baseAddress!, own.count) == 0)
+        }
     }
 
-    static func node(of level: Level) -> Node {
-        if let value = level.value, level.entries.isEmpty { return .leaf(value, priority: level.priority) }
-        if level.entries.isEmpty { return .empty }
+    mutating func closeTop() {
+        let level = stack.removeLast()
+        let node = TreeBuilder.node(of: level, keepingStub: keepsPriorityStubs)
+        if !node.isEmpty || TreeBuilder.stubPriority(node) != nil {
+            stack[stack.count - 1].keys.append(level.key)
+            stack[stack.count - 1].nodes.append(node)
+        }
+    }
+
+    static func node(of level: Level, keepingStub: Bool) -> Node {
+        if let value = level.value, level.keys.isEmpty { return .leaf(value, priority: level.priority) }
+        if level.keys.isEmpty {
+            return keepingStub && level.priority != nil ? .children(Node.Children(priority: level.priority)) : .empty
+        }
         var children = Node.Children(priority: level.priority)
-        children.entries = .init(uniqueKeysWithValues: level.entries)
+        var entries = TreeDictionary<Key, Node>()
+        for index in level.keys.indices { entries[level.keys[index]] = level.nodes[index] }
+        children.entries = entries
         return .children(children)
+    }
+
+    /// Merges two trees built from disjoint, adjacent key ranges (`a` before `b`): they overlap only along
+    /// the path to the boundary, so only that path is merged child by child.
+    public static func merge(_ a: Node, _ b: Node) -> Node {
+        if let priority = stubPriority(a) { return b.isEmpty ? a : b.withPriority(b.priority ?? priority) }
+        if let priority = stubPriority(b) { return a.isEmpty ? b : a.withPriority(a.priority ?? priority) }
+        guard case .children(let left) = a, case .children(let right) = b else { return a.isEmpty ? b : a }
+        if left.entries.isEmpty { return b }
+        if right.entries.isEmpty { return a }
+        // Insert the smaller side into the larger; keep `a` before `b` when recursing.
+        let leftIsLarger = left.entries.count >= right.entries.count
+        var large = leftIsLarger ? left : right
+        let small = leftIsLarger ? right : left
+        for (key, node) in small.entries {
+            if let existing = large.entries[key] {
+                large.entries[key] = leftIsLarger ? merge(existing, node) : merge(node, existing)
+            } else {
+                large.entries[key] = node
+            }
+        }
+        large.priority = left.priority ?? right.priority
+        return .children(large)
+    }
+
+    /// The priority of a stub: a node seen only through its priority row.
+    static func stubPriority(_ node: Node) -> Priority? {
+        if case .children(let children) = node, children.entries.isEmpty { return children.priority }
+        return nil
     }
 
     /// The tree of all rows added.
     public mutating func finish() -> Node {
         while stack.count > 1 { closeTop() }
-        return TreeBuilder.node(of: stack[0])
+        return TreeBuilder.node(of: stack[0], keepingStub: keepsPriorityStubs)
+    }
+
+    /// Drops a stub left at the top of a merged tree (a priority row whose node had no data).
+    public static func finalize(_ node: Node) -> Node {
+        stubPriority(node) != nil ? .empty : node
     }
 }

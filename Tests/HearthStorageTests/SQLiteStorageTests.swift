@@ -1,7 +1,8 @@
 import Foundation
+import GRDB
 import HashTreeCollections
 import HearthCore
-import HearthSQLite
+@testable import HearthSQLite
 import HearthStorage
 import Testing
 
@@ -79,5 +80,39 @@ import Testing
             }
         }
         #expect(try await db.load().root == .leaf(.number(1)))
+    }
+}
+
+/// The two-threaded load: for every possible split row, the merged halves equal the whole.
+@Suite struct SQLiteParallelLoadTests {
+    @Test func mergingHalvesSplitAtAnyRowRebuildsTheTree() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-split-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try SQLiteStorage(directory: directory)
+        let db = try storage.openNamespace("split")
+        let tree = try Node(
+            json: try JSONValue(
+                parsing: #"""
+                    {"a": {"x": {".value": 1, ".priority": 3}, "y": {"p": true, "q": {"r": "s"}, ".priority": "n"}, ".priority": 1},
+                     "a b": {"c": 2}, "b": [1, 2, {"z": null, "w": 4}], "c": {".value": "leaf", ".priority": 9},
+                     "d": {"e": {"f": {"g": {"h": 1}}, ".priority": 2}}, ".priority": 5}
+                    """#
+            )
+        )
+        try await db.commit([.replace(.root, tree)])
+        try await db.queue.read { database in
+            let whole = try SQLiteNamespaceStorage.build(database, from: nil, to: nil)
+            #expect(whole == tree)
+            let keys = try String.fetchAll(database, sql: "SELECT path FROM nodes ORDER BY path").map { Array($0.utf8) }
+            #expect(keys.count > 10)
+            for candidate in keys {
+                guard let split = try SQLiteNamespaceStorage.split(database, at: candidate) else { continue }
+                let lower = try SQLiteNamespaceStorage.build(database, from: nil, to: split)
+                let upper = try SQLiteNamespaceStorage.build(database, from: split, to: nil)
+                let merged = TreeBuilder.finalize(TreeBuilder.merge(lower, upper))
+                #expect(merged.jsonString(format: .export) == tree.jsonString(format: .export), "split at \(candidate)")
+            }
+            #expect(try SQLiteNamespaceStorage.splitKey(database) != nil)
+        }
     }
 }

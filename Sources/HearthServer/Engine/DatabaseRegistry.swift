@@ -76,8 +76,13 @@ public final class DatabaseRegistry: Service, Sendable {
     private func load(_ namespace: String) async -> Result<Database, any Error> {
         let result: Result<Database, any Error>
         do {
+            let started = ContinuousClock.now
             let namespaceStorage = try await storage.open(namespace: namespace)
             let stored = try await namespaceStorage.load()
+            logger.info(
+                "Loaded database",
+                metadata: ["hearth.namespace": "\(namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]
+            )
             var rules = RulesDocument.defaults(open: configuration.emulatorMode)
             if let source = stored.rulesSource {
                 do {

@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
     var defaultNamespace = "default"
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {

@@ -24,11 +24,17 @@ public final class Database: Sendable {
 
     /// The latest durable tree. Held only for pointer-sized copies.
     private let published: Mutex<Node>
-    private let queue = Mutex<[Pending]>([])
+    private let queue = Mutex(WriteQueue())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     let hub: SubscriptionHub
     let rulesState: Mutex<RulesDocument>
+
+    /// Writes waiting for the writer; closed once the writer has stopped.
+    struct WriteQueue {
+        var pending: [Pending] = []
+        var closed = false
+    }
 
     struct Pending: Sendable {
         var request: WriteRequest
@@ -67,8 +73,16 @@ public final class Database: Sendable {
     /// Submits a write and waits until it is durable (or refused).
     public func write(_ request: WriteRequest) async throws -> WriteOutcome {
         try await withCheckedThrowingContinuation { continuation in
-            queue.withLock { $0.append(Pending(request: request, continuation: continuation)) }
-            wake.yield()
+            let accepted = queue.withLock { queue in
+                guard !queue.closed else { return false }
+                queue.pending.append(Pending(request: request, continuation: continuation))
+                return true
+            }
+            if accepted {
+                wake.yield()
+            } else {
+                continuation.resume(throwing: WriteError(.unavailable, "The server is shutting down"))
+            }
         }
     }
 
@@ -84,18 +98,19 @@ public final class Database: Sendable {
         var root = snapshot()
         for await _ in wakeups {
             while true {
-                let batch = queue.withLock { pending in
-                    let batch = pending
-                    pending.removeAll(keepingCapacity: true)
+                let batch = queue.withLock { queue in
+                    let batch = queue.pending
+                    queue.pending = []
                     return batch
                 }
                 if batch.isEmpty { break }
                 root = await process(batch, root: root)
             }
         }
-        let remaining = queue.withLock { pending in
-            let all = pending
-            pending.removeAll()
+        let remaining = queue.withLock { queue in
+            queue.closed = true
+            let all = queue.pending
+            queue.pending = []
             return all
         }
         for pending in remaining {

@@ -118,7 +118,7 @@ alive() { # pid -> true while the process exists and is not a zombie
 }
 cleanup() {
   local pid left
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do kill -CONT "$pid" 2>/dev/null || true; kill -TERM "$pid" 2>/dev/null || true; done
   for _ in $(seq 1 50); do
     left=0
     for pid in "${PIDS[@]}"; do alive "$pid" && left=1; done
@@ -312,8 +312,19 @@ check_alive() { # server when
   fi
 }
 
+# Only the measured server runs: the other is frozen (SIGSTOP), so background work it queued during its
+# own runs (PocketBase flushes its request log to auxiliary.db, for one) cannot steal CPU from this one.
+focus() { # server
+  local s pid
+  for s in "${SERVERS[@]}"; do
+    pid=$(server_pid "$s"); [[ -n "$pid" ]] || continue
+    if [[ $s == "$1" ]]; then kill -CONT "$pid" 2>/dev/null || true; else kill -STOP "$pid" 2>/dev/null || true; fi
+  done
+}
+
 run_wrk() { # server op round
   local server=$1 op=$2 round=$3 f rc
+  focus "$server"
   check_alive "$server" "before $op warm-up, round $round" || return 0
   local tmo=$(( $(secs "$DURATION") + 30 ))
   # warm-up (failures here count too)
@@ -393,6 +404,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for s in "${SERVERS[@]}"; do run_wrk "$s" "$op" "$round"; done
   done
 done
+for s in "${SERVERS[@]}"; do pid=$(server_pid "$s"); [[ -n "$pid" ]] && kill -CONT "$pid" 2>/dev/null; done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 OTHERS=$(python3 "$HERE/cpu_others.py" report "$TMP/cpu-before.json" $$ ${H_PID:-} ${PB_PID:-})
 BENCH_SECS=$(( $(date +%s) - BENCH_START ))

@@ -41,10 +41,17 @@ struct ProgressBar {
         self.label = label
     }
 
+    /// On a terminal the bar redraws in place; in a log it prints a line every 10%.
+    let interactive = isatty(STDERR_FILENO) == 1
+
     mutating func update(_ done: Int) {
         let percent = total > 0 ? min(100, done * 100 / total) : 100
-        guard percent != lastPrinted else { return }
+        guard percent != lastPrinted, interactive || percent / 10 != lastPrinted / 10 || lastPrinted < 0 else { return }
         lastPrinted = percent
+        if !interactive {
+            FileHandle.standardError.write(Data("\(label): \(percent)% (\(done / 1_048_576) MB)\n".utf8))
+            return
+        }
         let width = 30
         let filled = percent * width / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)

@@ -67,21 +67,26 @@ struct SSEBenchCommand: AsyncParsableCommand {
                     request.headers.add(name: "Accept", value: "text/event-stream")
                     request.headers.add(name: "Authorization", value: "Bearer \(secret)")
                     let response = try await client.execute(request, timeout: .seconds(Int64(seconds + 60)))
-                    var pending = ""
-                    var first = true
+                    var connected = false
+                    var pending: [UInt8] = []
                     for try await chunk in response.body {
                         let arrived = wallMicroseconds()
-                        pending += String(buffer: chunk)
-                        while let end = pending.range(of: "\n\n") {
-                            let event = pending[..<end.lowerBound]
-                            pending.removeSubrange(..<end.upperBound)
-                            if first {
-                                first = false
-                                shared.connected.add(1, ordering: .relaxed)
+                        // Each write's event carries "t":<microseconds>; the initial snapshot has t = 0 and
+                        // the stop marker t = -1. Scan bytes (strings would load the client), and keep an
+                        // event split across chunks until its end ("\n\n") arrives.
+                        pending.append(contentsOf: chunk.readableBytesView)
+                        guard let end = SSEBenchCommand.lastEventEnd(pending) else { continue }
+                        let complete = Array(pending[..<end])
+                        pending.removeFirst(end)
+                        for sent in SSEBenchCommand.timestamps(in: complete) {
+                            if sent < 0 { return }
+                            if sent == 0 {
+                                if !connected {
+                                    connected = true
+                                    shared.connected.add(1, ordering: .relaxed)
+                                }
                                 continue
                             }
-                            guard let sent = SSEBenchCommand.timestamp(in: event) else { continue }
-                            if sent < 0 { return }  // the stop marker
                             shared.latencies.withLock { $0.add(arrived - sent) }
                         }
                     }
@@ -135,10 +140,41 @@ struct SSEBenchCommand: AsyncParsableCommand {
         let connected = Atomic<Int>(0)
     }
 
-    /// The `t` field of an event's data: `…"t":123}`.
-    static func timestamp(in event: Substring) -> Int64? {
-        guard let range = event.range(of: "\"t\":") else { return nil }
-        let digits = event[range.upperBound...].prefix { $0 == "-" || $0.isNumber }
-        return Int64(digits)
+    /// The index just past the last `\n\n` (the end of the last complete event), if any.
+    static func lastEventEnd(_ bytes: [UInt8]) -> Int? {
+        var i = bytes.count - 1
+        while i > 0 {
+            if bytes[i] == 0x0A, bytes[i - 1] == 0x0A { return i + 1 }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// Every `"t":<integer>` in complete events of the stream.
+    static func timestamps(in events: [UInt8]) -> [Int64] {
+        events.withUnsafeBytes { bytes in
+            var found: [Int64] = []
+            var i = 0
+            let pattern: [UInt8] = Array(#""t":"#.utf8)
+            while i + pattern.count < bytes.count {
+                if bytes[i] == pattern[0], bytes[i + 1] == pattern[1], bytes[i + 2] == pattern[2], bytes[i + 3] == pattern[3] {
+                    i += pattern.count
+                    var negative = false
+                    if i < bytes.count, bytes[i] == UInt8(ascii: "-") {
+                        negative = true
+                        i += 1
+                    }
+                    var value: Int64 = 0
+                    while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
+                        value = value * 10 + Int64(bytes[i] - UInt8(ascii: "0"))
+                        i += 1
+                    }
+                    found.append(negative ? -value : value)
+                } else {
+                    i += 1
+                }
+            }
+            return found
+        }
     }
 }

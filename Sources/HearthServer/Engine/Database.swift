@@ -149,13 +149,13 @@ public final class Database: Sendable {
                 return root
             }
         }
-        if !changes.isEmpty {
-            hub.publish(changes) {
-                published.withLock { $0 = working }
+        // Acknowledge as soon as the new tree is visible (a client that reads after its write sees it),
+        // and before queueing the fan-out, so acknowledgements do not wait behind every listener's event.
+        hub.publish(changes) {
+            published.withLock { $0 = working }
+            for (pending, result) in zip(batch, results) {
+                pending.continuation.resume(with: result)
             }
-        }
-        for (pending, result) in zip(batch, results) {
-            pending.continuation.resume(with: result)
         }
         return working
     }

@@ -35,9 +35,14 @@ enum EventStreamController {
             status: .ok,
             headers: headers,
             body: ResponseBody { writer in
-                // On graceful shutdown the stream ends, so the server can finish its open responses.
-                for await buffer in subscription.events.cancelOnGracefulShutdown() {
-                    try await writer.write(buffer)
+                // On graceful shutdown the stream ends, so the server can finish its open responses. (A
+                // handler registered once; wrapping the sequence would cost a merge per event.)
+                try await withGracefulShutdownHandler {
+                    for await buffer in subscription.events {
+                        try await writer.write(buffer)
+                    }
+                } onGracefulShutdown: {
+                    database.hub.finish(subscription)
                 }
                 try await writer.finish(nil)
             }

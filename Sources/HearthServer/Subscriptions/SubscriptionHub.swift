@@ -82,6 +82,12 @@ public final class SubscriptionHub: Sendable {
         return Subscription(id: id, key: key, events: stream)
     }
 
+    /// Ends one listener's stream.
+    func finish(_ subscription: Subscription) {
+        let continuation = state.withLock { $0.groups[subscription.key]?.listeners[subscription.id]?.continuation }
+        continuation?.finish()
+    }
+
     func remove(_ id: UInt64, _ key: ListenKey) {
         state.withLock { state in
             guard state.groups[key]?.listeners.removeValue(forKey: id) != nil else { return }
@@ -90,8 +96,9 @@ public final class SubscriptionHub: Sendable {
         }
     }
 
-    /// Publishes a batch of changes: `commit` runs under the lock (it makes the new tree visible), then
-    /// each group's events are computed and encoded once and queued to its listeners, in commit order.
+    /// Publishes a batch of changes: `commit` runs under the lock (it makes the new tree visible and
+    /// acknowledges the writes), then each group's events are computed and encoded once and queued to
+    /// its listeners, in commit order.
     func publish(_ changes: [Change], commit: () -> Void) {
         var cutOff: [AsyncStream<ByteBuffer>.Continuation] = []
         state.withLock { state in

@@ -1,19 +1,18 @@
 -- wrk script: small record reads of random existing ids.
 -- Usage: wrk ... -s view.lua http://host:port -- <ids-file> <path-prefix> [path-suffix]
 --   each request is GET <path-prefix><random id from ids-file><path-suffix>
--- Counts every non-2xx response and prints "HARNESS non2xx=<n> first=<status body>" from done().
-local threads = {}
+-- Non-2xx answers are counted and reported by non2xx.lua.
+dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "non2xx.lua")
 local counter = 0
 
 function setup(thread)
   counter = counter + 1
   thread:set("tid", counter)
-  table.insert(threads, thread)
+  track_thread(thread)
 end
 
 function init(args)
-  non2xx = 0
-  first_bad = ""
+  reset_non2xx()
   local file, prefix, suffix = args[1], args[2], args[3] or ""
   if file == nil or prefix == nil then
     error("view.lua needs: -- <ids-file> <path-prefix> [path-suffix]")
@@ -28,23 +27,4 @@ end
 
 function request()
   return wrk.format("GET", paths[math.random(#paths)])
-end
-
-function response(status, headers, body)
-  if status < 200 or status > 299 then
-    non2xx = non2xx + 1
-    if first_bad == "" then
-      first_bad = tostring(status) .. " " .. string.sub(body or "", 1, 200)
-    end
-  end
-end
-
-function done(summary, latency, requests)
-  local total, first = 0, ""
-  for _, t in ipairs(threads) do
-    total = total + (t:get("non2xx") or 0)
-    local fb = t:get("first_bad") or ""
-    if first == "" and fb ~= "" then first = fb end
-  end
-  print(string.format("HARNESS non2xx=%d first=%s", total, (first:gsub("\n", " "))))
 end

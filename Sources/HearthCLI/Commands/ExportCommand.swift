@@ -29,7 +29,9 @@ struct ExportCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("--path: \(error.message)")
         }
-        let storage = try dataOptions.openStorage()
+        let storage = try dataOptions.openStorage(
+            whileServing: "To export from the running server: curl 'http://HOST:PORT\(location).json?format=export&auth=<admin secret>'"
+        )
         let database = try storage.openNamespace(namespace)
         let node = try await database.load().root.child(at: location)
         let handle: FileHandle

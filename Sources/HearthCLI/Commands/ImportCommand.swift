@@ -42,7 +42,9 @@ struct ImportCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot read \(file): \(error.localizedDescription)")
         }
-        let storage = try dataOptions.openStorage()
+        let storage = try dataOptions.openStorage(
+            whileServing: "To load into the running server: curl -X PUT --data-binary @\(file) 'http://HOST:PORT\(target).json?auth=<admin secret>'"
+        )
         let database = try storage.openNamespace(namespace)
         var bar = ProgressBar(total: bytes.count, label: "Importing")
         let rows: Int

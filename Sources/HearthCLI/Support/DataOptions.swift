@@ -11,10 +11,12 @@ struct DataOptions: ParsableArguments {
     var directory: URL { URL(fileURLWithPath: data, isDirectory: true).standardizedFileURL }
 
     /// Opens the SQLite storage, turning failures into a message and a non-zero exit.
-    func openStorage() throws -> SQLiteStorage {
+    /// - Parameter whileServing: what to do instead when a running server holds the directory.
+    func openStorage(whileServing alternative: String? = nil) throws -> SQLiteStorage {
         do {
             return try SQLiteStorage(directory: directory)
         } catch let error as StorageError {
+            if error.code == .locked, let alternative { throw CLIError("\(error.message). \(alternative)") }
             throw CLIError(error.message)
         }
     }

@@ -37,6 +37,10 @@ let package = Package(
         ),
         .target(name: "HearthProtocol", dependencies: ["HearthCore"]),
         .target(
+            name: "HearthRules",
+            dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")]
+        ),
+        .target(
             name: "HearthStorage",
             dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")]
         ),
@@ -51,7 +55,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthStorage",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,6 +81,7 @@ let package = Package(
             exclude: ["Fixtures/check_fixtures.py"],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "HearthStorageTests",
             dependencies: [

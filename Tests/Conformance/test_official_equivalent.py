@@ -352,9 +352,6 @@ class TestAuthVariableOverride:
         _assert_denied(user_ref.get)
         _assert_denied(lambda: user_ref.set('test2'))
 
-    # Needs rule expressions ("auth != null", "$uid === auth.uid"), which come with the security issue
-    # (#3). strict=True: the day they pass, this marker fails the run and must be removed.
-    @pytest.mark.xfail(strict=True, reason="rules expression language lands with issue #3")
     def test_read(self, app, override_app):
         path = '_adminsdk/python/protected/user2'
         self.init_ref(path, app)
@@ -362,9 +359,6 @@ class TestAuthVariableOverride:
         assert user_ref.get() == 'test'
         _assert_denied(lambda: user_ref.set('test2'))
 
-    # Needs rule expressions ("auth != null", "$uid === auth.uid"), which come with the security issue
-    # (#3). strict=True: the day they pass, this marker fails the run and must be removed.
-    @pytest.mark.xfail(strict=True, reason="rules expression language lands with issue #3")
     def test_read_write(self, app, override_app):
         path = '_adminsdk/python/protected/user1'
         self.init_ref(path, app)

@@ -1,4 +1,5 @@
 public import HearthCore
+public import HearthRules
 
 /// Who makes a request, as the rules see it.
 public enum Identity: Sendable, Equatable {
@@ -10,4 +11,13 @@ public enum Identity: Sendable, Equatable {
     case user(JSONValue)
 
     public var isAdmin: Bool { self == .admin }
+
+    /// Who the rules see: admin bypasses them; everyone else is an `auth` value (`null` when anonymous).
+    public var ruleSubject: RulesDocument.Subject {
+        switch self {
+        case .admin: .admin
+        case .anonymous: .auth(.null)
+        case .user(let auth): .auth(auth)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import HearthCore
+public import HearthRules
 import HearthStorage
 import Logging
 import Synchronization
@@ -90,7 +91,11 @@ public final class Database: Sendable {
     public func replaceRules(_ rules: RulesDocument) async throws {
         try await storage.saveRules(rules.source)
         rulesState.withLock { $0 = rules }
-        hub.recheck { path, identity in rules.canRead(path, identity) }
+        let root = snapshot()
+        let now = clock()
+        hub.recheck { path, query, identity in
+            rules.canRead(path, identity.ruleSubject, root: root, query: RuleQuery(query), now: now)
+        }
     }
 
     /// The writer loop; runs until its task is cancelled. Writes still queued then fail as unavailable.
@@ -176,20 +181,20 @@ public final class Database: Sendable {
         }
         switch request.operation {
         case .set(_, let json):
-            try authorizeWrite(path, request.identity, rules)
             let existing = root.child(at: path)
             let node = try convert(json, depth: path.count, now: now, existing: existing)
             try checkSize(request, removed: existing, written: node)
             let after = root.setting(node, at: path)
+            try authorizeWrite(path, request.identity, rules, before: root, after: after, now: now)
             let change = Change(path: path, written: .node(node), before: root, after: after)
             let mutations = StorageMutation.plan(before: root, after: after, path: path, node: node)
             return Applied(outcome: .written(value: after.child(at: path), written: .node(node)), change: change, mutations: mutations)
         case .setPriority(_, let json):
-            try authorizeWrite(path, request.identity, rules)
             let existing = root.child(at: path)
             let priority = try convertPriority(json, now: now, existing: existing)
             let node = existing.withPriority(priority)
             let after = root.setting(node, at: path)
+            try authorizeWrite(path, request.identity, rules, before: root, after: after, now: now)
             let change = Change(path: path, written: .node(node), before: root, after: after)
             let mutations: [StorageMutation] = existing.isEmpty ? [] : [.setPriority(path, priority)]
             return Applied(outcome: .written(value: node, written: .node(node)), change: change, mutations: mutations)
@@ -202,7 +207,6 @@ public final class Database: Sendable {
             var writtenLeaves = 0
             for item in items {
                 let target = path.appending(item.path)
-                try authorizeWrite(target, request.identity, rules)
                 if target.count > DatabasePath.maximumDepth {
                     throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
                 }
@@ -219,6 +223,10 @@ public final class Database: Sendable {
                 mutations += StorageMutation.plan(before: after, after: next, path: target, node: node)
                 after = next
                 resolved.append((item.path, node))
+            }
+            // Every target is checked against the one combined new tree; any failure rejects the whole update.
+            for item in resolved {
+                try authorizeWrite(path.appending(item.path), request.identity, rules, before: root, after: after, now: now)
             }
             if let limit = request.maximumLeaves, removedLeaves + writtenLeaves > limit {
                 throw WriteError(.tooLarge, Database.tooLargeMessage)
@@ -259,8 +267,17 @@ public final class Database: Sendable {
         if removed.leafCount + written.leafCount > limit { throw WriteError(.tooLarge, Database.tooLargeMessage) }
     }
 
-    private func authorizeWrite(_ path: DatabasePath, _ identity: Identity, _ rules: RulesDocument) throws {
-        guard rules.canWrite(path, identity) else { throw WriteError(.permissionDenied, "Permission denied") }
+    private func authorizeWrite(
+        _ path: DatabasePath,
+        _ identity: Identity,
+        _ rules: RulesDocument,
+        before: Node,
+        after: Node,
+        now: Double
+    ) throws {
+        guard rules.canWrite(path, identity.ruleSubject, before: before, after: after, now: now) else {
+            throw WriteError(.permissionDenied, "Permission denied")
+        }
     }
 
     /// Rejects updates where one path is an ancestor of another (`a` and `a/b`), as Firebase does.

@@ -1,6 +1,7 @@
 public import HearthStorage
 public import Logging
 public import ServiceLifecycle
+import HearthRules
 import Synchronization
 
 /// Opens namespaces lazily on first use and runs their writers. A `Service`: the writers run inside it.

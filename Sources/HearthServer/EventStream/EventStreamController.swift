@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthRules
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -18,7 +19,14 @@ enum EventStreamController {
         _ database: Database,
         _ configuration: ServerConfiguration
     ) throws -> Response {
-        guard database.rules.canRead(path, identity) else { throw RESTError.permissionDenied() }
+        let allowed = database.rules.canRead(
+            path,
+            identity.ruleSubject,
+            root: database.snapshot(),
+            query: RuleQuery(parameters.query),
+            now: WallClock.milliseconds()
+        )
+        guard allowed else { throw RESTError.permissionDenied() }
         if configuration.enforceIndexes, let query = parameters.query, let name = query.index.indexOnName,
             !database.rules.hasIndex(name, at: path)
         {

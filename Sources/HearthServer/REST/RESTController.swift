@@ -3,6 +3,7 @@ import HashTreeCollections
 import HearthCore
 import HTTPTypes
 import HearthProtocol
+import HearthRules
 import HearthStorage
 public import Hummingbird
 import Logging
@@ -83,7 +84,7 @@ public struct RESTController: Sendable {
         case .priority(let path):
             switch method {
             case .get:
-                try authorizeRead(path, identity, database)
+                try authorizeRead(path, identity, database, parameters)
                 let node = database.snapshot().child(at: path)
                 return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
             case .put, .delete:
@@ -142,7 +143,7 @@ public struct RESTController: Sendable {
     // MARK: Reading
 
     func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) throws -> Response {
-        try authorizeRead(path, identity, database)
+        try authorizeRead(path, identity, database, parameters)
         let wantsETag = request.headers[RESTController.firebaseETag] == "true"
         let ifNoneMatch = request.headers[.ifNoneMatch]
         if parameters.shallow && (wantsETag || ifNoneMatch != nil) {
@@ -203,8 +204,15 @@ public struct RESTController: Sendable {
         }
     }
 
-    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database) throws {
-        guard database.rules.canRead(path, identity) else { throw RESTError.permissionDenied() }
+    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, _ parameters: RESTParameters) throws {
+        let allowed = database.rules.canRead(
+            path,
+            identity.ruleSubject,
+            root: database.snapshot(),
+            query: RuleQuery(parameters.query),
+            now: WallClock.milliseconds()
+        )
+        guard allowed else { throw RESTError.permissionDenied() }
     }
 
     // MARK: Writing

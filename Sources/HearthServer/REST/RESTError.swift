@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthRules
 import HearthStorage
 public import Hummingbird
 import NIOCore

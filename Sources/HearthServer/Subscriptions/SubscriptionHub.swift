@@ -133,12 +133,12 @@ public final class SubscriptionHub: Sendable {
     }
 
     /// Cancels the streams whose identity may no longer read their location (after a rules change).
-    func recheck(_ canRead: (DatabasePath, Identity) -> Bool) {
+    func recheck(_ canRead: (DatabasePath, Query, Identity) -> Bool) {
         let cancel = ByteBuffer(bytes: ServerSentEvent.cancel.encoded())
         var cancelled: [AsyncStream<ByteBuffer>.Continuation] = []
         state.withLock { state in
             for (key, group) in state.groups {
-                for listener in group.listeners.values where !canRead(key.path, listener.identity) {
+                for listener in group.listeners.values where !canRead(key.path, key.query, listener.identity) {
                     listener.continuation.yield(cancel)
                     cancelled.append(listener.continuation)
                 }

@@ -1,0 +1,90 @@
+import HearthCore
+import HearthRules
+import Testing
+
+@Suite struct RulesDocumentTests {
+    func tree(_ json: String) throws -> Node {
+        try Node(json: try JSONValue(parsing: json))
+    }
+
+    let posts = #"""
+        {
+          // Anyone signed in reads; users write only their own posts, which must have a title.
+          "rules": {
+            ".read": "auth != null",
+            "posts": {
+              "$uid": {
+                ".write": "$uid === auth.uid",
+                "$post": {
+                  ".validate": "newData.hasChildren(['title']) && newData.child('title').isString()",
+                  "title": { ".validate": "newData.val().length <= 100" }
+                }
+              }
+            }
+          }
+        }
+        """#
+
+    @Test func readsCascadeAndAreNotFilters() throws {
+        let rules = try RulesDocument(source: #"{"rules": {"public": {".read": true}, "users": {"$uid": {".read": "$uid === auth.uid"}}}}"#)
+        let root = Node.empty
+        let ada = RulesDocument.Subject.auth(.object([(key: "uid", value: .string("ada"))]))
+        #expect(rules.canRead(try DatabasePath("/public/deep/child"), .auth(.null), root: root, now: 0))
+        #expect(rules.canRead(try DatabasePath("/users/ada"), ada, root: root, now: 0))
+        #expect(rules.canRead(try DatabasePath("/users/ada/profile"), ada, root: root, now: 0))
+        #expect(!rules.canRead(try DatabasePath("/users/bob"), ada, root: root, now: 0))
+        // Reading /users is denied even though /users/ada alone would be allowed.
+        #expect(!rules.canRead(try DatabasePath("/users"), ada, root: root, now: 0))
+        #expect(rules.canRead(try DatabasePath("/users"), .admin, root: root, now: 0))
+    }
+
+    @Test func writesNeedPermissionAndValidation() throws {
+        let rules = try RulesDocument(source: posts)
+        let ada = RulesDocument.Subject.auth(.object([(key: "uid", value: .string("ada"))]))
+        let path = try DatabasePath("/posts/ada/p1")
+        let good = Node.empty.setting(try tree(#"{"title": "Hello"}"#), at: path)
+        let untitled = Node.empty.setting(try tree(#"{"body": "x"}"#), at: path)
+        let long = Node.empty.setting(try tree("{\"title\": \"\(String(repeating: "x", count: 101))\"}"), at: path)
+        #expect(rules.canWrite(path, ada, before: .empty, after: good, now: 0))
+        #expect(!rules.canWrite(path, ada, before: .empty, after: untitled, now: 0))
+        #expect(!rules.canWrite(path, ada, before: .empty, after: long, now: 0))
+        // Someone else's posts.
+        let other = try DatabasePath("/posts/bob/p1")
+        #expect(!rules.canWrite(other, ada, before: .empty, after: Node.empty.setting(try tree(#"{"title": "x"}"#), at: other), now: 0))
+        // Deletes skip .validate.
+        #expect(rules.canWrite(path, ada, before: good, after: .empty, now: 0))
+        // Writing only the title still validates the post (an ancestor's .validate sees newData).
+        let titlePath = try DatabasePath("/posts/ada/p1/title")
+        #expect(rules.canWrite(titlePath, ada, before: good, after: good.setting(.leaf(.string("New")), at: titlePath), now: 0))
+        #expect(rules.canWrite(path, .admin, before: .empty, after: untitled, now: 0))
+    }
+
+    @Test func runtimeErrorsFailTheWholeRule() throws {
+        // auth.uid is null for anonymous users; null + 'x' is an error, and the error is not rescued by || true.
+        let rules = try RulesDocument(source: #"{"rules": {".read": "(root.child('u/' + auth.uid).exists()) || true"}}"#)
+        #expect(!rules.canRead(.root, .auth(.null), root: .empty, now: 0))
+        #expect(rules.canRead(.root, .auth(.object([(key: "uid", value: .string("a"))])), root: .empty, now: 0))
+    }
+
+    @Test func allProblemsAreReportedWithTheirPlace() {
+        let source = #"{"rules": {".read": "skies === 'blue'", "a": {".write": "auth.uid ===", ".read": "newData.exists()"}, "b": {".validate": "7"}}}"#
+        #expect(throws: RulesError.self) { try RulesDocument(source: source) }
+        do {
+            _ = try RulesDocument(source: source)
+        } catch {
+            #expect(error.diagnostics.count == 4)
+            #expect(error.diagnostics.map(\.location) == ["rules/.read", "rules/a/.write", "rules/a/.read", "rules/b/.validate"])
+            #expect(error.diagnostics[0].message == "unknown variable 'skies'")
+        }
+    }
+
+    @Test func queryRulesSeeTheQuery() throws {
+        let rules = try RulesDocument(
+            source: #"{"rules": {"items": {".read": "query.orderByChild == 'owner' && query.equalTo == auth.uid"}}}"#
+        )
+        let ada = RulesDocument.Subject.auth(.object([(key: "uid", value: .string("ada"))]))
+        let own = Query(index: .child(try DatabasePath("owner")), start: .init(value: .leaf(.string("ada"))), end: .init(value: .leaf(.string("ada"))))
+        #expect(rules.canRead(try DatabasePath("/items"), ada, root: .empty, query: RuleQuery(own), now: 0))
+        #expect(!rules.canRead(try DatabasePath("/items"), ada, root: .empty, query: RuleQuery(), now: 0))
+    }
+}

@@ -74,3 +74,60 @@ import Testing
         }
     }
 }
+
+/// A Posts-app style rules file, end to end over REST, with users acting through auth_variable_override.
+@Suite struct RulesEnforcementTests {
+    static let rules = #"""
+        {
+          "rules": {
+            "posts": {
+              ".read": "auth != null",
+              "$uid": {
+                ".write": "$uid === auth.uid",
+                "$post": {
+                  ".validate": "newData.hasChildren(['title']) && newData.child('title').isString()"
+                }
+              }
+            }
+          }
+        }
+        """#
+
+    static func asUser(_ uid: String) -> String {
+        "auth_variable_override=%7B%22uid%22:%22\(uid)%22%7D"
+    }
+
+    @Test func usersWriteOnlyTheirOwnValidPosts() async throws {
+        try await TestServer().run { client, _ async throws in
+            #expect(try await client.call(.put, "/.settings/rules.json", Self.rules).status == .ok)
+            let ada = Self.asUser("ada")
+            #expect(try await client.call(.put, "/posts/ada/p1.json?\(ada)", #"{"title":"Hi"}"#).status == .ok)
+            // Someone else's posts, a post without a title, a title that is not a string: all denied.
+            #expect(try await client.call(.put, "/posts/bob/p1.json?\(ada)", #"{"title":"Hi"}"#).error == "Permission denied")
+            #expect(try await client.call(.put, "/posts/ada/p2.json?\(ada)", #"{"body":"x"}"#).status == .unauthorized)
+            #expect(try await client.call(.put, "/posts/ada/p2.json?\(ada)", #"{"title":5}"#).status == .unauthorized)
+            // A multi-path update touching someone else's posts fails whole.
+            let mixed = try await client.call(.patch, "/posts.json?\(ada)", #"{"ada/p3":{"title":"a"},"bob/p3":{"title":"b"}}"#)
+            #expect(mixed.status == .unauthorized)
+            #expect(try await client.call(.get, "/posts/ada/p3.json").body == "null")
+            // Reading needs a signed-in user; nothing leaks to anonymous readers, queries included.
+            #expect(try await client.call(.get, "/posts.json?\(ada)").status == .ok)
+            #expect(try await client.call(.get, "/posts.json?auth_variable_override=null").status == .unauthorized)
+            #expect(try await client.call(.get, "/posts.json?orderBy=%22$key%22&limitToFirst=1", headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.get, "/posts/ada.json", headers: [.accept: "text/event-stream"]).status == .unauthorized)
+            // Deleting one's own post skips .validate.
+            #expect(try await client.call(.delete, "/posts/ada/p1.json?\(ada)").status == .ok)
+        }
+    }
+
+    @Test func rulesWithErrorsAreRefusedWithEveryDiagnostic() async throws {
+        try await TestServer().run { client, _ async throws in
+            let reply = try await client.call(.put, "/.settings/rules.json", #"{"rules": {".read": "auth.uid ===", "a": {".write": "7"}}}"#)
+            #expect(reply.status == .badRequest)
+            let lines = reply.error?.split(separator: "\n") ?? []
+            #expect(lines.count == 2)
+            #expect(lines.first?.hasPrefix("rules/.read: 1:") == true)
+            #expect(lines.last?.hasPrefix("rules/a/.write: ") == true)
+        }
+    }
+}

@@ -7,6 +7,7 @@
 # 1. REST writes and reads, Hearth vs PocketBase side by side (compare-rest.sh: wrk -t2 -c64).
 # 2. SSE fan-out: 1,000 listeners on one path, 100 durable writes/s (hearth bench sse).
 # 3. Import of a 100 MB JSON file, then restart with that data (hearth bench import).
+# 4. Rules evaluation: time per write check with a Posts-style rules file (hearth bench rules).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -21,10 +22,10 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 REPORT="$OUT_DIR/all-$STAMP.md"
 echo "# Hearth benchmarks ($STAMP)" > "$REPORT"
 
-echo "== 1/3 REST: Hearth vs PocketBase"
+echo "== 1/4 REST: Hearth vs PocketBase"
 OUT_DIR="$OUT_DIR" ROUNDS="${ROUNDS:-3}" "$HERE/compare-rest.sh" "$BIN" | tee -a "$REPORT"
 
-echo "== 2/3 SSE fan-out"
+echo "== 2/4 SSE fan-out"
 DATA=$(mktemp -d)
 PORT=9481
 HEARTH_ADMIN_SECRET=benchsecret "$BIN" serve --port "$PORT" --data "$DATA" --log-level warning > "$DATA/server.log" 2>&1 &
@@ -39,11 +40,19 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/.json?auth=benchsecre
 } | tee -a "$REPORT"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 
-echo "== 3/3 Import and restart"
+echo "== 3/4 Import and restart"
 {
     echo
     echo '```'
     "$BIN" bench import --size-mb 100
+    echo '```'
+} | tee -a "$REPORT"
+
+echo "== 4/4 Rules evaluation"
+{
+    echo
+    echo '```'
+    "$BIN" bench rules
     echo '```'
 } | tee -a "$REPORT"
 

@@ -254,6 +254,8 @@ struct Evaluator {
 
     func relativePath(_ text: String) throws -> DatabasePath {
         do {
+            // Most rules name one child ('title'): skip splitting.
+            if !text.utf8.contains(UInt8(ascii: "/")) { return DatabasePath(keys: [try Key(validating: text)]) }
             return try DatabasePath(text)
         } catch {
             throw Failure()

@@ -88,3 +88,25 @@ import Testing
         #expect(!rules.canRead(try DatabasePath("/items"), ada, root: .empty, query: RuleQuery(), now: 0))
     }
 }
+
+@Suite struct ExpressionSyntaxTests {
+    @Test(arguments: [
+        "auth != null &&", "(auth != null", "root = 5", "true; false", "2 ** 2 == 4", "+1 == 1", "'unterminated",
+        "data.val().matches('/a/')", "data.val().matches(/a/g)", "data.val().matches(/(/)", "root.foo()", "7", "'foo'",
+        "newData.exists() ? 7 : true", "root.child('x') != null", "true > false", "$missing == 'a'",
+    ])
+    func invalidRulesAreRefused(_ rule: String) {
+        let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"
+        #expect(throws: RulesError.self, "\(rule)") { try RulesDocument(source: source) }
+    }
+
+    @Test(arguments: [
+        "auth != null", "auth.token.admin === true", "data.val().matches(/^[a-z]+\\d*$/i)", "now > 0",
+        "root.child('a/b').val() == 'x' || !data.exists()", "newData.hasChildren(['a', 'b'])", "auth['uid'] == 'a'",
+        "(1 + 2) * 3 % 2 == 1", "'a' + 1 == 'a1'", "-(1) < 0", "data.child('n').val() / 0 != 1",
+    ])
+    func validRulesAreAccepted(_ rule: String) throws {
+        let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"
+        _ = try RulesDocument(source: source)
+    }
+}

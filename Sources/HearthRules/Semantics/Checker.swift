@@ -1,3 +1,5 @@
+import Foundation
+
 /// Upload-time checks of one expression: known variables, known methods, a boolean result.
 ///
 /// Deliberately conservative: it rejects what Firebase rejects for sure (rest-and-rules.md §5.3.1) and
@@ -29,6 +31,13 @@ struct Checker {
     ]
 
     func check(_ expression: Expression) throws(Diagnostic) {
+        // Both branches of a top-level `?:` must be able to be boolean (`x ? 7 : true` is refused).
+        if case .conditional(let test, let yes, let no) = expression {
+            try requireBooleanish(try type(of: test), "?:")
+            try check(yes)
+            try check(no)
+            return
+        }
         let type = try type(of: expression)
         switch type {
         case .boolean, .any: return
@@ -136,8 +145,11 @@ struct Checker {
                 return result
             }
             if name == "matches" {
-                guard arguments.count == 1, case .regex = arguments[0] else {
+                guard arguments.count == 1, case .regex(let pattern, _) = arguments[0] else {
                     throw Diagnostic(column: 1, message: "matches() takes a regular expression literal such as /^a+$/")
+                }
+                guard (try? NSRegularExpression(pattern: pattern)) != nil else {
+                    throw Diagnostic(column: 1, message: "invalid regular expression /\(pattern)/")
                 }
                 return result
             }

@@ -94,6 +94,7 @@ import Testing
         "auth != null &&", "(auth != null", "root = 5", "true; false", "2 ** 2 == 4", "+1 == 1", "'unterminated",
         "data.val().matches('/a/')", "data.val().matches(/a/g)", "data.val().matches(/(/)", "root.foo()", "7", "'foo'",
         "newData.exists() ? 7 : true", "root.child('x') != null", "true > false", "$missing == 'a'",
+        "1 < 'a'", "'abc'.contains(7)", "root.child(1).exists()", "'a' + true == 'atrue'",
     ])
     func invalidRulesAreRefused(_ rule: String) {
         let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"

@@ -91,6 +91,9 @@ struct Checker {
                 for t in [l, r] where t == .boolean || t == .snapshot || t == .null {
                     throw Diagnostic(column: 1, message: "'\(op.rawValue)' needs numbers or strings")
                 }
+                if l != .any, r != .any, l != r {
+                    throw Diagnostic(column: 1, message: "'\(op.rawValue)' compares two numbers or two strings")
+                }
                 return .boolean
             case .add:
                 for t in [l, r] where t == .boolean || t == .snapshot || t == .null {
@@ -153,7 +156,14 @@ struct Checker {
                 }
                 return result
             }
-            for argument in arguments { _ = try type(of: argument) }
+            for argument in arguments {
+                let argumentType = try type(of: argument)
+                if baseType == .string || name == "child" || name == "hasChild" {
+                    guard argumentType == .string || argumentType == .any else {
+                        throw Diagnostic(column: 1, message: "\(name)() takes strings")
+                    }
+                }
+            }
             return result
         }
     }

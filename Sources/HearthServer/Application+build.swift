@@ -17,10 +17,18 @@ public func buildApplication(
     configuration: ServerConfiguration,
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
+    tokens: TokenSigner? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    try await makeApplication(configuration: configuration, storage: storage, adminSecret: adminSecret, logger: logger, onServerRunning: onServerRunning).application
+    try await makeApplication(
+        configuration: configuration,
+        storage: storage,
+        adminSecret: adminSecret,
+        tokens: tokens,
+        logger: logger,
+        onServerRunning: onServerRunning
+    ).application
 }
 
 /// The application and its registry (tests reach into the registry to observe listeners).
@@ -28,13 +36,14 @@ func makeApplication(
     configuration: ServerConfiguration,
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
+    tokens: TokenSigner? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry) {
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
-    RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret).register(on: router)
+    RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens).register(on: router)
     let application = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),

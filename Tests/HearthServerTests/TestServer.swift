@@ -14,6 +14,7 @@ struct TestServer {
     static let admin: HTTPFields = [.authorization: "Bearer \(secret)"]
 
     var configuration = ServerConfiguration()
+    let tokens = TokenSigner.generate()
 
     init(emulator: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in }) {
         configuration.emulatorMode = emulator
@@ -28,7 +29,8 @@ struct TestServer {
         let (app, registry) = try await makeApplication(
             configuration: configuration,
             storage: storage,
-            adminSecret: AdminSecret(hashing: TestServer.secret)
+            adminSecret: AdminSecret(hashing: TestServer.secret),
+            tokens: tokens
         )
         try await app.test(.router) { client in try await test(client, registry) }
     }

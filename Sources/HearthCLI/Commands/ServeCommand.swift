@@ -61,8 +61,10 @@ struct ServeCommand: AsyncParsableCommand {
 
         let storage: any DatabaseStorage
         let adminSecret: AdminSecret
+        let tokens: TokenSigner
         var secretNotice: String?
         if inMemory {
+            tokens = TokenSigner.generate()
             storage = InMemoryStorage()
             if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
                 adminSecret = AdminSecret(hashing: secret)
@@ -74,6 +76,11 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             let sqlite = try dataOptions.openStorage()
             storage = sqlite
+            do {
+                tokens = try TokenSigner.load(from: sqlite.directory)
+            } catch {
+                throw CLIError("cannot read or create the token signing key in \(sqlite.directory.path): \(error)")
+            }
             (adminSecret, secretNotice) = try loadAdminSecret(in: sqlite.directory)
         }
 
@@ -90,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: configuration,
             storage: storage,
             adminSecret: adminSecret,
+            tokens: tokens,
             logger: logger,
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""

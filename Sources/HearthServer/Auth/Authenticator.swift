@@ -11,11 +11,22 @@ import HTTPTypes
 struct Authenticator: Sendable {
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
+    let tokens: TokenSigner?
 
     func identity(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Identity {
         guard let token = bearer ?? parameters.authToken, !token.isEmpty else { return .anonymous }
         let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
-        guard isAdmin else { throw RESTError(.unauthorized, "Could not parse auth token.") }
+        guard isAdmin else {
+            // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
+            guard let tokens else { throw RESTError(.unauthorized, "Could not parse auth token.") }
+            do {
+                return .user(try tokens.verify(token, now: Date(), allowUnsigned: emulatorMode))
+            } catch .expired {
+                throw RESTError(.unauthorized, "Auth token is expired")
+            } catch {
+                throw RESTError(.unauthorized, "Could not parse auth token.")
+            }
+        }
         switch parameters.authVariableOverride {
         case nil: return .admin
         case .null?: return .anonymous

@@ -34,6 +34,11 @@ enum EventStreamController {
         }
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
         let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
+        // A stream opened with an ID token ends with auth_revoked when the token expires.
+        let expiresIn: Duration? = {
+            guard case .user(let auth) = identity, case .number(let expiry)? = auth["token"]?["exp"] else { return nil }
+            return .milliseconds(max(0, Int64((expiry - WallClock.milliseconds() / 1000) * 1000)))
+        }()
         let headers: HTTPFields = [
             .contentType: "text/event-stream",
             .cacheControl: "no-cache",
@@ -46,8 +51,17 @@ enum EventStreamController {
                 // On graceful shutdown the stream ends, so the server can finish its open responses. (A
                 // handler registered once; wrapping the sequence would cost a merge per event.)
                 try await withGracefulShutdownHandler {
-                    for await buffer in subscription.events {
-                        try await writer.write(buffer)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        if let expiresIn {
+                            group.addTask {
+                                try await Task.sleep(for: expiresIn)
+                                database.hub.finish(subscription, with: .authRevoked)
+                            }
+                        }
+                        for await buffer in subscription.events {
+                            try await writer.write(buffer)
+                        }
+                        group.cancelAll()
                     }
                 } onGracefulShutdown: {
                     database.hub.finish(subscription)

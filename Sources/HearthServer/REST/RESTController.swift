@@ -25,14 +25,19 @@ public struct RESTController: Sendable {
     static let firebaseETag = HTTPField.Name("X-Firebase-ETag")!
     static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
 
-    public init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?) {
+    public init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?) {
         self.registry = registry
         self.configuration = configuration
-        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode)
+        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens)
     }
 
-    /// Registers the catch-all routes.
+    /// Registers the catch-all routes, and the public keys of the server's ID tokens.
     public func register(on router: Router<BasicRequestContext>) {
+        if let tokens = authenticator.tokens {
+            router.get("/.well-known/jwks.json") { _, _ in
+                self.respond(bytes: Array(tokens.jwks.jsonText.utf8), RESTParameters())
+            }
+        }
         for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
             router.on("**", method: method) { request, context in await self.respond(to: request, context: context) }
         }

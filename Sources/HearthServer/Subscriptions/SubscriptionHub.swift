@@ -82,9 +82,10 @@ public final class SubscriptionHub: Sendable {
         return Subscription(id: id, key: key, events: stream)
     }
 
-    /// Ends one listener's stream.
-    func finish(_ subscription: Subscription) {
+    /// Ends one listener's stream, after a last event if given (`auth_revoked` when its token expires).
+    func finish(_ subscription: Subscription, with last: ServerSentEvent? = nil) {
         let continuation = state.withLock { $0.groups[subscription.key]?.listeners[subscription.id]?.continuation }
+        if let last { continuation?.yield(ByteBuffer(bytes: last.encoded())) }
         continuation?.finish()
     }
 

@@ -1,0 +1,94 @@
+import Foundation
+import HearthCore
+@testable import HearthServer
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite struct TokenSignerTests {
+    let signer = TokenSigner.generate()
+    let now = Date()
+
+    @Test func mintedTokensVerifyIntoAuth() throws {
+        let token = try signer.mint(uid: "ada", claims: [(key: "admin", value: .bool(true))], expiresIn: 3600, now: now)
+        let auth = try signer.verify(token, now: now, allowUnsigned: false)
+        #expect(auth["uid"] == .string("ada"))
+        #expect(auth["provider"] == .string("custom"))
+        #expect(auth["token"]?["admin"] == .bool(true))
+        #expect(auth["token"]?["sub"] == .string("ada"))
+    }
+
+    @Test func tamperedExpiredForeignAndUnsignedTokensAreRefused() throws {
+        let token = try signer.mint(uid: "ada", claims: [], expiresIn: 3600, now: now)
+        let parts = token.split(separator: ".").map(String.init)
+        let forged = parts[0] + "." + Base64URL.encode(Array(#"{"sub":"root","exp":9999999999,"iss":"hearth","aud":"hearth"}"#.utf8)) + "." + parts[2]
+        #expect(throws: TokenError.badSignature) { try signer.verify(forged, now: now, allowUnsigned: false) }
+        let expired = try signer.mint(uid: "ada", claims: [], expiresIn: 10, now: now.addingTimeInterval(-3600))
+        #expect(throws: TokenError.expired) { try signer.verify(expired, now: now, allowUnsigned: false) }
+        let foreign = try TokenSigner.generate().mint(uid: "ada", claims: [], expiresIn: 3600, now: now)
+        #expect(throws: TokenError.badSignature) { try signer.verify(foreign, now: now, allowUnsigned: false) }
+        let unsigned = Self.unsignedToken(uid: "ada", expires: now.timeIntervalSince1970 + 3600)
+        #expect(throws: TokenError.badSignature) { try signer.verify(unsigned, now: now, allowUnsigned: false) }
+        #expect(try signer.verify(unsigned, now: now, allowUnsigned: true)["uid"] == .string("ada"))
+        #expect(throws: TokenError.malformed) { try signer.verify("not.a.token", now: now, allowUnsigned: true) }
+    }
+
+    @Test func theKeyIsPublishedAsAJWKS() {
+        let key = signer.jwks["keys"].flatMap { if case .array(let keys) = $0 { keys.first } else { nil } }
+        #expect(key?["kty"] == .string("EC"))
+        #expect(key?["crv"] == .string("P-256"))
+        #expect(key?["kid"] == .string(signer.keyID))
+    }
+
+    /// What the Firebase SDKs' emulator helpers send: `alg: none` and an empty signature.
+    static func unsignedToken(uid: String, expires: Double) -> String {
+        let header = Base64URL.encode(Array(#"{"alg":"none","type":"JWT"}"#.utf8))
+        let payload = Base64URL.encode(Array("{\"sub\":\"\(uid)\",\"user_id\":\"\(uid)\",\"exp\":\(Int(expires)),\"aud\":\"demo\",\"iss\":\"https://securetoken.google.com/demo\"}".utf8))
+        return header + "." + payload + "."
+    }
+}
+
+@Suite struct TokenAuthenticationTests {
+    static let rules = #"{"rules": {"users": {"$uid": {".read": "$uid === auth.uid", ".write": "$uid === auth.uid && auth.token.email_verified === true"}}}}"#
+
+    @Test func tokensReachTheRules() async throws {
+        let server = TestServer()
+        try await server.run { client, _ async throws in
+            try await client.call(.put, "/.settings/rules.json", Self.rules)
+            let ada = try server.tokens.mint(uid: "ada", claims: [(key: "email_verified", value: .bool(true))], expiresIn: 600, now: Date())
+            let unverified = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 600, now: Date())
+            #expect(try await client.call(.put, "/users/ada.json", "1", headers: [.authorization: "Bearer \(ada)"]).status == .ok)
+            #expect(try await client.call(.get, "/users/ada.json?auth=\(ada)", headers: [:]).body == "1")
+            #expect(try await client.call(.put, "/users/ada.json", "2", headers: [.authorization: "Bearer \(unverified)"]).status == .unauthorized)
+            #expect(try await client.call(.get, "/users/bob.json", headers: [.authorization: "Bearer \(ada)"]).status == .unauthorized)
+            let expired = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 10, now: Date().addingTimeInterval(-3600))
+            #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(expired)"]).error == "Auth token is expired")
+            // Unsigned tokens are refused outside emulator mode.
+            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: Date().timeIntervalSince1970 + 600)
+            #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(unsigned)"]).error == "Could not parse auth token.")
+            let jwks = try await client.call(.get, "/.well-known/jwks.json", headers: [:])
+            #expect(jwks.status == .ok)
+            #expect(jwks.json?["keys"] != nil)
+        }
+    }
+
+    @Test func emulatorModeAcceptsUnsignedTokens() async throws {
+        try await TestServer(emulator: true).run { client, _ async throws in
+            try await client.call(.put, "/.settings/rules.json", Self.rules)
+            try await client.call(.put, "/users/ada.json", "1")
+            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: Date().timeIntervalSince1970 + 600)
+            #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(unsigned)"]).body == "1")
+        }
+    }
+
+    @Test func streamsEndWithAuthRevokedWhenTheTokenExpires() async throws {
+        let server = TestServer()
+        try await server.run { client, _ async throws in
+            try await client.call(.put, "/.settings/rules.json", Self.rules)
+            try await client.call(.put, "/users/ada.json", "1")
+            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 1, now: Date())
+            let reply = try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(token)", .accept: "text/event-stream"])
+            #expect(reply.body == "event: put\ndata: {\"path\":\"/\",\"data\":1}\n\nevent: auth_revoked\ndata: credential is no longer valid\n\n")
+        }
+    }
+}

@@ -111,3 +111,27 @@ import Testing
         _ = try RulesDocument(source: source)
     }
 }
+
+@Suite struct RulesTestSuiteTests {
+    @Test func scenariosReportAllowedDeniedAndMistakes() throws {
+        let rules = try RulesDocument(
+            source: #"{"rules": {"posts": {".read": "auth != null", "$uid": {".write": "$uid === auth.uid", "$p": {".validate": "newData.hasChildren(['title'])"}}}}}"#
+        )
+        let file = try JSONValue(
+            parsing: #"""
+                {"data": {"posts": {"ada": {"p1": {"title": "Hi"}}}},
+                 "tests": [
+                   {"name": "owner writes", "auth": {"uid": "ada"}, "write": "/posts/ada/p2", "value": {"title": "x"}, "expect": "allowed"},
+                   {"name": "untitled", "auth": {"uid": "ada"}, "write": "/posts/ada/p2", "value": {"body": "x"}, "expect": "denied"},
+                   {"name": "anonymous read", "auth": null, "read": "/posts", "expect": "denied"},
+                   {"name": "mixed update", "auth": {"uid": "ada"}, "update": "/posts", "value": {"ada/p3": {"title": "a"}, "bob/p3": {"title": "b"}}, "expect": "denied"},
+                   {"name": "wrong expectation", "auth": {"uid": "ada"}, "read": "/posts", "expect": "denied"},
+                   {"name": "no operation", "expect": "allowed"}
+                 ]}
+                """#
+        )
+        let outcomes = try RulesTestSuite(json: file).run(rules, now: 0)
+        #expect(outcomes.map(\.passed) == [true, true, true, true, false, false])
+        #expect(outcomes[4].detail == "expected denied, got allowed")
+    }
+}

@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
+import HearthCore
 import HearthRules
 
 struct RulesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rules",
         abstract: "Work with security rules files.",
-        subcommands: [RulesCheckCommand.self]
+        subcommands: [RulesCheckCommand.self, RulesTestCommand.self]
     )
 }
 
@@ -37,5 +38,50 @@ struct RulesCheckCommand: AsyncParsableCommand {
             }
             throw ExitCode.failure
         }
+    }
+}
+
+struct RulesTestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Run rules scenarios (who does what where, allowed or denied) against a rules file.",
+        discussion: """
+            The scenario file is JSON: {"data": <initial data>, "tests": [{"name", "auth", "read" | "write" + "value" \
+            | "update" + "value", "expect": "allowed" | "denied"}]}. Exits 1 when a scenario fails.
+            """
+    )
+
+    @Argument(help: "The rules file.")
+    var rules: String
+
+    @Argument(help: "The scenario file.")
+    var scenarios: String
+
+    func run() async throws {
+        let document: RulesDocument
+        do {
+            document = try RulesDocument(source: try String(contentsOfFile: rules, encoding: .utf8))
+        } catch let error as RulesError {
+            for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("error: \(rules): \(diagnostic)\n".utf8)) }
+            throw ExitCode.failure
+        } catch {
+            throw CLIError("cannot read \(rules): \(error.localizedDescription)")
+        }
+        let suite: RulesTestSuite
+        do {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: scenarios))
+            suite = try RulesTestSuite(json: try JSONValue(parsing: Array(bytes)))
+        } catch let error as RulesError {
+            throw CLIError("\(scenarios): \(error.message)")
+        } catch {
+            throw CLIError("\(scenarios) is not a valid scenario file: \(error)")
+        }
+        let outcomes = suite.run(document, now: WallClock.milliseconds())
+        for outcome in outcomes {
+            print("\(outcome.passed ? "✔" : "✘") \(outcome.name): \(outcome.detail)")
+        }
+        let failed = outcomes.filter { !$0.passed }.count
+        print("\(outcomes.count - failed) passed, \(failed) failed")
+        if failed > 0 { throw ExitCode.failure }
     }
 }

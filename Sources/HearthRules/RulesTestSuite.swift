@@ -1,0 +1,81 @@
+public import HearthCore
+
+/// Scenarios that app authors write to unit-test their rules: who does what, where, and whether it is
+/// allowed. `hearth rules test FILE` runs them.
+///
+/// The file is JSON:
+/// ```json
+/// {"data": {"posts": {"ada": {"p1": {"title": "Hi"}}}},
+///  "tests": [
+///    {"name": "owners write", "auth": {"uid": "ada"}, "write": "/posts/ada/p2", "value": {"title": "x"}, "expect": "allowed"},
+///    {"name": "strangers read nothing", "auth": null, "read": "/posts", "expect": "denied"},
+///    {"name": "updates are checked whole", "auth": {"uid": "ada"}, "update": "/posts",
+///     "value": {"ada/p3": {"title": "a"}, "bob/p3": {"title": "b"}}, "expect": "denied"}]}
+/// ```
+public struct RulesTestSuite: Sendable {
+    public struct Outcome: Sendable {
+        public var name: String
+        public var passed: Bool
+        public var detail: String
+    }
+
+    public let data: Node
+    public let tests: [JSONValue]
+
+    public init(json: JSONValue) throws(RulesError) {
+        guard case .object = json, case .array(let tests)? = json["tests"] else {
+            throw RulesError([Diagnostic(column: 1, message: "a rules test file is an object with a \"tests\" array")])
+        }
+        do {
+            data = try Node(json: json["data"] ?? .null, context: ServerValueContext(now: 0, existing: .empty))
+        } catch {
+            throw RulesError([Diagnostic(column: 1, message: "\"data\": \(error.message)")])
+        }
+        self.tests = tests
+    }
+
+    /// Runs every scenario against `rules` at time `now`.
+    public func run(_ rules: RulesDocument, now: Double) -> [Outcome] {
+        tests.enumerated().map { index, test in run(test, number: index + 1, rules, now: now) }
+    }
+
+    func run(_ test: JSONValue, number: Int, _ rules: RulesDocument, now: Double) -> Outcome {
+        let name: String = { if case .string(let s)? = test["name"] { return s } else { return "test \(number)" } }()
+        func broken(_ message: String) -> Outcome { Outcome(name: name, passed: false, detail: message) }
+        guard case .string(let expect)? = test["expect"], expect == "allowed" || expect == "denied" else {
+            return broken("\"expect\" must be \"allowed\" or \"denied\"")
+        }
+        let subject = RulesDocument.Subject.auth(test["auth"] ?? .null)
+        let allowed: Bool
+        do {
+            if case .string(let path)? = test["read"] {
+                allowed = rules.canRead(try DatabasePath(path), subject, root: data, now: now)
+            } else if case .string(let path)? = test["write"] {
+                let location = try DatabasePath(path)
+                let value = try Node(json: test["value"] ?? .null, depth: location.count, context: ServerValueContext(now: now, existing: data.child(at: location)))
+                allowed = rules.canWrite(location, subject, before: data, after: data.setting(value, at: location), now: now)
+            } else if case .string(let path)? = test["update"], case .object(let members)? = test["value"] {
+                let location = try DatabasePath(path)
+                var after = data
+                var targets: [DatabasePath] = []
+                for (key, value) in members {
+                    let target = location.appending(try DatabasePath(key))
+                    let node = try Node(json: value, depth: target.count, context: ServerValueContext(now: now, existing: data.child(at: target)))
+                    after = after.setting(node, at: target)
+                    targets.append(target)
+                }
+                allowed = targets.allSatisfy { rules.canWrite($0, subject, before: data, after: after, now: now) }
+            } else {
+                return broken("a test needs \"read\", \"write\" (with \"value\") or \"update\" (with an object \"value\")")
+            }
+        } catch let error as PathError {
+            return broken(error.message)
+        } catch let error as DataError {
+            return broken(error.message)
+        } catch {
+            return broken("\(error)")
+        }
+        let got = allowed ? "allowed" : "denied"
+        return Outcome(name: name, passed: got == expect, detail: got == expect ? got : "expected \(expect), got \(got)")
+    }
+}

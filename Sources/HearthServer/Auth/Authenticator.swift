@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthProtocol
 import HTTPTypes
+import Synchronization
 
 /// Decides who a request comes from, from its `Authorization: Bearer` header or `auth=` parameter.
 ///
@@ -12,6 +13,8 @@ struct Authenticator: Sendable {
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
     let tokens: TokenSigner?
+    /// Signature checks cost tens of microseconds; a client sends the same token many times.
+    let verified = VerifiedTokenCache()
 
     func identity(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Identity {
         guard let token = bearer ?? parameters.authToken, !token.isEmpty else { return .anonymous }
@@ -20,7 +23,9 @@ struct Authenticator: Sendable {
             // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
             guard let tokens else { throw RESTError(.unauthorized, "Could not parse auth token.") }
             do {
-                return .user(try tokens.verify(token, now: Date(), allowUnsigned: emulatorMode))
+                return .user(try verified.auth(for: token, now: Date(), skew: tokens.allowedSkew) { token, now throws(TokenError) in
+                    try tokens.verify(token, now: now, allowUnsigned: emulatorMode)
+                })
             } catch .expired {
                 throw RESTError(.unauthorized, "Auth token is expired")
             } catch {
@@ -40,5 +45,37 @@ struct Authenticator: Sendable {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// Tokens whose signature was already checked, with their `auth` and expiry. Bounded: emptied when full.
+/// Expiry is checked on every use, so a cached token stops working when it expires.
+final class VerifiedTokenCache: Sendable {
+    struct Entry {
+        var auth: JSONValue
+        var expires: Double
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+    let capacity = 10_000
+
+    func auth(
+        for token: String,
+        now: Date,
+        skew: Double,
+        verify: (String, Date) throws(TokenError) -> JSONValue
+    ) throws(TokenError) -> JSONValue {
+        let seconds = now.timeIntervalSince1970
+        if let entry = entries.withLock({ $0[token] }) {
+            guard entry.expires + skew > seconds else { throw TokenError.expired }
+            return entry.auth
+        }
+        let auth = try verify(token, now)
+        guard case .number(let expires)? = auth["token"]?["exp"] else { return auth }
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[token] = Entry(auth: auth, expires: expires)
+        }
+        return auth
     }
 }

@@ -1,6 +1,6 @@
 import HearthCore
 import HearthProtocol
-import HearthRules
+
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -19,18 +19,9 @@ enum EventStreamController {
         _ database: Database,
         _ configuration: ServerConfiguration
     ) throws -> Response {
-        let allowed = database.rules.canRead(
-            path,
-            identity.ruleSubject,
-            root: database.snapshot(),
-            query: RuleQuery(parameters.query),
-            now: WallClock.milliseconds()
-        )
-        guard allowed else { throw RESTError.permissionDenied() }
-        if configuration.enforceIndexes, let query = parameters.query, let name = query.index.indexOnName,
-            !database.rules.hasIndex(name, at: path)
-        {
-            throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
+        try RESTController.authorizeRead(path, identity, database, query: parameters.query)
+        if let query = parameters.query {
+            try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
         }
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
         let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }

@@ -203,18 +203,28 @@ public struct RESTController: Sendable {
     }
 
     func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database) throws {
-        guard configuration.enforceIndexes, let name = query.index.indexOnName else { return }
+        try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
+    }
+
+    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, _ parameters: RESTParameters) throws {
+        try RESTController.authorizeRead(path, identity, database, query: parameters.query)
+    }
+
+    /// `orderBy` on a child or `$value` needs `.indexOn` in the rules, as Firebase requires (REST reads and streams).
+    static func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database, enforce: Bool) throws {
+        guard enforce, let name = query.index.indexOnName else { return }
         guard database.rules.hasIndex(name, at: path) else {
             throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
         }
     }
 
-    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, _ parameters: RESTParameters) throws {
+    /// `.read` at the path or above, evaluated on the current data with the request's query (reads and streams).
+    static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, query: Query?) throws {
         let allowed = database.rules.canRead(
             path,
             identity.ruleSubject,
             root: database.snapshot(),
-            query: RuleQuery(parameters.query),
+            query: RuleQuery(query),
             now: WallClock.milliseconds()
         )
         guard allowed else { throw RESTError.permissionDenied() }

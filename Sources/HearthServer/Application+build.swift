@@ -2,6 +2,7 @@ public import HearthStorage
 public import Hummingbird
 public import Logging
 import NIOCore
+import HummingbirdCore
 
 /// Builds the Hearth HTTP application; shared by `hearth serve` and the tests.
 ///
@@ -43,9 +44,13 @@ func makeApplication(
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
-    RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens).register(on: router)
+    let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
+    WebAssets.register(on: router)
+    rest.register(on: router)
+    let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)
     let application = Application(
         router: router,
+        server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
         services: [registry, KeepAliveService(registry: registry, interval: configuration.keepAliveInterval)],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -21,6 +21,11 @@ public struct ServerConfiguration: Sendable {
     public var maximumRequestBytes = 256 * 1024 * 1024
     /// Require `.indexOn` for `orderBy` on a child or `$value`, as Firebase does.
     public var enforceIndexes = true
+    /// Bytes queued for one WebSocket client before it counts as a slow consumer and is disconnected.
+    public var realtimeOutboundLimit = 16 * 1024 * 1024
+    /// A WebSocket client that sends nothing for this long is disconnected (clients send a keep-alive
+    /// every 45 s).
+    public var realtimeIdleTimeout: Duration = .seconds(120)
 
     public init() {}
 }

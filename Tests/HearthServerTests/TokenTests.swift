@@ -11,7 +11,7 @@ import Testing
 
     @Test func mintedTokensVerifyIntoAuth() throws {
         let token = try signer.mint(uid: "ada", claims: [(key: "admin", value: .bool(true))], expiresIn: 3600, now: now)
-        let auth = try signer.verify(token, now: now, allowUnsigned: false)
+        let auth = try signer.verify(token, now: now, allowUnsigned: false).auth
         #expect(auth["uid"] == .string("ada"))
         #expect(auth["provider"] == .string("custom"))
         #expect(auth["token"]?["admin"] == .bool(true))
@@ -29,7 +29,7 @@ import Testing
         #expect(throws: TokenError.badSignature) { try signer.verify(foreign, now: now, allowUnsigned: false) }
         let unsigned = Self.unsignedToken(uid: "ada", expires: now.timeIntervalSince1970 + 3600)
         #expect(throws: TokenError.badSignature) { try signer.verify(unsigned, now: now, allowUnsigned: false) }
-        #expect(try signer.verify(unsigned, now: now, allowUnsigned: true)["uid"] == .string("ada"))
+        #expect(try signer.verify(unsigned, now: now, allowUnsigned: true).auth["uid"] == .string("ada"))
         #expect(throws: TokenError.malformed) { try signer.verify("not.a.token", now: now, allowUnsigned: true) }
     }
 

@@ -43,7 +43,7 @@ public struct Query: Sendable, Hashable {
         }
     }
 
-    /// The key part of a bound. `[MIN_NAME]` and `[MAX_NAME]` sort below and above every key.
+    /// The key part of a bound. `[MIN_NAME]` sorts below every key; `[MAX_NAME]` (Android: `[MAX_KEY]`) above.
     public enum BoundName: Sendable, Hashable {
         case min
         case max
@@ -52,7 +52,7 @@ public struct Query: Sendable, Hashable {
         public init(_ string: String) {
             switch string {
             case "[MIN_NAME]": self = .min
-            case "[MAX_NAME]": self = .max
+            case "[MAX_NAME]", "[MAX_KEY]": self = .max
             default: self = .key(Key(string))
             }
         }
@@ -116,7 +116,11 @@ public struct Query: Sendable, Hashable {
     func compare(_ key: Key, _ sort: Node, to bound: Bound, missingName: BoundName) -> Int {
         if index == .key {
             guard case .leaf(.string(let s), _) = bound.value else { return 0 }
-            return Key.compare(key, Key(s))
+            switch BoundName(s) {
+            case .min: return 1
+            case .max: return -1
+            case .key(let k): return Key.compare(key, k)
+            }
         }
         let c = Node.compareValues(sort, bound.value)
         if c != 0 { return c }

@@ -17,25 +17,37 @@ struct Authenticator: Sendable {
     let verified = VerifiedTokenCache()
 
     func identity(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Identity {
-        guard let token = bearer ?? parameters.authToken, !token.isEmpty else { return .anonymous }
+        try authentication(bearer: bearer, parameters: parameters).identity
+    }
+
+    /// Who a REST request comes from, and until when its credential is valid.
+    func authentication(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Authentication {
+        guard let token = bearer ?? parameters.authToken, !token.isEmpty else { return Authentication(identity: .anonymous) }
+        do {
+            return try authenticate(token, override: parameters.authVariableOverride)
+        } catch .expired {
+            throw RESTError(.unauthorized, "Auth token is expired")
+        } catch {
+            throw RESTError(.unauthorized, "Could not parse auth token.")
+        }
+    }
+
+    /// Checks a credential (REST `auth=`/Bearer, or the WebSocket `auth`/`gauth` message). An admin
+    /// credential may act as another `auth` value (`override`, `.some(.null)` meaning unauthenticated).
+    func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
         let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
         guard isAdmin else {
             // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
-            guard let tokens else { throw RESTError(.unauthorized, "Could not parse auth token.") }
-            do {
-                return .user(try verified.auth(for: token, now: Date(), skew: tokens.allowedSkew) { token, now throws(TokenError) in
-                    try tokens.verify(token, now: now, allowUnsigned: emulatorMode)
-                })
-            } catch .expired {
-                throw RESTError(.unauthorized, "Auth token is expired")
-            } catch {
-                throw RESTError(.unauthorized, "Could not parse auth token.")
+            guard let tokens else { throw TokenError.malformed }
+            let verified = try verified.token(for: token, now: Date(), skew: tokens.allowedSkew) { token, now throws(TokenError) in
+                try tokens.verify(token, now: now, allowUnsigned: emulatorMode)
             }
+            return Authentication(identity: .user(verified.auth), expires: verified.expires)
         }
-        switch parameters.authVariableOverride {
-        case nil: return .admin
-        case .null?: return .anonymous
-        case let override?: return .user(override)
+        switch override {
+        case nil: return Authentication(identity: .admin)
+        case .null?: return Authentication(identity: .anonymous)
+        case let override?: return Authentication(identity: .user(override))
         }
     }
 
@@ -51,31 +63,31 @@ struct Authenticator: Sendable {
 /// Tokens whose signature was already checked, with their `auth` and expiry. Bounded: emptied when full.
 /// Expiry is checked on every use, so a cached token stops working when it expires.
 final class VerifiedTokenCache: Sendable {
-    struct Entry {
-        var auth: JSONValue
-        var expires: Double
-    }
-
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[String: VerifiedToken]>([:])
     let capacity = 10_000
 
-    func auth(
+    func token(
         for token: String,
         now: Date,
         skew: Double,
-        verify: (String, Date) throws(TokenError) -> JSONValue
-    ) throws(TokenError) -> JSONValue {
+        verify: (String, Date) throws(TokenError) -> VerifiedToken
+    ) throws(TokenError) -> VerifiedToken {
         let seconds = now.timeIntervalSince1970
         if let entry = entries.withLock({ $0[token] }) {
-            guard entry.expires + skew > seconds else { throw TokenError.expired }
-            return entry.auth
+            if let expires = entry.expires, expires + skew <= seconds { throw TokenError.expired }
+            return entry
         }
-        let auth = try verify(token, now)
-        guard case .number(let expires)? = auth["token"]?["exp"] else { return auth }
+        let verified = try verify(token, now)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[token] = Entry(auth: auth, expires: expires)
+            entries[token] = verified
         }
-        return auth
+        return verified
     }
+}
+
+/// Who a request or connection acts as, and when that stops being valid (seconds since 1970).
+struct Authentication: Sendable {
+    var identity: Identity
+    var expires: Double?
 }

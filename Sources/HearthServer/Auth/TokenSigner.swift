@@ -13,7 +13,7 @@ public import HearthCore
 /// ```swift
 /// let signer = TokenSigner.generate()
 /// let token = try signer.mint(uid: "ada", claims: [:], expiresIn: 3600, now: Date())
-/// let auth = try signer.verify(token, now: Date(), allowUnsigned: false)   // {"uid": "ada", …}
+/// let auth = try signer.verify(token, now: Date(), allowUnsigned: false).auth   // {"uid": "ada", …}
 /// ```
 public struct TokenSigner: Sendable {
     /// The private key's raw bytes (swift-crypto 3's key types are not `Sendable`; key values are made on use).
@@ -69,13 +69,16 @@ public struct TokenSigner: Sendable {
         return signingInput + "." + Base64URL.encode(Array(signature.rawRepresentation))
     }
 
-    /// Verifies a token and returns the `auth` value the rules see: `{uid, provider, token}`.
-    public func verify(_ token: String, now: Date, allowUnsigned: Bool) throws(TokenError) -> JSONValue {
+    /// Verifies a token and returns the `auth` value the rules see: `{uid, provider, token}`, with when it
+    /// stops being valid. Unsigned tokens (emulator mode only) never expire: the SDKs' mock tokens carry
+    /// `exp: 3600`, in 1970, and Firebase's emulator accepts them.
+    public func verify(_ token: String, now: Date, allowUnsigned: Bool) throws(TokenError) -> VerifiedToken {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
             case .object = try? JSONValue(parsing: headerBytes), let header = try? JSONValue(parsing: headerBytes),
             let claims = try? JSONValue(parsing: payloadBytes), case .object = claims
         else { throw TokenError.malformed }
+        var unsigned = false
         switch header["alg"] {
         case .string("ES256")?:
             guard case .string(keyID)? = header["kid"] ?? .string(keyID),
@@ -88,17 +91,22 @@ public struct TokenSigner: Sendable {
                 throw TokenError.wrongAudience
             }
         case .string("none")? where allowUnsigned:
-            break
+            unsigned = true
         default:
             throw TokenError.badSignature
         }
         let seconds = now.timeIntervalSince1970
-        guard case .number(let expires)? = claims["exp"], expires + allowedSkew > seconds else { throw TokenError.expired }
-        if case .number(let issued)? = claims["iat"], issued - allowedSkew > seconds { throw TokenError.malformed }
+        var expiry: Double?
+        if !unsigned {
+            guard case .number(let expires)? = claims["exp"], expires + allowedSkew > seconds else { throw TokenError.expired }
+            if case .number(let issued)? = claims["iat"], issued - allowedSkew > seconds { throw TokenError.malformed }
+            expiry = expires
+        }
         guard case .string(let uid)? = claims["sub"] ?? claims["user_id"], !uid.isEmpty else { throw TokenError.malformed }
         var provider = "custom"
         if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
-        return .object([(key: "uid", value: .string(uid)), (key: "provider", value: .string(provider)), (key: "token", value: claims)])
+        let auth = JSONValue.object([(key: "uid", value: .string(uid)), (key: "provider", value: .string(provider)), (key: "token", value: claims)])
+        return VerifiedToken(auth: auth, expires: expiry)
     }
 
     /// When the token expires (seconds since 1970), for streams that must end then.
@@ -151,4 +159,11 @@ enum Base64URL {
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64).map(Array.init)
     }
+}
+
+/// A verified ID token: the `auth` value the rules see, and when it expires (seconds since 1970; nil
+/// for tokens that do not expire).
+public struct VerifiedToken: Sendable {
+    public var auth: JSONValue
+    public var expires: Double?
 }

@@ -29,6 +29,7 @@ public final class Database: Sendable {
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     let hub: SubscriptionHub
+    let realtime: RealtimeHub
     let rulesState: Mutex<RulesDocument>
 
     /// Writes waiting for the writer; closed once the writer has stopped.
@@ -58,6 +59,7 @@ public final class Database: Sendable {
         self.published = Mutex(loaded.root)
         self.rulesState = Mutex(rules)
         self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)
+        self.realtime = RealtimeHub()
         // One pending wake-up is enough: the writer drains the whole queue each time it wakes.
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -93,9 +95,11 @@ public final class Database: Sendable {
         rulesState.withLock { $0 = rules }
         let root = snapshot()
         let now = clock()
-        hub.recheck { path, query, identity in
+        let canRead = { (path: DatabasePath, query: Query, identity: Identity) in
             rules.canRead(path, identity.ruleSubject, root: root, query: RuleQuery(query), now: now)
         }
+        hub.recheck(canRead)
+        realtime.recheck(canRead)
     }
 
     /// The writer loop; runs until its task is cancelled. Writes still queued then fail as unavailable.
@@ -156,13 +160,20 @@ public final class Database: Sendable {
         }
         // Acknowledge as soon as the new tree is visible (a client that reads after its write sees it),
         // and before queueing the fan-out, so acknowledgements do not wait behind every listener's event.
+        // WebSocket pushes are queued before the acknowledgements: a client's own events precede its `ok`.
         hub.publish(changes) {
-            published.withLock { $0 = working }
+            realtime.publish(changes) { published.withLock { $0 = working } }
             for (pending, result) in zip(batch, results) {
                 pending.continuation.resume(with: result)
             }
         }
         return working
+    }
+
+    /// Checks a write as if it happened now, without applying it (onDisconnect writes are checked when
+    /// they are queued). Throws the error the write would fail with.
+    public func check(_ request: WriteRequest) throws {
+        _ = try apply(request, to: snapshot(), rules: rules)
     }
 
     struct Applied {
@@ -178,6 +189,10 @@ public final class Database: Sendable {
         if let ifMatch = request.ifMatch {
             let current = root.child(at: path)
             if current.etag != ifMatch { return Applied(outcome: .preconditionFailed(current: current)) }
+        }
+        if let expectedHash = request.expectedHash {
+            let current = root.child(at: path)
+            if current.hash != expectedHash { return Applied(outcome: .preconditionFailed(current: current)) }
         }
         switch request.operation {
         case .set(_, let json):

@@ -14,13 +14,22 @@ public struct WriteRequest: Sendable {
     public var operation: Operation
     /// `if-match`: the write happens only if the ETag of the location still equals this.
     public var ifMatch: String?
+    /// The WebSocket protocol's compare-and-set: the write happens only if the data's hash still equals this.
+    public var expectedHash: String?
     public var identity: Identity
     /// The most leaves (removed plus written) the write may touch; nil for no limit.
     public var maximumLeaves: Int?
 
-    public init(_ operation: Operation, ifMatch: String? = nil, identity: Identity, maximumLeaves: Int? = nil) {
+    public init(
+        _ operation: Operation,
+        ifMatch: String? = nil,
+        expectedHash: String? = nil,
+        identity: Identity,
+        maximumLeaves: Int? = nil
+    ) {
         self.operation = operation
         self.ifMatch = ifMatch
+        self.expectedHash = expectedHash
         self.identity = identity
         self.maximumLeaves = maximumLeaves
     }
@@ -38,7 +47,7 @@ public enum WriteOutcome: Sendable {
     /// Durably written. `value` is the new data at the request's location, `written` the resolved data
     /// of the request (what PUT and PATCH echo).
     case written(value: Node, written: WrittenData)
-    /// The `if-match` ETag did not match; nothing was written. Carries the current data.
+    /// The `if-match` ETag (or the expected hash) did not match; nothing was written. Carries the current data.
     case preconditionFailed(current: Node)
 }
 

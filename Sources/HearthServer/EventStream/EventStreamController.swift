@@ -15,10 +15,11 @@ enum EventStreamController {
     static func stream(
         path: DatabasePath,
         _ parameters: RESTParameters,
-        _ identity: Identity,
+        _ authentication: Authentication,
         _ database: Database,
         _ configuration: ServerConfiguration
     ) throws -> Response {
+        let identity = authentication.identity
         try RESTController.authorizeRead(path, identity, database, query: parameters.query)
         if let query = parameters.query {
             try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
@@ -26,10 +27,9 @@ enum EventStreamController {
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
         let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
         // A stream opened with an ID token ends with auth_revoked when the token expires.
-        let expiresIn: Duration? = {
-            guard case .user(let auth) = identity, case .number(let expiry)? = auth["token"]?["exp"] else { return nil }
-            return .milliseconds(max(0, Int64((expiry - WallClock.milliseconds() / 1000) * 1000)))
-        }()
+        let expiresIn: Duration? = authentication.expires.map { expiry in
+            .milliseconds(max(0, Int64((expiry - WallClock.milliseconds() / 1000) * 1000)))
+        }
         let headers: HTTPFields = [
             .contentType: "text/event-stream",
             .cacheControl: "no-cache",

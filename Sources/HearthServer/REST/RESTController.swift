@@ -78,10 +78,11 @@ public struct RESTController: Sendable {
             }
         }
         let namespace = namespace(of: request, parameters)
-        let identity = try authenticator.identity(
+        let authentication = try authenticator.authentication(
             bearer: Authenticator.bearerToken(request.headers[.authorization]),
             parameters: parameters
         )
+        let identity = authentication.identity
         let database = try await registry.database(namespace)
         switch target {
         case .rules:
@@ -104,7 +105,7 @@ public struct RESTController: Sendable {
             switch method {
             case .get:
                 if request.headers[.accept]?.contains("text/event-stream") == true {
-                    return try EventStreamController.stream(path: path, parameters, identity, database, configuration)
+                    return try EventStreamController.stream(path: path, parameters, authentication, database, configuration)
                 }
                 return try read(request, path: path, parameters, identity, database)
             case .put:

@@ -154,62 +154,14 @@ public final class SubscriptionHub: Sendable {
         for continuation in all { continuation.finish() }
     }
 
-    /// The events a listener of `key` gets for one change. Pure; shared by all listeners of the key.
+    /// The SSE events a listener of `key` gets for one change. Window changes become one `put` per child.
     static func events(for key: ListenKey, change: Change) -> [ServerSentEvent] {
-        let listened = key.path
-        let written = change.path
-        let inside = listened.contains(written)
-        let above = written.contains(listened) && !inside
-        guard inside || above else { return [] }
-        if key.isPlain {
-            if inside {
-                let relative = listened.relativePath(to: written)!
-                switch change.written {
-                case .node:
-                    return [.put(path: relative, data: change.after.child(at: written), format: key.format)]
-                case .update(let items):
-                    let data = items.map { item in
-                        (key: item.path.keys.map(\.string).joined(separator: "/"),
-                         value: change.after.child(at: written.appending(item.path)))
-                    }
-                    return [.patch(path: relative, data: data, format: key.format)]
-                }
+        ListenEvent.events(for: key, change: change).flatMap { event -> [ServerSentEvent] in
+            switch event {
+            case .put(let path, let node): [.put(path: path, data: node, format: key.format)]
+            case .patch(let path, let items): [.patch(path: path, data: items, format: key.format)]
+            case .window(let items): items.map { .put(path: DatabasePath(keys: [$0.key]), data: $0.node, format: key.format) }
             }
-            // A write above the listened location: an update whose items all fall strictly inside it is a
-            // patch; anything else replaces the location if it changed.
-            if case .update(let items) = change.written {
-                var data: [(key: String, value: Node)] = []
-                for item in items {
-                    let target = written.appending(item.path)
-                    if target.contains(listened) {
-                        data = []
-                        break
-                    }
-                    if let relative = listened.relativePath(to: target) {
-                        data.append((relative.keys.map(\.string).joined(separator: "/"), change.after.child(at: target)))
-                    }
-                }
-                if !data.isEmpty { return [.patch(path: .root, data: data, format: key.format)] }
-            }
-            let before = change.before.child(at: listened)
-            let after = change.after.child(at: listened)
-            return before == after ? [] : [.put(path: .root, data: after, format: key.format)]
         }
-        // Queries and shallow streams: diff the view. Children that leave are sent as null.
-        let before = key.view(of: change.before)
-        let after = key.view(of: change.after)
-        if before == after { return [] }
-        guard case .children(let old) = before, case .children(let new) = after, !old.entries.isEmpty, !new.entries.isEmpty
-        else {
-            return [.put(path: .root, data: after, format: key.format)]
-        }
-        var events: [ServerSentEvent] = []
-        for (childKey, _) in old.entries where new.entries[childKey] == nil {
-            events.append(.put(path: DatabasePath(keys: [childKey]), data: .empty, format: key.format))
-        }
-        for (childKey, node) in new.entries where old.entries[childKey] != node {
-            events.append(.put(path: DatabasePath(keys: [childKey]), data: node, format: key.format))
-        }
-        return events
     }
 }

@@ -1,0 +1,100 @@
+import HearthCore
+import HearthProtocol
+import NIOCore
+import Synchronization
+
+/// The WebSocket listens of one database, grouped by path and query.
+///
+/// Each change is turned into pushes once per group, and each push is encoded once per tag: connections
+/// listening to the same path and query (and, usually, the same tag, since every client counts tags from
+/// 1) share one buffer.
+final class RealtimeHub: Sendable {
+    struct Member: Hashable {
+        var connection: ObjectIdentifier
+        var tag: Int?
+    }
+
+    struct Group {
+        var members: [Member: RealtimeSession] = [:]
+    }
+
+    private let groups = Mutex<[ListenKey: Group]>([:])
+
+    /// Registers a listen. `initial` gets the current view under the hub's lock, so no change is missed
+    /// or delivered twice.
+    func listen(_ key: ListenKey, session: RealtimeSession, tag: Int?, snapshot: () -> Node, initial: (Node) -> Void) {
+        groups.withLock { groups in
+            initial(RealtimeHub.view(of: key, tagged: tag != nil, root: snapshot()))
+            groups[key, default: Group()].members[Member(connection: ObjectIdentifier(session), tag: tag)] = session
+        }
+    }
+
+    func unlisten(_ key: ListenKey, session: RealtimeSession, tag: Int?) {
+        groups.withLock { groups in
+            groups[key]?.members.removeValue(forKey: Member(connection: ObjectIdentifier(session), tag: tag))
+            if groups[key]?.members.isEmpty == true { groups.removeValue(forKey: key) }
+        }
+    }
+
+    var listenCount: Int { groups.withLock { $0.values.reduce(0) { $0 + $1.members.count } } }
+
+    /// What a listen sees: the subtree for a default listen; for a query, its window without the
+    /// location's own priority (clients drop it too).
+    static func view(of key: ListenKey, tagged: Bool, root: Node) -> Node {
+        let view = key.view(of: root)
+        return tagged ? view.withPriority(nil) : view
+    }
+
+    /// Makes a batch of changes visible (`commit`) and queues their pushes, under the lock.
+    func publish(_ changes: [Change], commit: () -> Void) {
+        groups.withLock { groups in
+            commit()
+            for (key, group) in groups {
+                for change in changes {
+                    for push in RealtimeHub.pushes(for: key, change: change) {
+                        var encoded: [Int?: ByteBuffer] = [:]
+                        for (member, session) in group.members {
+                            let buffer: ByteBuffer
+                            if let cached = encoded[member.tag] {
+                                buffer = cached
+                            } else {
+                                buffer = ByteBuffer(bytes: push.encoded(tag: member.tag))
+                                encoded[member.tag] = buffer
+                            }
+                            session.send(buffer)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Revokes the listens whose connection may no longer read them (after a rules change).
+    func recheck(_ canRead: (DatabasePath, Query, Identity) -> Bool) {
+        var revoked: [(RealtimeSession, ListenKey, Int?)] = []
+        groups.withLock { groups in
+            for (key, group) in groups {
+                for (member, session) in group.members where !canRead(key.path, key.query, session.identity) {
+                    revoked.append((session, key, member.tag))
+                }
+            }
+        }
+        for (session, key, tag) in revoked { session.revoke(key, tag: tag) }
+    }
+
+    /// The wire pushes for one change, without tags. Paths are absolute.
+    static func pushes(for key: ListenKey, change: Change) -> [ServerMessage.Push] {
+        let tagged = !key.query.isDefault
+        return ListenEvent.events(for: key, change: change).map { event in
+            switch event {
+            case .put(let relative, let node):
+                let data = tagged && relative.isRoot ? node.withPriority(nil) : node
+                return .overwrite(path: key.path.appending(relative), data: data)
+            case .patch(let relative, let items):
+                return .merge(path: key.path.appending(relative), items: items.map { ($0.key, $0.value) })
+            case .window(let items):
+                return .merge(path: key.path, items: items.map { ($0.key.string, $0.node) })
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import HTTPTypes
+import HearthProtocol
+public import HummingbirdCore
+public import Logging
+public import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+
+/// The server's child channel: HTTP/1.1 for REST and event streams, upgraded to a WebSocket at `/.ws`.
+///
+/// Upgraded connections are served entirely by ``RealtimeChannelHandler`` on their event loop; their
+/// `handle` returns at once, so an idle connection costs its socket and a few small objects, no task.
+/// On graceful shutdown the server's quiescing helper tells every connection to close.
+public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
+    enum Negotiated: Sendable {
+        case websocket
+        case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    public struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<Negotiated>
+        public let channel: any Channel
+    }
+
+    public let responder: HTTPChannelHandler.Responder
+    let services: RealtimeServices
+
+    init(responder: @escaping HTTPChannelHandler.Responder, services: RealtimeServices) {
+        self.responder = responder
+        self.services = services
+    }
+
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let services = self.services
+            let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
+                maxFrameSize: 1 << 24,
+                shouldUpgrade: { channel, head in
+                    channel.eventLoop.makeSucceededFuture(RealtimeServerChannel.accepts(head) ? HTTPHeaders() : nil)
+                },
+                upgradePipelineHandler: { channel, head in
+                    channel.eventLoop.makeCompletedFuture {
+                        let session = RealtimeServerChannel.session(for: head, channel: channel, services: services)
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(NIOWebSocketFrameAggregator(
+                            minNonFinalFragmentSize: 1,
+                            maxAccumulatedFrameCount: 1 << 16,
+                            maxAccumulatedFrameSize: 1 << 24
+                        ))
+                        let idle = services.configuration.realtimeIdleTimeout
+                        try sync.addHandler(IdleStateHandler(readTimeout: .milliseconds(Int64(idle.components.seconds * 1000))))
+                        try sync.addHandler(RealtimeChannelHandler(
+                            session: session,
+                            maximumMessageBytes: services.configuration.maximumRequestBytes
+                        ))
+                        return Negotiated.websocket
+                    }
+                }
+            )
+            let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        return Negotiated.http(try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        ))
+                    }
+                }
+            )
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgradeConfiguration)
+            configuration.enablePipelining = false
+            configuration.enableErrorHandling = false
+            configuration.enableResponseHeaderValidation = false
+            let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            return Value(negotiated: negotiated, channel: channel)
+        }
+    }
+
+    public func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .websocket:
+                return
+            case .http(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            }
+        } catch {
+            logger.debug("Connection setup failed", metadata: ["hearth.error": "\(error)"])
+        }
+    }
+
+    /// Only `/.ws` upgrades; other paths stay plain HTTP.
+    static func accepts(_ head: HTTPRequestHead) -> Bool {
+        let path = head.uri.split(separator: "?", maxSplits: 1).first ?? ""
+        return path == "/.ws"
+    }
+
+    /// A session for a new connection: its namespace (`ns=`, else the Host's first label, else the
+    /// default), the host to echo in the handshake, and the previous session (`ls=`) closed at once.
+    static func session(for head: HTTPRequestHead, channel: any Channel, services: RealtimeServices) -> RealtimeSession {
+        var parameters: [String: String] = [:]
+        if let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first {
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard let name = parts.first else { continue }
+                let raw = parts.count > 1 ? String(parts[1]) : ""
+                parameters[String(name)] = PercentDecoding.decode(raw) ?? raw
+            }
+        }
+        let configuration = services.configuration
+        let host = head.headers.first(name: "host") ?? "\(configuration.host):\(configuration.port)"
+        var namespace = configuration.defaultNamespace
+        if let ns = parameters["ns"], !ns.isEmpty {
+            namespace = ns
+        } else if let label = RESTController.namespaceLabel(host: host) {
+            namespace = label
+        }
+        let session = RealtimeSession(channel: channel, namespace: namespace, host: host, services: services)
+        services.sessions.add(session)
+        if let previous = parameters["ls"].flatMap(services.sessions.session) {
+            // The client reconnected: its old connection is dead; close it now so its onDisconnect writes fire.
+            previous.close(code: .goingAway)
+        }
+        return session
+    }
+}

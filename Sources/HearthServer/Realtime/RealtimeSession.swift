@@ -1,0 +1,416 @@
+import DequeModule
+import Foundation
+import HearthCore
+import HearthProtocol
+import HearthRules
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// One WebSocket connection speaking the Realtime Database protocol (v5).
+///
+/// Requests are processed strictly in arrival order, one at a time, by a task that exists only while
+/// there is work: an idle connection holds no task. Everything sent goes through one bounded outbound
+/// queue, drained on the channel's event loop; messages queued together leave in one write. A client
+/// whose queue passes ``ServerConfiguration/realtimeOutboundLimit`` bytes (it does not read fast enough)
+/// is disconnected; its SDK reconnects and resynchronises.
+final class RealtimeSession: Sendable {
+    /// A listen as the connection knows it: by path and tag (default listens have none).
+    struct ListenID: Hashable {
+        var path: DatabasePath
+        var tag: Int?
+    }
+
+    struct Listen {
+        var key: ListenKey
+        /// The query object as the client sent it, echoed when the listen is revoked.
+        var query: JSONValue?
+    }
+
+    enum Job {
+        case request(WireRequest)
+        case authExpired(generation: Int)
+    }
+
+    /// A write queued for when the connection ends.
+    struct OnDisconnectWrite {
+        var path: DatabasePath
+        var operation: WriteRequest.Operation
+    }
+
+    struct State {
+        var identity: Identity = .anonymous
+        var authGeneration = 0
+        var listens: [ListenID: Listen] = [:]
+        var onDisconnect: [OnDisconnectWrite] = []
+        var jobs: Deque<Job> = []
+        var processing = false
+        var outbox: [ByteBuffer] = []
+        var outboxBytes = 0
+        var flushScheduled = false
+        var closed = false
+        var database: Database?
+    }
+
+    let id: String
+    let channel: any Channel
+    let namespace: String
+    let host: String
+    let services: RealtimeServices
+    private let state = Mutex(State())
+
+    init(channel: any Channel, namespace: String, host: String, services: RealtimeServices) {
+        self.id = RealtimeSession.makeID()
+        self.channel = channel
+        self.namespace = namespace
+        self.host = host
+        self.services = services
+    }
+
+    /// 32 random alphanumerics, like Firebase's session ids.
+    static func makeID() -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        var generator = SystemRandomNumberGenerator()
+        return String(decoding: (0..<32).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }, as: UTF8.self)
+    }
+
+    var identity: Identity { state.withLock { $0.identity } }
+
+    /// Sends the handshake: the first message on every connection.
+    func start() {
+        send(ByteBuffer(bytes: ServerMessage.handshake(timestamp: Int64(WallClock.milliseconds()), host: host, session: id)))
+    }
+
+    // MARK: Inbound
+
+    func enqueue(_ job: Job) {
+        let start = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.jobs.append(job)
+            if state.processing { return false }
+            state.processing = true
+            return true
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    private func drain() async {
+        while let job = state.withLock({ state -> Job? in
+            if state.closed || state.jobs.isEmpty {
+                state.processing = false
+                return nil
+            }
+            return state.jobs.removeFirst()
+        }) {
+            switch job {
+            case .request(let request):
+                await handle(request)
+            case .authExpired(let generation):
+                authExpired(generation)
+            }
+        }
+    }
+
+    private func handle(_ request: WireRequest) async {
+        let number = request.number
+        do {
+            let reply = try await perform(request.action)
+            send(ServerMessage.response(number, reply))
+        } catch let failure as Failure {
+            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+        } catch let error as WriteError {
+            let failure = Failure(error)
+            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+        } catch {
+            services.logger.error("Realtime request failed", metadata: ["hearth.error": "\(error)"])
+            send(ServerMessage.response(number, status: "failure", .text("Internal error")))
+        }
+    }
+
+    /// A request's failure status and text, as the SDKs expect them.
+    struct Failure: Error {
+        var status: String
+        var message: String
+
+        static let permissionDenied = Failure(status: "permission_denied", message: "Permission denied")
+
+        init(status: String, message: String) {
+            self.status = status
+            self.message = message
+        }
+
+        init(_ error: WriteError) {
+            switch error.code {
+            case .permissionDenied: self = .permissionDenied
+            case .invalidData: self.init(status: "invalid_data", message: error.message)
+            case .tooLarge: self.init(status: "too_big", message: error.message)
+            case .unavailable: self.init(status: "unavailable", message: error.message)
+            }
+        }
+    }
+
+    private func database() async throws -> Database {
+        if let database = state.withLock({ $0.database }) { return database }
+        do {
+            let database = try await services.registry.database(namespace)
+            state.withLock { $0.database = database }
+            return database
+        } catch {
+            throw Failure(status: "unavailable", message: "The database \(namespace) could not be opened")
+        }
+    }
+
+    private func perform(_ action: WireAction) async throws -> ServerMessage.Payload {
+        switch action {
+        case .stats, .appCheck:
+            return .empty
+        case .invalid(let status, let message):
+            throw Failure(status: status, message: message)
+        case .auth(let credential, let override):
+            return try authenticate(credential, override: override)
+        case .unauth:
+            state.withLock { state in
+                state.identity = .anonymous
+                state.authGeneration += 1
+            }
+            if let database = state.withLock({ $0.database }) { recheckListens(database) }
+            return .text("unauthenticated")
+        case .listen(let path, let query, let tag, let hash):
+            return try await listen(path, query, tag: tag, hash: hash)
+        case .unlisten(let path, let tag):
+            let removed = state.withLock { $0.listens.removeValue(forKey: ListenID(path: path, tag: tag)) }
+            if let removed, let database = state.withLock({ $0.database }) {
+                database.realtime.unlisten(removed.key, session: self, tag: tag)
+            }
+            return .empty
+        case .get(let path, let query):
+            let database = try await database()
+            try authorizeRead(path, query?.query, database)
+            let node = database.snapshot().child(at: path)
+            return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)
+        case .put(let path, let priority, let data, let hash):
+            let database = try await database()
+            let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
+            let outcome = try await database.write(WriteRequest(operation, expectedHash: hash, identity: identity))
+            if case .preconditionFailed = outcome {
+                throw Failure(status: "datastale", message: "Transaction hash does not match")
+            }
+            return .empty
+        case .merge(let path, let items):
+            let database = try await database()
+            _ = try await database.write(WriteRequest(.update(path, items), identity: identity))
+            return .empty
+        case .onDisconnectPut(let path, let priority, let data):
+            let database = try await database()
+            let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
+            try database.check(WriteRequest(operation, identity: identity))
+            state.withLock { state in
+                state.onDisconnect.removeAll { path.contains($0.path) }
+                state.onDisconnect.append(OnDisconnectWrite(path: path, operation: operation))
+            }
+            return .empty
+        case .onDisconnectMerge(let path, let items):
+            let database = try await database()
+            try database.check(WriteRequest(.update(path, items), identity: identity))
+            state.withLock { state in
+                for item in items {
+                    let target = path.appending(item.path)
+                    state.onDisconnect.removeAll { target.contains($0.path) }
+                    state.onDisconnect.append(OnDisconnectWrite(path: target, operation: .set(target, item.value)))
+                }
+            }
+            return .empty
+        case .onDisconnectCancel(let path):
+            state.withLock { state in state.onDisconnect.removeAll { path.contains($0.path) } }
+            return .empty
+        }
+    }
+
+    // MARK: Auth
+
+    private func authenticate(_ credential: String, override: WireAction.AuthOverride) throws -> ServerMessage.Payload {
+        let overrideValue: JSONValue? = switch override {
+        case .none: nil
+        case .unauthenticated: .null
+        case .auth(let auth): auth
+        }
+        let authentication: Authentication
+        do {
+            authentication = try services.authenticator.authenticate(credential, override: overrideValue)
+        } catch .expired {
+            throw Failure(status: "expired_token", message: "Auth token is expired.")
+        } catch {
+            throw Failure(status: "invalid_token", message: "Could not parse auth token.")
+        }
+        let generation = state.withLock { state in
+            state.identity = authentication.identity
+            state.authGeneration += 1
+            return state.authGeneration
+        }
+        if let database = state.withLock({ $0.database }) { recheckListens(database) }
+        if let expires = authentication.expires {
+            let delay = max(0, Int64((expires - Date().timeIntervalSince1970) * 1000))
+            channel.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
+                self?.enqueue(.authExpired(generation: generation))
+            }
+        }
+        var auth: JSONValue = .null
+        if case .user(let value) = authentication.identity { auth = value }
+        return .json(.object([(key: "auth", value: auth), (key: "expires", value: authentication.expires.map(JSONValue.number) ?? .null)]))
+    }
+
+    /// The credential expired: the connection is unauthenticated from now on, and is told so with `ac`.
+    private func authExpired(_ generation: Int) {
+        let current = state.withLock { state -> Bool in
+            guard state.authGeneration == generation else { return false }
+            state.identity = .anonymous
+            state.authGeneration += 1
+            return true
+        }
+        guard current else { return }
+        send(ServerMessage.authRevoked(status: "expired_token", reason: "Auth token is expired."))
+        if let database = state.withLock({ $0.database }) { recheckListens(database) }
+    }
+
+    // MARK: Listens
+
+    private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: Database) throws {
+        let allowed = database.rules.canRead(
+            path,
+            identity.ruleSubject,
+            root: database.snapshot(),
+            query: RuleQuery(query),
+            now: WallClock.milliseconds()
+        )
+        guard allowed else { throw Failure.permissionDenied }
+    }
+
+    private func listen(_ path: DatabasePath, _ query: WireQuery?, tag: Int?, hash: String) async throws -> ServerMessage.Payload {
+        let database = try await database()
+        try authorizeRead(path, query?.query, database)
+        let id = ListenID(path: path, tag: tag)
+        let key = ListenKey(path: path, query: query?.query ?? .all, format: .export)
+        if let previous = state.withLock({ $0.listens.removeValue(forKey: id) }) {
+            database.realtime.unlisten(previous.key, session: self, tag: tag)
+        }
+        state.withLock { $0.listens[id] = Listen(key: key, query: query?.json) }
+        database.realtime.listen(key, session: self, tag: tag, snapshot: database.snapshot) { view in
+            // The client's cache already holds exactly this data: only the `ok` is needed.
+            if !hash.isEmpty, view.hash == hash { return }
+            if hash.isEmpty, view.isEmpty { return }
+            send(ByteBuffer(bytes: ServerMessage.Push.overwrite(path: path, data: view).encoded(tag: tag)))
+        }
+        let needsIndex = query?.query.index.indexOnName.map { !database.rules.hasIndex($0, at: path) } ?? false
+        return .listenAcknowledged(noIndexWarning: needsIndex)
+    }
+
+    /// Revokes this connection's listens that its identity may no longer read (after auth changes).
+    private func recheckListens(_ database: Database) {
+        let (listens, identity) = state.withLock { ($0.listens, $0.identity) }
+        let rules = database.rules
+        let root = database.snapshot()
+        let now = WallClock.milliseconds()
+        for (id, listen) in listens
+        where !rules.canRead(id.path, identity.ruleSubject, root: root, query: RuleQuery(listen.key.query), now: now) {
+            revoke(listen.key, tag: id.tag)
+        }
+    }
+
+    /// Ends one listen with a `c` push (read permission lost).
+    func revoke(_ key: ListenKey, tag: Int?) {
+        let id = ListenID(path: key.path, tag: tag)
+        guard let listen = state.withLock({ $0.listens.removeValue(forKey: id) }) else { return }
+        state.withLock { $0.database }?.realtime.unlisten(key, session: self, tag: tag)
+        send(ServerMessage.listenRevoked(path: key.path, query: listen.query))
+    }
+
+    // MARK: Outbound
+
+    func send(_ bytes: [UInt8]) {
+        send(ByteBuffer(bytes: bytes))
+    }
+
+    /// Queues a message; the event loop writes everything queued at once.
+    func send(_ buffer: ByteBuffer) {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.outbox.append(buffer)
+            state.outboxBytes += buffer.readableBytes
+            if state.flushScheduled { return false }
+            state.flushScheduled = true
+            return true
+        }
+        if schedule { channel.eventLoop.execute { self.flush() } }
+    }
+
+    /// Writes the queued messages (on the event loop). While the socket is not writable they stay queued,
+    /// up to the limit.
+    func flush() {
+        let limit = services.configuration.realtimeOutboundLimit
+        let (messages, tooSlow) = state.withLock { state -> ([ByteBuffer], Bool) in
+            state.flushScheduled = false
+            if state.outboxBytes > limit { return ([], true) }
+            guard channel.isWritable, !state.outbox.isEmpty else { return ([], false) }
+            let messages = state.outbox
+            state.outbox = []
+            state.outboxBytes = 0
+            return (messages, false)
+        }
+        if tooSlow {
+            services.logger.info("Closing a slow WebSocket client", metadata: ["hearth.session": "\(id)"])
+            close(code: .policyViolation)
+            return
+        }
+        guard !messages.isEmpty else { return }
+        for message in messages {
+            if message.readableBytes <= WireFrameAssembler.maximumFrameLength {
+                channel.write(WebSocketFrame(fin: true, opcode: .text, data: message), promise: nil)
+            } else {
+                for chunk in WireFrameAssembler.frames(for: Array(message.readableBytesView)) {
+                    channel.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: chunk)), promise: nil)
+                }
+            }
+        }
+        channel.flush()
+    }
+
+    /// Sends a WebSocket close frame and closes the connection.
+    func close(code: WebSocketErrorCode = .goingAway) {
+        var data = channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
+            self.channel.close(promise: nil)
+        }
+    }
+
+    // MARK: Closing
+
+    /// The connection ended: its listens stop and its onDisconnect writes are applied, in order.
+    func closed() {
+        let (listens, writes, database) = state.withLock { state in
+            state.closed = true
+            state.jobs.removeAll()
+            state.outbox = []
+            defer {
+                state.listens = [:]
+                state.onDisconnect = []
+            }
+            return (state.listens, state.onDisconnect, state.database)
+        }
+        services.sessions.remove(self)
+        guard let database else { return }
+        for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }
+        guard !writes.isEmpty else { return }
+        // Checked against the rules when they were queued; applied as the server, with `.sv` resolved now.
+        Task {
+            for write in writes {
+                do {
+                    _ = try await database.write(WriteRequest(write.operation, identity: .admin))
+                } catch {
+                    services.logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Files the server hands to browsers: `/hearth.js`, the browser client. Embedded as package resources
+/// (`Sources/HearthServer/Web`), so the binary serves them wherever it runs from.
+enum WebAssets {
+    static let files: [(route: String, resource: String, contentType: String)] = [
+        ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8")
+    ]
+
+    static func register(on router: Router<BasicRequestContext>) {
+        for file in files {
+            let url = Bundle.module.url(forResource: file.resource, withExtension: nil, subdirectory: "Web")
+            let bytes = url.flatMap { try? Data(contentsOf: $0) }
+            router.get(RouterPath(file.route)) { _, _ -> Response in
+                guard let bytes else { return Response(status: .notFound) }
+                let headers: HTTPFields = [
+                    .contentType: file.contentType,
+                    .accessControlAllowOrigin: "*",
+                    .cacheControl: "no-cache",
+                    .contentLength: String(bytes.count),
+                ]
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
+        }
+    }
+}

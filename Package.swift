@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
+        .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -72,10 +73,20 @@ let package = Package(
             ],
             resources: [.copy("Web")]
         ),
+        .target(
+            name: "HearthRealtimeClient",
+            dependencies: [
+                "HearthProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRules",
+                "HearthServer", "HearthSQLite", "HearthRules", "HearthRealtimeClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -101,9 +112,10 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -34,6 +34,20 @@ struct TestServer {
         )
         try await app.test(.router) { client in try await test(client, registry) }
     }
+
+    /// Runs the application on a real socket (WebSocket tests); the test gets the port.
+    func runLive(
+        storage: any DatabaseStorage = InMemoryStorage(),
+        _ test: @Sendable (any TestClientProtocol, Int, DatabaseRegistry) async throws -> Void
+    ) async throws {
+        let (app, registry) = try await makeApplication(
+            configuration: configuration,
+            storage: storage,
+            adminSecret: AdminSecret(hashing: TestServer.secret),
+            tokens: tokens
+        )
+        try await app.test(.live) { client in try await test(client, client.port!, registry) }
+    }
 }
 
 /// A response reduced to what the tests look at.

@@ -75,17 +75,43 @@ public final class Database: Sendable {
 
     /// Submits a write and waits until it is durable (or refused).
     public func write(_ request: WriteRequest) async throws -> WriteOutcome {
+        try await write(request) {}
+    }
+
+    private func write(_ request: WriteRequest, queued: @Sendable () -> Void) async throws -> WriteOutcome {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = queue.withLock { queue in
                 guard !queue.closed else { return false }
                 queue.pending.append(Pending(request: request, continuation: continuation))
                 return true
             }
+            queued()
             if accepted {
                 wake.yield()
             } else {
                 continuation.resume(throwing: WriteError(.unavailable, "The server is shutting down"))
             }
+        }
+    }
+
+    /// Submits several writes at once, in order (they land in the same batch), and waits for all of them.
+    public func write(all requests: [WriteRequest]) async -> [Result<WriteOutcome, any Error>] {
+        await withTaskGroup(of: (Int, Result<WriteOutcome, any Error>).self) { group in
+            // Each write is queued before the next task starts, so the queue keeps their order.
+            for (index, request) in requests.enumerated() {
+                let queued = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                group.addTask {
+                    do {
+                        return (index, .success(try await self.write(request) { queued.continuation.yield() }))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+                for await _ in queued.stream { break }
+            }
+            var results = [Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
         }
     }
 

@@ -18,10 +18,6 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
         self.assembler = WireFrameAssembler(maximumMessageBytes: maximumMessageBytes)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { session.start() }
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
@@ -76,6 +72,9 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
             session.close(code: .goingAway)
         case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
             session.close(code: .goingAway)
+        case ChannelEvent.inputClosed:
+            // The client closed its side (the server allows half-closure for HTTP): the session is over.
+            context.close(promise: nil)
         default:
             context.fireUserInboundEventTriggered(event)
         }

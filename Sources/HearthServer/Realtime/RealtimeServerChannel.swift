@@ -15,7 +15,7 @@ import NIOWebSocket
 /// On graceful shutdown the server's quiescing helper tells every connection to close.
 public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum Negotiated: Sendable {
-        case websocket
+        case websocket(RealtimeSession)
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
     }
 
@@ -55,7 +55,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                             session: session,
                             maximumMessageBytes: services.configuration.maximumRequestBytes
                         ))
-                        return Negotiated.websocket
+                        return Negotiated.websocket(session)
                     }
                 }
             )
@@ -84,8 +84,9 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     public func handle(value: Value, logger: Logger) async {
         do {
             switch try await value.negotiated.get() {
-            case .websocket:
-                return
+            case .websocket(let session):
+                // The upgrade is complete (the 101 response is out): the handshake may go now.
+                session.start()
             case .http(let http):
                 await handleHTTP(asyncChannel: http, logger: logger)
             }

@@ -33,10 +33,12 @@ final class RealtimeSession: Sendable {
         case authExpired(generation: Int)
     }
 
-    /// A write queued for when the connection ends.
+    /// A write queued for when the connection ends. The keys of one `om` share a group and are applied
+    /// together, as one update.
     struct OnDisconnectWrite {
         var path: DatabasePath
         var operation: WriteRequest.Operation
+        var group: Int?
     }
 
     struct State {
@@ -44,6 +46,7 @@ final class RealtimeSession: Sendable {
         var authGeneration = 0
         var listens: [ListenID: Listen] = [:]
         var onDisconnect: [OnDisconnectWrite] = []
+        var onDisconnectGroups = 0
         var jobs: Deque<Job> = []
         var processing = false
         var outbox: [ByteBuffer] = []
@@ -193,7 +196,10 @@ final class RealtimeSession: Sendable {
             let database = try await database()
             let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
             let outcome = try await database.write(WriteRequest(operation, expectedHash: hash, identity: identity))
-            if case .preconditionFailed = outcome {
+            if case .preconditionFailed(let current) = outcome {
+                // Make sure the client retries from the current value: resend it to a listen that covers it.
+                let covered = state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
+                if covered { send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
                 throw Failure(status: "datastale", message: "Transaction hash does not match")
             }
             return .empty
@@ -207,17 +213,20 @@ final class RealtimeSession: Sendable {
             try database.check(WriteRequest(operation, identity: identity))
             state.withLock { state in
                 state.onDisconnect.removeAll { path.contains($0.path) }
-                state.onDisconnect.append(OnDisconnectWrite(path: path, operation: operation))
+                state.onDisconnect.append(OnDisconnectWrite(path: path, operation: operation, group: nil))
             }
             return .empty
         case .onDisconnectMerge(let path, let items):
             let database = try await database()
             try database.check(WriteRequest(.update(path, items), identity: identity))
             state.withLock { state in
+                state.onDisconnectGroups += 1
                 for item in items {
                     let target = path.appending(item.path)
                     state.onDisconnect.removeAll { target.contains($0.path) }
-                    state.onDisconnect.append(OnDisconnectWrite(path: target, operation: .set(target, item.value)))
+                    state.onDisconnect.append(
+                        OnDisconnectWrite(path: target, operation: .set(target, item.value), group: state.onDisconnectGroups)
+                    )
                 }
             }
             return .empty
@@ -402,14 +411,28 @@ final class RealtimeSession: Sendable {
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }
         guard !writes.isEmpty else { return }
-        // Checked against the rules when they were queued; applied as the server, with `.sv` resolved now.
+        // Checked against the rules when they were queued; applied as the server, in one batch, with `.sv`
+        // resolved now. The keys of one `om` go together as one update.
+        var requests: [WriteRequest] = []
+        var index = 0
+        while index < writes.count {
+            let write = writes[index]
+            guard let group = write.group else {
+                requests.append(WriteRequest(write.operation, identity: .admin))
+                index += 1
+                continue
+            }
+            var items: [(path: DatabasePath, value: JSONValue)] = []
+            while index < writes.count, writes[index].group == group, case .set(let target, let value) = writes[index].operation {
+                items.append((target, value))
+                index += 1
+            }
+            requests.append(WriteRequest(.update(.root, items), identity: .admin))
+        }
+        let logger = services.logger
         Task {
-            for write in writes {
-                do {
-                    _ = try await database.write(WriteRequest(write.operation, identity: .admin))
-                } catch {
-                    services.logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
-                }
+            for case .failure(let error) in await database.write(all: requests) {
+                logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
             }
         }
     }

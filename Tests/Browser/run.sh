@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the browser end-to-end tests of hearth.js in headless Chromium against the real hearth binary.
+#
+#   Tests/Browser/run.sh            (from anywhere; builds nothing)
+#
+# Needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver):
+#   apt-get install -y chromium chromium-driver
+# The binary is $HEARTH_BIN (default <repo>/.build/debug/hearth). A missing binary, browser or
+# driver FAILS the run; nothing is skipped. Extra arguments are passed to pytest (e.g. -k reconnect -x).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$repo"
+
+PYTHON="${PYTHON:-python3}"
+export PYTHONDONTWRITEBYTECODE=1
+
+"$PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r "$here/requirements.txt"
+
+exec "$PYTHON" -m pytest -q "$here" "$@"

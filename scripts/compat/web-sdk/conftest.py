@@ -1,0 +1,201 @@
+"""Selenium plumbing for the Firebase web SDK compatibility tests.
+
+run.sh starts Hearth and the static server and exports:
+  HEARTH_PORT   Hearth's port (the page calls connectDatabaseEmulator with it)
+  WEB_PORT      the python http.server port serving page.html and /firebasejs/<SDK_VERSION>/
+  SDK_VERSION   the SDK version directory (from the gstatic URLs inside firebase-database.js)
+  WEB_SDK_OUT   where per-test WebSocket transcripts and console logs go
+"""
+
+import json
+import os
+import re
+import time
+import urllib.parse
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+HEARTH_PORT = int(os.environ.get("HEARTH_PORT", "0"))
+WEB_PORT = int(os.environ.get("WEB_PORT", "0"))
+SDK_VERSION = os.environ.get("SDK_VERSION", "")
+OUT_DIR = os.environ.get("WEB_SDK_OUT", "/tmp/hearth-web-sdk-out")
+CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
+
+
+def pytest_configure(config):
+    if not (HEARTH_PORT and WEB_PORT and SDK_VERSION):
+        raise pytest.UsageError("run these tests through run.sh (HEARTH_PORT, WEB_PORT, SDK_VERSION unset)")
+    os.makedirs(OUT_DIR, exist_ok=True)
+
+
+class OpError(AssertionError):
+    pass
+
+
+class Page:
+    """One fresh headless Chromium (its own profile, so no long-polling memory) running page.html."""
+
+    def __init__(self, name, test_name, dburl=None, log_sdk=True, mock_uid=None):
+        self.name = name
+        self.test_name = test_name
+        self.frames = []       # (ms, dir, payload) from the DevTools performance log
+        self.ws_urls = []
+        self.http_urls = []
+        self.console = []
+        self.closed = False
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                  "--no-first-run", "--disable-extensions", "--disable-background-networking"):
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+        self.driver.set_script_timeout(60)
+        params = {"sdk": SDK_VERSION, "port": HEARTH_PORT, "host": "127.0.0.1"}
+        if dburl:
+            params["dburl"] = dburl
+        if log_sdk:
+            params["log"] = "1"
+        if mock_uid:
+            params["mock"] = mock_uid
+        self.driver.get(f"http://127.0.0.1:{WEB_PORT}/page.html?" + urllib.parse.urlencode(params))
+        self.wait(lambda: self.js("return H.ready || H.loadError"), 20, "page load")
+        err = self.js("return H.loadError")
+        if err:
+            raise AssertionError(f"[{name}] SDK failed to load: {err}")
+
+    # --- plumbing ---------------------------------------------------------
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def op(self, name, *args):
+        res = self.driver.execute_async_script(
+            "const cb = arguments[arguments.length - 1];"
+            "H.run(arguments[0], arguments[1]).then(cb);", name, list(args))
+        if not res["ok"]:
+            raise OpError(f"[{self.name}] {name}{tuple(args)} failed: {res['error']}")
+        return res["value"]
+
+    def wait(self, pred, timeout=10, what="condition"):
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            last = pred()
+            if last:
+                return last
+            time.sleep(0.05)
+        raise AssertionError(f"[{self.name}] timed out after {timeout}s waiting for {what}; last={last!r}")
+
+    def wait_connected(self, timeout=15):
+        try:
+            self.wait(lambda: self.js("return H.connected === true"), timeout, ".info/connected == true")
+        except AssertionError as e:
+            self.drain_logs()
+            lp = [u for u in self.http_urls if "/.lp" in u]
+            raise AssertionError(f"{e}\n  websockets opened: {self.ws_urls}\n  long-poll requests: {lp[:3]}"
+                                 f"\n  frames: {self.frames[:10]}\n  console: {self.console[-10:]}")
+
+    def events(self, lid):
+        return self.js("return H.ev[arguments[0]] || []", lid)
+
+    def last_value(self, lid):
+        evs = [e for e in self.events(lid) if e["type"] == "value"]
+        return evs[-1] if evs else None
+
+    def wait_value(self, lid, pred, timeout=10, what=None):
+        try:
+            return self.wait(lambda: (lambda v: v if v is not None and pred(v) else None)(self.last_value(lid)),
+                             timeout, what or f"value event on {lid}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n  events: {json.dumps(self.events(lid))[:3000]}")
+
+    def wait_events(self, lid, pred, timeout=10, what=None):
+        try:
+            return self.wait(lambda: (lambda evs: evs if pred(evs) else None)(self.events(lid)),
+                             timeout, what or f"events on {lid}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n  events: {json.dumps(self.events(lid))[:3000]}")
+
+    # --- DevTools logs ----------------------------------------------------
+    def drain_logs(self):
+        if self.closed:
+            return
+        try:
+            for entry in self.driver.get_log("performance"):
+                m = json.loads(entry["message"])["message"]
+                meth, p = m.get("method"), m.get("params", {})
+                if meth == "Network.webSocketCreated":
+                    self.ws_urls.append(p.get("url"))
+                elif meth == "Network.webSocketFrameSent":
+                    self.frames.append((entry["timestamp"], "C->S", p["response"]["payloadData"]))
+                elif meth == "Network.webSocketFrameReceived":
+                    self.frames.append((entry["timestamp"], "S->C", p["response"]["payloadData"]))
+                elif meth == "Network.webSocketClosed":
+                    self.frames.append((entry["timestamp"], "---", "socket closed"))
+                elif meth == "Network.webSocketFrameError":
+                    self.frames.append((entry["timestamp"], "ERR", p.get("errorMessage")))
+                elif meth == "Network.requestWillBeSent":
+                    self.http_urls.append(p.get("request", {}).get("url"))
+            for entry in self.driver.get_log("browser"):
+                self.console.append(f"{entry['level']}: {entry['message']}")
+            try:
+                logs = self.js("const l = H.logs.splice(0); const e = H.errors.splice(0);"
+                               "return l.concat(e.map(x => 'PAGE ' + x));")
+                self.console.extend("sdk: " + x for x in logs)
+            except Exception:
+                pass
+        except Exception as e:  # the browser may already be gone
+            self.console.append(f"(log drain failed: {e})")
+
+    def write_transcript(self):
+        base = os.path.join(OUT_DIR, f"{self.test_name}.{self.name}")
+        with open(base + ".frames.txt", "w") as f:
+            for u in self.ws_urls:
+                f.write(f"# websocket {u}\n")
+            t0 = self.frames[0][0] if self.frames else 0
+            for ts, d, payload in self.frames:
+                f.write(f"{ts - t0:7d}ms {d} {payload}\n")
+        with open(base + ".console.txt", "w") as f:
+            f.write("\n".join(self.console) + "\n")
+        return base
+
+    def close(self):
+        if self.closed:
+            return
+        self.drain_logs()
+        try:
+            self.driver.quit()
+        finally:
+            self.closed = True
+
+    def kill(self):
+        """Close the page abruptly (as a user closing the tab): the socket drops without goOffline."""
+        self.close()
+
+
+@pytest.fixture
+def open_page(request):
+    pages = []
+    test_name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
+
+    def make(name="A", connect=True, **kw):
+        p = Page(name, test_name, **kw)
+        pages.append(p)
+        if connect:
+            p.wait_connected()
+        return p
+
+    yield make
+    for p in pages:
+        p.close()
+        p.write_transcript()
+
+
+@pytest.fixture
+def base_path(request):
+    """A unique root for each test, so tests never see each other's data."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)
+    return f"compat/{name}-{int(time.time() * 1000) % 10_000_000}"

@@ -40,7 +40,7 @@ public final class Database: Sendable {
 
     struct Pending: Sendable {
         var request: WriteRequest
-        var continuation: CheckedContinuation<WriteOutcome, any Error>
+        var complete: @Sendable (Result<WriteOutcome, any Error>) -> Void
     }
 
     init(
@@ -75,43 +75,41 @@ public final class Database: Sendable {
 
     /// Submits a write and waits until it is durable (or refused).
     public func write(_ request: WriteRequest) async throws -> WriteOutcome {
-        try await write(request) {}
+        try await withCheckedThrowingContinuation { continuation in
+            submit(request) { continuation.resume(with: $0) }
+        }
     }
 
-    private func write(_ request: WriteRequest, queued: @Sendable () -> Void) async throws -> WriteOutcome {
-        try await withCheckedThrowingContinuation { continuation in
-            let accepted = queue.withLock { queue in
-                guard !queue.closed else { return false }
-                queue.pending.append(Pending(request: request, continuation: continuation))
-                return true
-            }
-            queued()
-            if accepted {
-                wake.yield()
-            } else {
-                continuation.resume(throwing: WriteError(.unavailable, "The server is shutting down"))
-            }
+    /// Queues a write; `completion` runs once it is durable (or refused), after its events are queued to
+    /// WebSocket listeners. Writes submitted one after another are applied in that order.
+    public func submit(_ request: WriteRequest, completion: @escaping @Sendable (Result<WriteOutcome, any Error>) -> Void) {
+        let accepted = queue.withLock { queue in
+            guard !queue.closed else { return false }
+            queue.pending.append(Pending(request: request, complete: completion))
+            return true
+        }
+        if accepted {
+            wake.yield()
+        } else {
+            completion(.failure(WriteError(.unavailable, "The server is shutting down")))
         }
     }
 
     /// Submits several writes at once, in order (they land in the same batch), and waits for all of them.
     public func write(all requests: [WriteRequest]) async -> [Result<WriteOutcome, any Error>] {
-        await withTaskGroup(of: (Int, Result<WriteOutcome, any Error>).self) { group in
-            // Each write is queued before the next task starts, so the queue keeps their order.
+        guard !requests.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            let gathered = Mutex((results: [Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count), remaining: requests.count))
             for (index, request) in requests.enumerated() {
-                let queued = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-                group.addTask {
-                    do {
-                        return (index, .success(try await self.write(request) { queued.continuation.yield() }))
-                    } catch {
-                        return (index, .failure(error))
+                submit(request) { result in
+                    let done: [Result<WriteOutcome, any Error>]? = gathered.withLock { gathered in
+                        gathered.results[index] = result
+                        gathered.remaining -= 1
+                        return gathered.remaining == 0 ? gathered.results.map { $0! } : nil
                     }
+                    if let done { continuation.resume(returning: done) }
                 }
-                for await _ in queued.stream { break }
             }
-            var results = [Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count)
-            for await (index, result) in group { results[index] = result }
-            return results.map { $0! }
         }
     }
 
@@ -149,7 +147,7 @@ public final class Database: Sendable {
             return all
         }
         for pending in remaining {
-            pending.continuation.resume(throwing: WriteError(.unavailable, "The server is shutting down"))
+            pending.complete(.failure(WriteError(.unavailable, "The server is shutting down")))
         }
     }
 
@@ -180,7 +178,7 @@ public final class Database: Sendable {
             } catch {
                 logger.error("Storage commit failed", metadata: ["hearth.namespace": "\(namespace)", "hearth.error": "\(error)"])
                 let failure = WriteError(.unavailable, "The database could not store the write; try again")
-                for pending in batch { pending.continuation.resume(throwing: failure) }
+                for pending in batch { pending.complete(.failure(failure)) }
                 return root
             }
         }
@@ -190,7 +188,7 @@ public final class Database: Sendable {
         hub.publish(changes) {
             realtime.publish(changes) { published.withLock { $0 = working } }
             for (pending, result) in zip(batch, results) {
-                pending.continuation.resume(with: result)
+                pending.complete(result)
             }
         }
         return working

@@ -49,8 +49,9 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                             maxAccumulatedFrameCount: 1 << 16,
                             maxAccumulatedFrameSize: 1 << 24
                         ))
-                        let idle = services.configuration.realtimeIdleTimeout
-                        try sync.addHandler(IdleStateHandler(readTimeout: .milliseconds(Int64(idle.components.seconds * 1000))))
+                        let idle = services.configuration.realtimeIdleTimeout.components
+                        let idleMilliseconds = idle.seconds * 1000 + idle.attoseconds / 1_000_000_000_000_000
+                        try sync.addHandler(IdleStateHandler(readTimeout: .milliseconds(idleMilliseconds)))
                         try sync.addHandler(RealtimeChannelHandler(
                             session: session,
                             maximumMessageBytes: services.configuration.maximumRequestBytes

@@ -10,8 +10,11 @@ import Synchronization
 
 /// One WebSocket connection speaking the Realtime Database protocol (v5).
 ///
-/// Requests are processed strictly in arrival order, one at a time, by a task that exists only while
-/// there is work: an idle connection holds no task. Everything sent goes through one bounded outbound
+/// Requests are processed strictly in arrival order by a task that exists only while there is work: an
+/// idle connection holds no task. Consecutive writes are pipelined: each is queued to the database as
+/// soon as it arrives (the database applies them in that order) and their replies go out in order as
+/// they become durable, so one connection's writes share group commits. Any other request first waits
+/// for the writes before it, so it sees them. Everything sent goes through one bounded outbound
 /// queue, drained on the channel's event loop; messages queued together leave in one write. A client
 /// whose queue passes ``ServerConfiguration/realtimeOutboundLimit`` bytes (it does not read fast enough)
 /// is disconnected; its SDK reconnects and resynchronises.
@@ -54,6 +57,10 @@ final class RealtimeSession: Sendable {
         var flushScheduled = false
         var closed = false
         var database: Database?
+        /// Replies of writes in flight, in request order; each is sent once it and all before it are known.
+        var writeReplies: Deque<(number: Int, message: [UInt8]?)> = []
+        /// The request processor waiting for the writes in flight to finish.
+        var settledWaiter: CheckedContinuation<Void, Never>?
     }
 
     let id: String
@@ -108,10 +115,85 @@ final class RealtimeSession: Sendable {
         }) {
             switch job {
             case .request(let request):
+                if case .put = request.action, await submitWrite(request) { continue }
+                if case .merge = request.action, await submitWrite(request) { continue }
+                await writesSettled()
                 await handle(request)
             case .authExpired(let generation):
+                await writesSettled()
                 authExpired(generation)
             }
+        }
+    }
+
+    /// Queues a put or merge to the database without waiting for it; false if it must be handled the
+    /// ordinary way (the database cannot be opened).
+    private func submitWrite(_ request: WireRequest) async -> Bool {
+        guard let database = try? await database() else { return false }
+        let write: WriteRequest
+        let path: DatabasePath
+        switch request.action {
+        case .put(let target, let priority, let data, let hash):
+            write = WriteRequest(priority ? .setPriority(target, data) : .set(target, data), expectedHash: hash, identity: identity)
+            path = target
+        case .merge(let target, let items):
+            write = WriteRequest(.update(target, items), identity: identity)
+            path = target
+        default:
+            return false
+        }
+        let number = request.number
+        state.withLock { $0.writeReplies.append((number, nil)) }
+        database.submit(write) { result in
+            let reply: [UInt8]
+            switch result {
+            case .success(.written):
+                reply = ServerMessage.response(number)
+            case .success(.preconditionFailed(let current)):
+                // Make sure the client retries from the current value: resend it to a listen that covers it.
+                let covered = self.state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
+                if covered { self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
+                reply = ServerMessage.response(number, status: "datastale", .text("Transaction hash does not match"))
+            case .failure(let error):
+                let failure = (error as? WriteError).map(Failure.init) ?? Failure(status: "failure", message: "Internal error")
+                reply = ServerMessage.response(number, status: failure.status, .text(failure.message))
+            }
+            self.completeWrite(number, reply)
+        }
+        return true
+    }
+
+    /// Records a write's reply and sends every reply that is now next in order.
+    private func completeWrite(_ number: Int, _ reply: [UInt8]) {
+        let (ready, waiter) = state.withLock { state -> ([[UInt8]], CheckedContinuation<Void, Never>?) in
+            if let index = state.writeReplies.firstIndex(where: { $0.number == number && $0.message == nil }) {
+                state.writeReplies[index].message = reply
+            }
+            var ready: [[UInt8]] = []
+            while let first = state.writeReplies.first, let message = first.message {
+                ready.append(message)
+                state.writeReplies.removeFirst()
+            }
+            var waiter: CheckedContinuation<Void, Never>?
+            if state.writeReplies.isEmpty {
+                waiter = state.settledWaiter
+                state.settledWaiter = nil
+            }
+            return (ready, waiter)
+        }
+        for message in ready { send(message) }
+        waiter?.resume()
+    }
+
+    /// Waits until every write submitted so far has its reply sent.
+    private func writesSettled() async {
+        await withCheckedContinuation { continuation in
+            let settled = state.withLock { state -> Bool in
+                if state.writeReplies.isEmpty { return true }
+                state.settledWaiter = continuation
+                return false
+            }
+            if settled { continuation.resume() }
         }
     }
 
@@ -192,20 +274,9 @@ final class RealtimeSession: Sendable {
             try authorizeRead(path, query?.query, database)
             let node = database.snapshot().child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)
-        case .put(let path, let priority, let data, let hash):
-            let database = try await database()
-            let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
-            let outcome = try await database.write(WriteRequest(operation, expectedHash: hash, identity: identity))
-            if case .preconditionFailed(let current) = outcome {
-                // Make sure the client retries from the current value: resend it to a listen that covers it.
-                let covered = state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
-                if covered { send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
-                throw Failure(status: "datastale", message: "Transaction hash does not match")
-            }
-            return .empty
-        case .merge(let path, let items):
-            let database = try await database()
-            _ = try await database.write(WriteRequest(.update(path, items), identity: identity))
+        case .put, .merge:
+            // Only reached when the database could not be opened.
+            _ = try await database()
             return .empty
         case .onDisconnectPut(let path, let priority, let data):
             let database = try await database()
@@ -367,8 +438,9 @@ final class RealtimeSession: Sendable {
             return (messages, false)
         }
         if tooSlow {
-            services.logger.info("Closing a slow WebSocket client", metadata: ["hearth.session": "\(id)"])
-            close(code: .policyViolation)
+            // Its socket is backed up: a close frame would wait behind the data. Drop the connection.
+            services.logger.info("Disconnecting a WebSocket client that does not keep up", metadata: ["hearth.session": "\(id)"])
+            channel.close(promise: nil)
             return
         }
         guard !messages.isEmpty else { return }
@@ -384,12 +456,16 @@ final class RealtimeSession: Sendable {
         channel.flush()
     }
 
-    /// Sends a WebSocket close frame and closes the connection.
+    /// Sends a WebSocket close frame and closes the connection (within two seconds, even if the client
+    /// does not read the frame).
     func close(code: WebSocketErrorCode = .goingAway) {
         var data = channel.allocator.buffer(capacity: 2)
         data.write(webSocketErrorCode: code)
+        let channel = self.channel
+        let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
-            self.channel.close(promise: nil)
+            deadline.cancel()
+            channel.close(promise: nil)
         }
     }
 

@@ -1,0 +1,92 @@
+import Foundation
+import HearthCore
+import HearthProtocol
+import HearthRealtimeClient
+import HearthRules
+@testable import HearthServer
+import Testing
+
+/// WebSocket behaviour that transcripts cannot express: large messages split into fragments, tokens
+/// expiring on an open connection, idle connections dropped, and slow readers cut off.
+@Suite struct RealtimeConnectionTests {
+    static func request(_ number: Int, _ action: String, _ body: String) -> String {
+        #"{"t":"d","d":{"r":\#(number),"a":"\#(action)","b":\#(body)}}"#
+    }
+
+    @Test func longMessagesTravelAsFragmentCountsAndChunks() async throws {
+        try await TestServer(emulator: true).runLive { _, port, _ in
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.receive()
+            // 40,000 characters including astral scalars, which must not be cut in half.
+            let text = String(repeating: "ab😀", count: 10_000)
+            try await connection.send(Self.request(1, "p", #"{"p":"/big","d":"\#(text)"}"#))
+            #expect(try await connection.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+            try await connection.send(Self.request(2, "g", #"{"p":"/big","q":{}}"#))
+            let count = try #require(try await connection.receiveFrame())
+            let expected = #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":"\#(text)"}}}"#
+            #expect(count == String(Int((Double(expected.utf16.count) / 16_384).rounded(.up))))
+            var joined = ""
+            for _ in 0..<Int(count)! {
+                let chunk = try #require(try await connection.receiveFrame())
+                #expect(chunk.utf16.count <= 16_384)
+                joined += chunk
+            }
+            #expect(joined == expected)
+            await connection.close()
+        }
+    }
+
+    @Test func anExpiringTokenIsRevokedWithAcAndItsListensWithC() async throws {
+        let server = TestServer()
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            try await database.replaceRules(try .init(source: #"{"rules": {"notes": {".read": "auth != null"}}}"#))
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.receive()
+            // Expires in one second; the connection is told when it does.
+            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 1, now: Date())
+            try await connection.send(Self.request(1, "auth", #"{"cred":"\#(token)"}"#))
+            #expect(try await connection.receive()?.contains(#""s":"ok""#) == true)
+            try await connection.send(Self.request(2, "q", #"{"p":"/notes","h":""}"#))
+            #expect(try await connection.receive() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#)
+            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"c","b":{"p":"notes"}}}"#)
+            try await connection.send(Self.request(3, "g", #"{"p":"/notes","q":{}}"#))
+            #expect(try await connection.receive() == #"{"t":"d","d":{"r":3,"b":{"s":"permission_denied","d":"Permission denied"}}}"#)
+            await connection.close()
+        }
+    }
+
+    @Test func silentConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        let server = TestServer(emulator: true) { $0.realtimeIdleTimeout = .milliseconds(200) }
+        try await server.runLive { _, port, _ in
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.receive()
+            let opened = ContinuousClock.now
+            // Nothing sent: the server closes the socket (receive ends) instead of waiting forever.
+            #expect(try await connection.receive() == nil)
+            #expect(ContinuousClock.now - opened >= .milliseconds(150))
+        }
+    }
+
+    @Test func aClientThatDoesNotReadIsDisconnectedOnceItsQueueIsFull() async throws {
+        let server = TestServer(emulator: true) { $0.realtimeOutboundLimit = 256 * 1024 }
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            let reader = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await reader.receive()
+            try await reader.send(Self.request(1, "q", #"{"p":"/feed","h":""}"#))
+            #expect(try await reader.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{}}}}"#)
+            try await eventually { database.realtime.listenCount == 1 }
+            // The client stops reading; pushes fill the socket buffers, then back up past the 256 KB limit.
+            let value = JSONValue.string(String(repeating: "x", count: 64 * 1024))
+            for index in 0..<2048 {
+                _ = try await database.write(WriteRequest(.set(try DatabasePath("feed/\(index)"), value), identity: .admin))
+                if database.realtime.listenCount == 0 { break }
+            }
+            try await eventually { database.realtime.listenCount == 0 }
+            #expect(database.realtime.listenCount == 0)
+            await reader.close()
+        }
+    }
+}

@@ -78,18 +78,26 @@ public final class WireConnection {
         return WireConnection(channel: channel)
     }
 
+    /// The sending half, for a task that sends while another receives.
+    public var sender: WireSender { WireSender(outbound: channel.outbound, allocator: channel.channel.allocator) }
+
     /// Sends one text frame as is.
     public func sendFrame(_ text: String) async throws {
-        var data = channel.channel.allocator.buffer(capacity: text.utf8.count)
-        data.writeString(text)
-        try await channel.outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data))
+        try await sender.sendFrame(text)
     }
 
     /// Sends a message, split into a fragment count and chunks when it is long, as the SDKs do.
     public func send(_ message: String) async throws {
-        for chunk in WireFrameAssembler.frames(for: Array(message.utf8)) {
-            try await sendFrame(String(decoding: chunk, as: UTF8.self))
+        try await sender.send(message)
+    }
+
+    /// The next text frame's bytes, unparsed (for load generators that only count or scan).
+    public func receiveBuffer() async throws -> ByteBuffer? {
+        while let frame = try await inbound.next() {
+            if frame.opcode == .text { return frame.unmaskedData }
+            if frame.opcode == .connectionClose { return nil }
         }
+        return nil
     }
 
     /// The next whole message (fragments joined), or nil when the connection has closed.
@@ -119,5 +127,25 @@ public final class WireConnection {
     /// Closes the connection (the server sees the socket end, as when a client goes away).
     public func close() async {
         try? await channel.channel.close()
+    }
+}
+
+/// The sending half of a ``WireConnection``; can be used from any task.
+public struct WireSender: Sendable {
+    let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+    let allocator: ByteBufferAllocator
+
+    /// Sends one text frame as is.
+    public func sendFrame(_ text: String) async throws {
+        var data = allocator.buffer(capacity: text.utf8.count)
+        data.writeString(text)
+        try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data))
+    }
+
+    /// Sends a message, split into a fragment count and chunks when it is long.
+    public func send(_ message: String) async throws {
+        for chunk in WireFrameAssembler.frames(for: Array(message.utf8)) {
+            try await sendFrame(String(decoding: chunk, as: UTF8.self))
+        }
     }
 }

@@ -8,6 +8,9 @@ struct BenchCommand: AsyncParsableCommand {
             Benchmarks need a release build (swift build -c release). REST throughput against PocketBase is \
             measured by scripts/bench/compare-rest.sh; scripts/bench/run-all.sh runs everything.
             """,
-        subcommands: [SSEBenchCommand.self, ImportBenchCommand.self, RulesBenchCommand.self]
+        subcommands: [
+            SSEBenchCommand.self, ImportBenchCommand.self, RulesBenchCommand.self,
+            WSIdleBenchCommand.self, WSFanoutBenchCommand.self, WSLatencyBenchCommand.self,
+        ]
     )
 }

@@ -57,7 +57,10 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "hearth")
-        raiseOpenFileLimit(logger)
+        // Each WebSocket or event stream is an open file: allow as many as the system lets this process have.
+        if let raised = OpenFileLimit.raiseToMaximum() {
+            logger.info("Raised the open-file limit from \(raised.from) to \(raised.to)")
+        }
 
         let storage: any DatabaseStorage
         let adminSecret: AdminSecret
@@ -139,17 +142,6 @@ struct ServeCommand: AsyncParsableCommand {
             chmod(file.path, 0o600)
         } catch {
             throw CLIError("cannot write \(file.path): \(error.localizedDescription)")
-        }
-    }
-
-    /// Idle connections are cheap; file descriptors should not be the limit. Raise the soft limit to the hard one.
-    func raiseOpenFileLimit(_ logger: Logger) {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        let previous = limit.rlim_cur
-        limit.rlim_cur = limit.rlim_max
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
-            logger.info("Raised the open-file limit from \(previous) to \(limit.rlim_max)")
         }
     }
 }

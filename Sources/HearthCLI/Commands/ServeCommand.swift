@@ -59,7 +59,9 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "hearth")
         // Each WebSocket or event stream is an open file: allow as many as the system lets this process have.
         if let raised = OpenFileLimit.raiseToMaximum() {
-            logger.info("Raised the open-file limit from \(raised.from) to \(raised.to)")
+            logger.info("Raised the open-file limit from \(raised.from) to \(raised.to) (the most connections this process can hold)")
+        } else {
+            logger.info("Open-file limit: \(OpenFileLimit.current), already the maximum (the most connections this process can hold)")
         }
 
         let storage: any DatabaseStorage

@@ -52,7 +52,18 @@ public struct RulesDocument: Sendable {
         }
         var diagnostics: [Diagnostic] = []
         let root = RuleNode(members[0].value, location: "rules", variables: [], diagnostics: &diagnostics)
-        guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
+        guard diagnostics.isEmpty else {
+            // Point each diagnostic at the file's line and column.
+            let map = RulesSourceMap(Array(stripped.utf8))
+            throw RulesError(diagnostics.map { diagnostic in
+                var positioned = diagnostic
+                if let (line, column) = map.filePosition(of: diagnostic) {
+                    positioned.line = line
+                    positioned.column = column
+                }
+                return positioned
+            })
+        }
         self.source = source
         self.json = json
         self.root = root

@@ -78,6 +78,31 @@ import Testing
         }
     }
 
+    @Test func diagnosticsPointAtTheFilesLineAndColumn() {
+        let source = """
+            {
+              // Posts: signed-in users write their own.
+              "rules": {
+                "posts": {
+                  /* block
+                     comment */
+                  ".read": "auth != null && skies",
+                  "$post": { ".write": "newData.child(\\"author\\").val() === auth.uid &&", ".validate": 7 }
+                }
+              }
+            }
+            """
+        do {
+            _ = try RulesDocument(source: source)
+            Issue.record("the rules compiled")
+        } catch {
+            let places = error.diagnostics.map { "\($0.location) \($0.line):\($0.column)" }
+            // `skies` on line 7; the end of the `.write` expression (after two escaped quotes) on line 8;
+            // the `.validate` value itself.
+            #expect(places == ["rules/posts/.read 7:33", "rules/posts/$post/.write 8:76", "rules/posts/$post/.validate 8:92"])
+        }
+    }
+
     @Test func queryRulesSeeTheQuery() throws {
         let rules = try RulesDocument(
             source: #"{"rules": {"items": {".read": "query.orderByChild == 'owner' && query.equalTo == auth.uid"}}}"#

@@ -32,12 +32,17 @@ struct RulesCheckCommand: AsyncParsableCommand {
             _ = try RulesDocument(source: source)
             print("\(file): ok")
         } catch {
-            // Positions of expression problems are within the expression at that rule's location.
-            for diagnostic in error.diagnostics {
-                FileHandle.standardError.write(Data("error: \(file): \(diagnostic)\n".utf8))
-            }
+            for diagnostic in error.diagnostics { FileHandle.standardError.write(Data(RulesCheckCommand.format(diagnostic, file).utf8)) }
             throw ExitCode.failure
         }
+    }
+}
+
+extension RulesCheckCommand {
+    /// Compiler style: `file:line:column: error: message (at rules/path/.write)`.
+    static func format(_ diagnostic: Diagnostic, _ file: String) -> String {
+        let location = diagnostic.location.isEmpty ? "" : " (at \(diagnostic.location))"
+        return "\(file):\(diagnostic.line):\(diagnostic.column): error: \(diagnostic.message)\(location)\n"
     }
 }
 
@@ -62,7 +67,7 @@ struct RulesTestCommand: AsyncParsableCommand {
         do {
             document = try RulesDocument(source: try String(contentsOfFile: rules, encoding: .utf8))
         } catch let error as RulesError {
-            for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("error: \(rules): \(diagnostic)\n".utf8)) }
+            for diagnostic in error.diagnostics { FileHandle.standardError.write(Data(RulesCheckCommand.format(diagnostic, rules).utf8)) }
             throw ExitCode.failure
         } catch {
             throw CLIError("cannot read \(rules): \(error.localizedDescription)")

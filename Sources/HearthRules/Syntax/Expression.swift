@@ -32,7 +32,7 @@ public enum BinaryOperator: String, Sendable {
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// Where in the rules tree (`rules/users/$uid/.write`), if known.
     public var location: String
-    /// 1-based line and column: within the expression when `location` names a rule, else within the file.
+    /// 1-based line and byte column in the rules document (within the expression for a lone expression).
     public var line: Int
     public var column: Int
     public var message: String

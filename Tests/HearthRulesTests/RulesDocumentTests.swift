@@ -117,7 +117,9 @@ import Testing
 @Suite struct ExpressionSyntaxTests {
     @Test(arguments: [
         "auth != null &&", "(auth != null", "root = 5", "true; false", "2 ** 2 == 4", "+1 == 1", "'unterminated",
-        "data.val().matches('/a/')", "data.val().matches(/a/g)", "data.val().matches(/(/)", "root.foo()", "7", "'foo'",
+        "data.val().matches('/a/')", "data.val().matches(/a/g)", "data.val().matches(/(/)",
+        "data.val().matches(/a^b/)", "data.val().matches(/a$b/)", "data.val().matches(/(?=a)b/)",
+        "data.val().matches(/(a)\\1/)", "root.foo()", "7", "'foo'",
         "newData.exists() ? 7 : true", "root.child('x') != null", "true > false", "$missing == 'a'",
         "1 < 'a'", "'abc'.contains(7)", "root.child(1).exists()", "'a' + true == 'atrue'",
     ])
@@ -130,6 +132,7 @@ import Testing
         "auth != null", "auth.token.admin === true", "data.val().matches(/^[a-z]+\\d*$/i)", "now > 0",
         "root.child('a/b').val() == 'x' || !data.exists()", "newData.hasChildren(['a', 'b'])", "auth['uid'] == 'a'",
         "(1 + 2) * 3 % 2 == 1", "'a' + 1 == 'a1'", "-(1) < 0", "data.child('n').val() / 0 != 1",
+        "data.val().matches(/^[^$^]+\\$$/)",
     ])
     func validRulesAreAccepted(_ rule: String) throws {
         let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"

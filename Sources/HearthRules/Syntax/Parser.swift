@@ -187,6 +187,36 @@ public struct Parser {
 
     // MARK: Tokens
 
+    /// Where a regular expression leaves the subset Firebase's rules support (`^` only first, `$` only
+    /// last, no `(?…)` groups, no backreferences), and why.
+    static func unsupportedRegexFeature(_ body: [UInt8]) -> (index: Int, message: String)? {
+        var inClass = false
+        var index = 0
+        while index < body.count {
+            let c = body[index]
+            if c == UInt8(ascii: "\\"), index + 1 < body.count {
+                if !inClass, body[index + 1] >= UInt8(ascii: "1"), body[index + 1] <= UInt8(ascii: "9") {
+                    return (index, "backreferences are not supported in regular expressions")
+                }
+                index += 2
+                continue
+            }
+            if inClass {
+                if c == UInt8(ascii: "]") { inClass = false }
+            } else if c == UInt8(ascii: "[") {
+                inClass = true
+            } else if c == UInt8(ascii: "^"), index != 0 {
+                return (index, "'^' is only allowed at the start of a regular expression")
+            } else if c == UInt8(ascii: "$"), index != body.count - 1 {
+                return (index, "'$' is only allowed at the end of a regular expression")
+            } else if c == UInt8(ascii: "("), index + 1 < body.count, body[index + 1] == UInt8(ascii: "?") {
+                return (index, "(?…) groups are not supported in regular expressions")
+            }
+            index += 1
+        }
+        return nil
+    }
+
     mutating func regex() throws(Diagnostic) -> Expression {
         let start = offset
         offset += 1
@@ -209,6 +239,10 @@ public struct Parser {
         guard offset < bytes.count else {
             offset = start
             throw error("unterminated regular expression")
+        }
+        if let (index, message) = Parser.unsupportedRegexFeature(body) {
+            offset = start + 1 + index
+            throw error(message)
         }
         offset += 1
         var caseInsensitive = false

@@ -75,16 +75,19 @@ public struct RulesDocument: Sendable {
         var node: RuleNode? = root
         var variables: [String: String] = [:]
         var location = DatabasePath.root
+        var here = data
         for level in 0...path.count {
             guard let current = node else { return false }
             if let rule = current.read {
-                let context = RuleContext(auth: auth, now: now, root: data, path: location, variables: variables, query: query)
+                var context = RuleContext(auth: auth, now: now, root: data, path: location, variables: variables, query: query)
+                context.dataNode = here
                 if rule.evaluate(in: context) { return true }
             }
             if level == path.count { break }
             let key = path.keys[level]
             node = current.child(key, &variables)
             location = location.child(key)
+            here = here.child(key)
         }
         return false
     }
@@ -97,18 +100,27 @@ public struct RulesDocument: Sendable {
         var variables: [String: String] = [:]
         var location = DatabasePath.root
         var permitted = false
+        // The data before and after at the current level, followed down with the rules.
+        var data = before
+        var newData = after
         for level in 0...path.count {
             guard let current = node else { break }
-            let context = RuleContext(auth: auth, now: now, root: before, newRoot: after, path: location, variables: variables)
-            if !permitted, let rule = current.write, rule.evaluate(in: context) { permitted = true }
-            if let rule = current.validate, !after.child(at: location).isEmpty, !rule.evaluate(in: context) { return false }
+            if current.write != nil || current.validate != nil {
+                let context = RuleContext(
+                    auth: auth, now: now, root: before, newRoot: after, path: location, variables: variables, data: data, newData: newData
+                )
+                if !permitted, let rule = current.write, rule.evaluate(in: context) { permitted = true }
+                if let rule = current.validate, !newData.isEmpty, !rule.evaluate(in: context) { return false }
+            }
             if level == path.count {
                 guard permitted else { return false }
-                return validateBelow(current, location, variables, auth: auth, before: before, after: after, now: now)
+                return validateBelow(current, location, variables, auth: auth, before: before, after: after, data: data, newData: newData, now: now)
             }
             let key = path.keys[level]
             node = current.child(key, &variables)
             location = location.child(key)
+            data = data.child(key)
+            newData = newData.child(key)
         }
         return permitted
     }
@@ -121,18 +133,28 @@ public struct RulesDocument: Sendable {
         auth: JSONValue,
         before: Node,
         after: Node,
+        data: Node,
+        newData: Node,
         now: Double
     ) -> Bool {
         guard rules.hasChildRules else { return true }
-        for (key, _) in after.child(at: location).childEntries {
+        for (key, newChild) in newData.childEntries {
             var childVariables = variables
             guard let child = rules.child(key, &childVariables) else { continue }
             let childLocation = location.child(key)
+            let oldChild = data.child(key)
             if let rule = child.validate {
-                let context = RuleContext(auth: auth, now: now, root: before, newRoot: after, path: childLocation, variables: childVariables)
+                let context = RuleContext(
+                    auth: auth, now: now, root: before, newRoot: after, path: childLocation, variables: childVariables,
+                    data: oldChild, newData: newChild
+                )
                 if !rule.evaluate(in: context) { return false }
             }
-            if !validateBelow(child, childLocation, childVariables, auth: auth, before: before, after: after, now: now) { return false }
+            if !validateBelow(
+                child, childLocation, childVariables, auth: auth, before: before, after: after, data: oldChild, newData: newChild, now: now
+            ) {
+                return false
+            }
         }
         return true
     }

@@ -45,10 +45,10 @@ struct Evaluator {
             case "auth": return Evaluator.wrap(context.auth)
             case "now": return .number(context.now)
             case "root": return .snapshot(context.root, .root, root: context.root)
-            case "data": return .snapshot(context.root.child(at: context.path), context.path, root: context.root)
+            case "data": return .snapshot(context.dataNode ?? context.root.child(at: context.path), context.path, root: context.root)
             case "newData":
                 guard let newRoot = context.newRoot else { throw Failure() }
-                return .snapshot(newRoot.child(at: context.path), context.path, root: newRoot)
+                return .snapshot(context.newDataNode ?? newRoot.child(at: context.path), context.path, root: newRoot)
             case "query": return .query
             default:
                 guard let bound = context.variables[name] else { throw Failure() }

@@ -13,6 +13,10 @@ public struct RuleContext: Sendable {
     public var path: DatabasePath
     public var variables: [String: String]
     public var query: RuleQuery
+    /// `data` and `newData`, when the caller already has them (it walks the trees level by level);
+    /// otherwise looked up from the roots.
+    var dataNode: Node?
+    var newDataNode: Node?
 
     public init(
         auth: JSONValue,
@@ -30,6 +34,12 @@ public struct RuleContext: Sendable {
         self.path = path
         self.variables = variables
         self.query = query
+    }
+
+    init(auth: JSONValue, now: Double, root: Node, newRoot: Node?, path: DatabasePath, variables: [String: String], data: Node, newData: Node?) {
+        self.init(auth: auth, now: now, root: root, newRoot: newRoot, path: path, variables: variables)
+        self.dataNode = data
+        self.newDataNode = newData
     }
 }
 

@@ -42,7 +42,7 @@ public struct RulesDocument: Sendable {
         do {
             json = try JSONValue(parsing: stripped)
         } catch {
-            let (line, column) = RulesDocument.position(of: error.offset, in: stripped)
+            let (line, column) = RulesSourceMap.position(of: error.offset, in: Array(stripped.utf8))
             throw RulesError([Diagnostic(line: line, column: column, message: error.message)])
         }
         guard case .object(let members) = json, members.count == 1, members[0].key == "rules",
@@ -210,20 +210,6 @@ public struct RulesDocument: Sendable {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func position(of offset: Int, in text: String) -> (Int, Int) {
-        var line = 1
-        var column = 1
-        for (i, c) in text.utf8.enumerated() where i < offset {
-            if c == 0x0A {
-                line += 1
-                column = 1
-            } else {
-                column += 1
-            }
-        }
-        return (line, column)
     }
 }
 

@@ -26,12 +26,7 @@ struct TestServer {
         storage: any DatabaseStorage = InMemoryStorage(),
         _ test: @Sendable (any TestClientProtocol, DatabaseRegistry) async throws -> Void
     ) async throws {
-        let (app, registry) = try await makeApplication(
-            configuration: configuration,
-            storage: storage,
-            adminSecret: AdminSecret(hashing: TestServer.secret),
-            tokens: tokens
-        )
+        let (app, registry) = try await application(storage)
         try await app.test(.router) { client in try await test(client, registry) }
     }
 
@@ -40,13 +35,12 @@ struct TestServer {
         storage: any DatabaseStorage = InMemoryStorage(),
         _ test: @Sendable (any TestClientProtocol, Int, DatabaseRegistry) async throws -> Void
     ) async throws {
-        let (app, registry) = try await makeApplication(
-            configuration: configuration,
-            storage: storage,
-            adminSecret: AdminSecret(hashing: TestServer.secret),
-            tokens: tokens
-        )
+        let (app, registry) = try await application(storage)
         try await app.test(.live) { client in try await test(client, client.port!, registry) }
+    }
+
+    private func application(_ storage: any DatabaseStorage) async throws -> (some ApplicationProtocol, DatabaseRegistry) {
+        try await makeApplication(configuration: configuration, storage: storage, adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens)
     }
 }
 

@@ -146,3 +146,17 @@ extension Node {
         }
     }
 }
+
+extension Node {
+    /// A JSON primitive as a node (`null` is the empty node); nil for objects and arrays. Query bounds
+    /// (REST parameters, wire query objects) are such primitives.
+    public init?(primitive json: JSONValue) {
+        switch json {
+        case .null: self = .empty
+        case .bool(let b): self = .leaf(.bool(b))
+        case .number(let n): self = .leaf(.number(n))
+        case .string(let s): self = .leaf(.string(s))
+        case .array, .object: return nil
+        }
+    }
+}

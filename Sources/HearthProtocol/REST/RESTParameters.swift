@@ -204,14 +204,7 @@ public struct RESTParameters: Sendable {
         guard let (value, name) = parsed, value.isPrimitive else {
             throw RESTParameterError("Constraint index field must be a JSON primitive")
         }
-        let node: Node
-        switch value {
-        case .null: node = .empty
-        case .bool(let b): node = .leaf(.bool(b))
-        case .number(let n): node = .leaf(.number(n))
-        case .string(let s): node = .leaf(.string(s))
-        default: throw RESTParameterError("Constraint index field must be a JSON primitive")
-        }
+        guard let node = Node(primitive: value) else { throw RESTParameterError("Constraint index field must be a JSON primitive") }
         if index == .key {
             guard case .string = value else { throw RESTParameterError("Provided key index type is invalid, must be string") }
         }

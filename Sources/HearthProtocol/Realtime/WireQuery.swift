@@ -50,14 +50,7 @@ public struct WireQuery: Sendable {
     }
 
     static func bound(_ value: JSONValue, name: JSONValue?, inclusive: JSONValue?) throws(WireError) -> Query.Bound {
-        let node: Node
-        switch value {
-        case .null: node = .empty
-        case .bool(let b): node = .leaf(.bool(b))
-        case .number(let n): node = .leaf(.number(n))
-        case .string(let s): node = .leaf(.string(s))
-        default: throw WireError("Query bounds must be primitive values")
-        }
+        guard let node = Node(primitive: value) else { throw WireError("Query bounds must be primitive values") }
         var bound = Query.Bound(value: node)
         switch name {
         case nil: break

@@ -367,16 +367,7 @@ public struct Parser {
     }
 
     func error(_ message: String) -> Diagnostic {
-        var line = 1
-        var column = 1
-        for byte in bytes[..<min(offset, bytes.count)] {
-            if byte == 0x0A {
-                line += 1
-                column = 1
-            } else {
-                column += 1
-            }
-        }
+        let (line, column) = RulesSourceMap.position(of: offset, in: bytes)
         return Diagnostic(line: line, column: column, message: message)
     }
 

@@ -194,6 +194,11 @@ public final class Database: Sendable {
         return working
     }
 
+    /// Whether `identity` may read `path` (with `query`, for query-based rules), on the current data.
+    public func canRead(_ path: DatabasePath, _ identity: Identity, query: Query?) -> Bool {
+        rules.canRead(path, identity.ruleSubject, root: snapshot(), query: RuleQuery(query), now: clock())
+    }
+
     /// Checks a write as if it happened now, without applying it (onDisconnect writes are checked when
     /// they are queued). Throws the error the write would fail with.
     public func check(_ request: WriteRequest) throws {

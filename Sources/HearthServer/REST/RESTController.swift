@@ -221,14 +221,7 @@ public struct RESTController: Sendable {
 
     /// `.read` at the path or above, evaluated on the current data with the request's query (reads and streams).
     static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, query: Query?) throws {
-        let allowed = database.rules.canRead(
-            path,
-            identity.ruleSubject,
-            root: database.snapshot(),
-            query: RuleQuery(query),
-            now: WallClock.milliseconds()
-        )
-        guard allowed else { throw RESTError.permissionDenied() }
+        guard database.canRead(path, identity, query: query) else { throw RESTError.permissionDenied() }
     }
 
     // MARK: Writing

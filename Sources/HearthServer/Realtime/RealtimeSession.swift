@@ -356,14 +356,7 @@ final class RealtimeSession: Sendable {
     // MARK: Listens
 
     private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: Database) throws {
-        let allowed = database.rules.canRead(
-            path,
-            identity.ruleSubject,
-            root: database.snapshot(),
-            query: RuleQuery(query),
-            now: WallClock.milliseconds()
-        )
-        guard allowed else { throw Failure.permissionDenied }
+        guard database.canRead(path, identity, query: query) else { throw Failure.permissionDenied }
     }
 
     private func listen(_ path: DatabasePath, _ query: WireQuery?, tag: Int?, hash: String) async throws -> ServerMessage.Payload {

@@ -38,6 +38,9 @@ final class RealtimeHub: Sendable {
 
     var listenCount: Int { groups.withLock { $0.values.reduce(0) { $0 + $1.members.count } } }
 
+    /// Distinct (path, query) groups: listens that share one are computed and encoded once.
+    var groupCount: Int { groups.withLock { $0.count } }
+
     /// What a listen sees: the subtree for a default listen; for a query, its window without the
     /// location's own priority (clients drop it too).
     static func view(of key: ListenKey, tagged: Bool, root: Node) -> Node {

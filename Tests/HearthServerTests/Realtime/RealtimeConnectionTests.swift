@@ -36,6 +36,28 @@ import Testing
         }
     }
 
+    @Test func listensOfTheSamePathAndQueryShareOneGroupAndOneEncoding() async throws {
+        try await TestServer(emulator: true).runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            var connections: [WireConnection] = []
+            for _ in 0..<3 {
+                let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+                _ = try await connection.receive()
+                try await connection.send(Self.request(1, "q", #"{"p":"/scores","q":{"l":2,"vf":"r","i":".value"},"t":1,"h":""}"#))
+                #expect(try await connection.receive()?.contains(#""s":"ok""#) == true)
+                connections.append(connection)
+            }
+            #expect(database.realtime.listenCount == 3)
+            #expect(database.realtime.groupCount == 1)
+            _ = try await database.write(WriteRequest(.set(try DatabasePath("/scores/a"), .number(1)), identity: .admin))
+            // Each gets the same bytes: the push was encoded once for tag 1.
+            var received: Set<String> = []
+            for connection in connections { received.insert(try #require(try await connection.receive())) }
+            #expect(received == [#"{"t":"d","d":{"a":"d","b":{"p":"scores","d":{"a":1},"t":1}}}"#])
+            for connection in connections { await connection.close() }
+        }
+    }
+
     @Test func anExpiringTokenIsRevokedWithAcAndItsListensWithC() async throws {
         let server = TestServer()
         try await server.runLive { _, port, registry in

@@ -7,7 +7,9 @@
 # 1. REST writes and reads, Hearth vs PocketBase side by side (compare-rest.sh: wrk -t2 -c64).
 # 2. SSE fan-out: 1,000 listeners on one path, 100 durable writes/s (hearth bench sse).
 # 3. Import of a 100 MB JSON file, then restart with that data (hearth bench import).
-# 4. Rules evaluation: time per write check with a Posts-style rules file (hearth bench rules).
+# 4. Rules evaluation: time per write check with a Posts-style rules file (hearth bench rules), and
+#    REST writes with rules evaluated versus bypassed (rules-overhead.sh).
+# 5. WebSockets: idle connections' memory, fan-out, write-to-listener latency (websocket.sh).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -22,10 +24,10 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 REPORT="$OUT_DIR/all-$STAMP.md"
 echo "# Hearth benchmarks ($STAMP)" > "$REPORT"
 
-echo "== 1/4 REST: Hearth vs PocketBase"
+echo "== 1/5 REST: Hearth vs PocketBase"
 OUT_DIR="$OUT_DIR" ROUNDS="${ROUNDS:-3}" "$HERE/compare-rest.sh" "$BIN" | tee -a "$REPORT"
 
-echo "== 2/4 SSE fan-out"
+echo "== 2/5 SSE fan-out"
 DATA=$(mktemp -d)
 PORT=9481
 HEARTH_ADMIN_SECRET=benchsecret "$BIN" serve --port "$PORT" --data "$DATA" --log-level warning > "$DATA/server.log" 2>&1 &
@@ -40,7 +42,7 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/.json?auth=benchsecre
 } | tee -a "$REPORT"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 
-echo "== 3/4 Import and restart"
+echo "== 3/5 Import and restart"
 {
     echo
     echo '```'
@@ -48,11 +50,21 @@ echo "== 3/4 Import and restart"
     echo '```'
 } | tee -a "$REPORT"
 
-echo "== 4/4 Rules evaluation"
+echo "== 4/5 Rules evaluation"
 {
     echo
     echo '```'
     "$BIN" bench rules
+    echo '```'
+    echo
+    "$HERE/rules-overhead.sh" "$BIN"
+} | tee -a "$REPORT"
+
+echo "== 5/5 WebSockets"
+{
+    echo
+    echo '```'
+    "$HERE/websocket.sh" "$BIN"
     echo '```'
 } | tee -a "$REPORT"
 

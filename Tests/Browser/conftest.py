@@ -23,11 +23,7 @@ import json
 import os
 import pathlib
 import re
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
+import sys
 import urllib.error
 import urllib.request
 import uuid
@@ -38,36 +34,15 @@ from selenium.common.exceptions import NoSuchWindowException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-DEFAULT_BIN = REPO_ROOT / '.build' / 'debug' / 'hearth'
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+import hearth_process  # noqa: E402  (shared with Tests/Conformance and scripts/compat/web-sdk)
+
+REPO_ROOT = hearth_process.REPO_ROOT
 SOURCE_JS = REPO_ROOT / 'Sources' / 'HearthServer' / 'Web' / 'hearth.js'
 NAMESPACE = 'hearth-browser'
 WAIT_SECONDS = 15
 
-_STATE = {'log_tail': None, 'sigterm_ignored': False}
-
-
 # ───────────────────────────── the server ─────────────────────────────
-
-class HearthServer:
-    def __init__(self, base_url, process=None, log_path=None):
-        self.base_url = base_url.rstrip('/')
-        self.process = process
-        self.log_path = log_path
-
-    def log_tail(self, lines=80):
-        if not self.log_path or not os.path.exists(self.log_path):
-            return ''
-        with open(self.log_path, 'rb') as f:
-            text = f.read().decode('utf-8', 'replace')
-        return '\n'.join(text.splitlines()[-lines:])
-
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
 
 def _http_ready(base_url):
     try:
@@ -77,65 +52,12 @@ def _http_ready(base_url):
         return False
 
 
-def _stop(proc):
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        _STATE['sigterm_ignored'] = True
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-def _start_server(tmp_root):
-    binary = pathlib.Path(os.environ.get('HEARTH_BIN') or DEFAULT_BIN)
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(f'hearth binary not found or not executable: {binary} '
-                    '(build it with `swift build` or set HEARTH_BIN)', pytrace=False)
-    data_dir = os.path.join(tmp_root, 'data')
-    os.makedirs(data_dir)
-    log_path = os.path.join(tmp_root, 'server.log')
-    port = _free_port()
-    base_url = f'http://127.0.0.1:{port}'
-    cmd = [str(binary), 'serve', '--host', '127.0.0.1', '--port', str(port), '--data', data_dir, '--emulator']
-    with open(log_path, 'wb') as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp_root)
-    server = HearthServer(base_url, proc, log_path)
-    deadline = time.time() + float(os.environ.get('HEARTH_STARTUP_TIMEOUT', '60'))
-    while not _http_ready(base_url):
-        if proc.poll() is not None:
-            pytest.fail(f'hearth exited with status {proc.returncode} before it was ready.\n'
-                        f'command: {" ".join(cmd)}\nlog:\n{server.log_tail()}', pytrace=False)
-        if time.time() > deadline:
-            _stop(proc)
-            pytest.fail(f'hearth did not become ready within the timeout.\n'
-                        f'command: {" ".join(cmd)}\nlog:\n{server.log_tail()}', pytrace=False)
-        time.sleep(0.1)
-    return server
-
-
 @pytest.fixture(scope='session')
 def hearth_server():
     """Starts `hearth serve --emulator` once per session (or uses HEARTH_URL)."""
-    external = os.environ.get('HEARTH_URL')
-    tmp_root = None
-    if external:
-        server = HearthServer(external)
-        if not _http_ready(server.base_url):
-            pytest.fail(f'HEARTH_URL={external} does not serve /hearth.js', pytrace=False)
-    else:
-        tmp_root = tempfile.mkdtemp(prefix='hearth-browser-')
-        server = _start_server(tmp_root)
-    try:
+    with hearth_process.running_server('hearth-browser-', _http_ready, allow_external=True,
+                                       external_check='serve /hearth.js') as server:
         yield server
-    finally:
-        if server.process is not None:
-            _stop(server.process)
-            _STATE['log_tail'] = server.log_tail()
-        if tmp_root and not os.environ.get('HEARTH_KEEP_TMP'):
-            shutil.rmtree(tmp_root, ignore_errors=True)
 
 
 # ───────────────────────────── the browser ─────────────────────────────
@@ -316,8 +238,4 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     del config
-    if _STATE.get('sigterm_ignored'):
-        terminalreporter.write_line('NOTE: hearth did not exit within 10 s of SIGTERM and was killed with SIGKILL.')
-    if exitstatus != 0 and _STATE.get('log_tail'):
-        terminalreporter.section('hearth server log (tail)')
-        terminalreporter.write_line(_STATE['log_tail'])
+    hearth_process.report_summary(terminalreporter, exitstatus)

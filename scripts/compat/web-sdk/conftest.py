@@ -1,24 +1,38 @@
 """Selenium plumbing for the Firebase web SDK compatibility tests.
 
-run.sh starts Hearth and the static server and exports:
-  HEARTH_PORT   Hearth's port (the page calls connectDatabaseEmulator with it)
-  WEB_PORT      the python http.server port serving page.html and /firebasejs/<SDK_VERSION>/
-  SDK_VERSION   the SDK version directory (from the gstatic URLs inside firebase-database.js)
-  WEB_SDK_OUT   where per-test WebSocket transcripts and console logs go
+run.sh checks the SDK directory and exports:
+  FIREBASE_BOWER_DIR  the directory holding firebase-app.js and firebase-database.js
+  SDK_VERSION         the SDK version directory (from the gstatic URLs inside firebase-database.js)
+  WEB_SDK_OUT         where hearth.log, per-test WebSocket transcripts and console logs go
+The session starts Hearth on HEARTH_PORT (a copy of $HEARTH_BIN, see Tests/support/hearth_process.py)
+and a static server on WEB_PORT serving page.html and the SDK under /firebasejs/<SDK_VERSION>/.
 """
 
+import functools
+import http.server
 import json
 import os
+import pathlib
 import re
+import sys
+import tempfile
+import threading
 import time
 import urllib.parse
 
 import pytest
+import websocket  # comes with selenium
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-HEARTH_PORT = int(os.environ.get("HEARTH_PORT", "0"))
-WEB_PORT = int(os.environ.get("WEB_PORT", "0"))
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2] / "Tests" / "support"))
+import hearth_process  # noqa: E402  (shared with Tests/Conformance and Tests/Browser)
+
+# Chosen at import because test_web_sdk.py imports HEARTH_PORT; the servers start per session.
+HEARTH_PORT = hearth_process.free_port()
+WEB_PORT = hearth_process.free_port()
+SDK_DIR = os.environ.get("FIREBASE_BOWER_DIR", "")
 SDK_VERSION = os.environ.get("SDK_VERSION", "")
 OUT_DIR = os.environ.get("WEB_SDK_OUT", "/tmp/hearth-web-sdk-out")
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
@@ -26,9 +40,54 @@ CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
 
 
 def pytest_configure(config):
-    if not (HEARTH_PORT and WEB_PORT and SDK_VERSION):
-        raise pytest.UsageError("run these tests through run.sh (HEARTH_PORT, WEB_PORT, SDK_VERSION unset)")
+    if not (SDK_DIR and SDK_VERSION):
+        raise pytest.UsageError("run these tests through run.sh (FIREBASE_BOWER_DIR, SDK_VERSION unset)")
     os.makedirs(OUT_DIR, exist_ok=True)
+
+
+def _handshake_ready(base_url):
+    """Ready when a v5 WebSocket gets the handshake frame."""
+    try:
+        ws = websocket.create_connection(
+            base_url.replace("http://", "ws://", 1) + "/.ws?v=5&ns=demo-proj-default-rtdb", timeout=3)
+        try:
+            m = json.loads(ws.recv())
+        finally:
+            ws.close()
+        return m["t"] == "c" and m["d"]["t"] == "h"
+    except (OSError, websocket.WebSocketException, ValueError, KeyError, TypeError):
+        return False
+
+
+class _StaticHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # to http.log, not into the tests' captured stderr
+        with open(os.path.join(OUT_DIR, "http.log"), "a") as f:
+            f.write(f"{self.address_string()} - {format % args}\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def servers():
+    """Hearth (emulator mode, fresh data directory) and the static server for page.html and the SDK."""
+    with hearth_process.running_server("hearth-web-sdk-", _handshake_ready, port=HEARTH_PORT, copy_binary=True,
+                                       log_path=os.path.join(OUT_DIR, "hearth.log")) as hearth, \
+            tempfile.TemporaryDirectory(prefix="hearth-web-sdk-www-") as www:
+        # page.html's import map sends the gstatic URLs to /firebasejs/<version>/.
+        os.makedirs(os.path.join(www, "firebasejs"))
+        os.symlink(os.path.abspath(SDK_DIR), os.path.join(www, "firebasejs", SDK_VERSION))
+        os.symlink(HERE / "page.html", os.path.join(www, "page.html"))
+        web = http.server.ThreadingHTTPServer(("127.0.0.1", WEB_PORT),
+                                              functools.partial(_StaticHandler, directory=www))
+        threading.Thread(target=web.serve_forever, daemon=True).start()
+        try:
+            yield hearth
+        finally:
+            web.shutdown()
+            web.server_close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    del config
+    hearth_process.report_summary(terminalreporter, exitstatus)
 
 
 class OpError(AssertionError):

@@ -77,6 +77,7 @@ let package = Package(
             name: "HearthRealtimeClient",
             dependencies: [
                 "HearthProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,14 +1,18 @@
+import DequeModule
 import HearthProtocol
 public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import Synchronization
 
 /// A bare client connection speaking the Realtime Database WebSocket protocol: raw frames in and out,
 /// with the protocol's fragment counts handled. Used by the protocol tests and `hearth bench`; it has
 /// no cache, no listens bookkeeping and no reconnects.
 ///
-/// Not `Sendable`: one task owns a connection.
+/// The socket is read only when ``receive()`` asks for more (automatic reading is off after the
+/// upgrade), so a client that stops receiving pushes back on the server, as a slow real client would.
+/// Not `Sendable`: one task receives; ``sender`` may be used from others.
 ///
 /// For example:
 /// ```swift
@@ -17,13 +21,14 @@ import NIOWebSocket
 /// try await connection.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/","h":""}}}"#)
 /// ```
 public final class WireConnection {
-    let channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
-    var inbound: NIOAsyncChannelInboundStream<WebSocketFrame>.AsyncIterator
+    let inbound: InboundFrames
     var assembler = WireFrameAssembler()
+    /// The sending half, for a task that sends while another receives.
+    public let sender: WireSender
 
-    init(channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) {
-        self.channel = channel
-        self.inbound = channel.inbound.makeAsyncIterator()
+    init(inbound: InboundFrames) {
+        self.inbound = inbound
+        self.sender = WireSender(channel: inbound.channel)
     }
 
     public enum ConnectError: Error, Sendable {
@@ -41,21 +46,21 @@ public final class WireConnection {
     ) async throws -> WireConnection {
         var bootstrap = ClientBootstrap(group: group)
         if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
-        let upgradeResult: EventLoopFuture<NIOAsyncChannel<WebSocketFrame, WebSocketFrame>?> = try await bootstrap.connect(
-            host: host,
-            port: port
-        ) { channel in
+        let upgradeResult: EventLoopFuture<InboundFrames?> = try await bootstrap.connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
-                let upgrader = NIOTypedWebSocketClientUpgrader<NIOAsyncChannel<WebSocketFrame, WebSocketFrame>?>(
+                let upgrader = NIOTypedWebSocketClientUpgrader<InboundFrames?>(
                     maxFrameSize: 1 << 24,
                     upgradePipelineHandler: { channel, _ in
                         channel.eventLoop.makeCompletedFuture {
+                            let inbound = InboundFrames(channel: channel)
                             try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
                                 minNonFinalFragmentSize: 1,
                                 maxAccumulatedFrameCount: 1 << 16,
                                 maxAccumulatedFrameSize: 1 << 26
                             ))
-                            return try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
+                            try channel.pipeline.syncOperations.addHandler(inbound)
+                            try channel.syncOptions?.setOption(.autoRead, value: false)
+                            return inbound
                         }
                     }
                 )
@@ -74,12 +79,9 @@ public final class WireConnection {
                 return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
             }
         }
-        guard let channel = try await upgradeResult.get() else { throw ConnectError.notUpgraded }
-        return WireConnection(channel: channel)
+        guard let inbound = try await upgradeResult.get() else { throw ConnectError.notUpgraded }
+        return WireConnection(inbound: inbound)
     }
-
-    /// The sending half, for a task that sends while another receives.
-    public var sender: WireSender { WireSender(outbound: channel.outbound, allocator: channel.channel.allocator) }
 
     /// Sends one text frame as is.
     public func sendFrame(_ text: String) async throws {
@@ -89,15 +91,6 @@ public final class WireConnection {
     /// Sends a message, split into a fragment count and chunks when it is long, as the SDKs do.
     public func send(_ message: String) async throws {
         try await sender.send(message)
-    }
-
-    /// The next text frame's bytes, unparsed (for load generators that only count or scan).
-    public func receiveBuffer() async throws -> ByteBuffer? {
-        while let frame = try await inbound.next() {
-            if frame.opcode == .text { return frame.unmaskedData }
-            if frame.opcode == .connectionClose { return nil }
-        }
-        return nil
     }
 
     /// The next whole message (fragments joined), or nil when the connection has closed.
@@ -117,8 +110,13 @@ public final class WireConnection {
 
     /// The next raw text frame, without reassembly (to observe the server's framing).
     public func receiveFrame() async throws -> String? {
+        try await receiveBuffer().map { String(buffer: $0) }
+    }
+
+    /// The next text frame's bytes, unparsed (for load generators that only count or scan).
+    public func receiveBuffer() async throws -> ByteBuffer? {
         while let frame = try await inbound.next() {
-            if frame.opcode == .text { return String(buffer: frame.unmaskedData) }
+            if frame.opcode == .text { return frame.unmaskedData }
             if frame.opcode == .connectionClose { return nil }
         }
         return nil
@@ -126,20 +124,19 @@ public final class WireConnection {
 
     /// Closes the connection (the server sees the socket end, as when a client goes away).
     public func close() async {
-        try? await channel.channel.close()
+        try? await inbound.channel.close()
     }
 }
 
 /// The sending half of a ``WireConnection``; can be used from any task.
 public struct WireSender: Sendable {
-    let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
-    let allocator: ByteBufferAllocator
+    let channel: any Channel
 
     /// Sends one text frame as is.
     public func sendFrame(_ text: String) async throws {
-        var data = allocator.buffer(capacity: text.utf8.count)
+        var data = channel.allocator.buffer(capacity: text.utf8.count)
         data.writeString(text)
-        try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data))
+        try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data))
     }
 
     /// Sends a message, split into a fragment count and chunks when it is long.
@@ -147,5 +144,74 @@ public struct WireSender: Sendable {
         for chunk in WireFrameAssembler.frames(for: Array(message.utf8)) {
             try await sendFrame(String(decoding: chunk, as: UTF8.self))
         }
+    }
+}
+
+/// Frames received on the connection, read from the socket on demand. Frames that arrive together are
+/// kept (unbounded only up to what one socket read delivers, since nothing more is read until they are
+/// taken).
+final class InboundFrames: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = WebSocketFrame
+
+    struct State {
+        var frames: Deque<WebSocketFrame> = []
+        var waiter: CheckedContinuation<WebSocketFrame?, any Error>?
+        var closed = false
+    }
+
+    let channel: any Channel
+    private let state = Mutex(State())
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// The next frame, reading from the socket if none is waiting; nil once the connection has closed.
+    func next() async throws -> WebSocketFrame? {
+        try await withCheckedThrowingContinuation { continuation in
+            enum Step { case frame(WebSocketFrame), closed, wait }
+            let step: Step = state.withLock { state in
+                if !state.frames.isEmpty { return .frame(state.frames.removeFirst()) }
+                if state.closed { return .closed }
+                state.waiter = continuation
+                return .wait
+            }
+            switch step {
+            case .frame(let frame): continuation.resume(returning: frame)
+            case .closed: continuation.resume(returning: nil)
+            case .wait: channel.read()
+            }
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let waiter = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.frames.append(frame)
+                return nil as CheckedContinuation<WebSocketFrame?, any Error>?
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: frame)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // A read that delivered only partial frames: read on while someone is waiting.
+        if state.withLock({ $0.waiter != nil }) { context.read() }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let waiter = state.withLock { state in
+            state.closed = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }

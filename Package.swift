@@ -71,8 +71,11 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
-            resources: [.copy("Web")]
+            exclude: ["Web"],
+            plugins: ["EmbedWebAssets"]
         ),
+        .executableTarget(name: "EmbedWebAssetsTool"),
+        .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
         .target(
             name: "HearthRealtimeClient",
             dependencies: [
@@ -122,6 +125,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+for target in package.targets where target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
 }

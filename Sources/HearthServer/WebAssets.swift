@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// Files the server hands to browsers: `/hearth.js`, the browser client. Embedded as package resources
-/// (`Sources/HearthServer/Web`), so the binary serves them wherever it runs from.
+/// Files the server hands to browsers: `/hearth.js`, the browser client. Compiled into the binary from
+/// `Sources/HearthServer/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
 enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
         ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8")
@@ -11,8 +11,7 @@ enum WebAssets {
 
     static func register(on router: Router<BasicRequestContext>) {
         for file in files {
-            let url = Bundle.module.url(forResource: file.resource, withExtension: nil, subdirectory: "Web")
-            let bytes = url.flatMap { try? Data(contentsOf: $0) }
+            let bytes = EmbeddedWebAssets.files[file.resource]
             router.get(RouterPath(file.route)) { _, _ -> Response in
                 guard let bytes else { return Response(status: .notFound) }
                 let headers: HTTPFields = [

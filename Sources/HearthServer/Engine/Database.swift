@@ -95,24 +95,6 @@ public final class Database: Sendable {
         }
     }
 
-    /// Submits several writes at once, in order (they land in the same batch), and waits for all of them.
-    public func write(all requests: [WriteRequest]) async -> [Result<WriteOutcome, any Error>] {
-        guard !requests.isEmpty else { return [] }
-        return await withCheckedContinuation { continuation in
-            let gathered = Mutex((results: [Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count), remaining: requests.count))
-            for (index, request) in requests.enumerated() {
-                submit(request) { result in
-                    let done: [Result<WriteOutcome, any Error>]? = gathered.withLock { gathered in
-                        gathered.results[index] = result
-                        gathered.remaining -= 1
-                        return gathered.remaining == 0 ? gathered.results.map { $0! } : nil
-                    }
-                    if let done { continuation.resume(returning: done) }
-                }
-            }
-        }
-    }
-
     /// Replaces the rules after storing them durably, then re-checks every stream's read access.
     public func replaceRules(_ rules: RulesDocument) async throws {
         try await storage.saveRules(rules.source)
@@ -126,7 +108,16 @@ public final class Database: Sendable {
         realtime.recheck(canRead)
     }
 
-    /// The writer loop; runs until its task is cancelled. Writes still queued then fail as unavailable.
+    /// Server shutdown: refuses new writes and lets the writer finish the ones already queued (such as
+    /// the onDisconnect writes of connections the shutdown closed), then stop.
+    func finishWrites() {
+        queue.withLock { $0.closed = true }
+        wake.yield()
+        wake.finish()
+    }
+
+    /// The writer loop; runs until ``finishWrites()`` or until its task is cancelled. Writes still queued
+    /// when it is cancelled fail as unavailable.
     func runWriter() async {
         var root = snapshot()
         for await _ in wakeups {

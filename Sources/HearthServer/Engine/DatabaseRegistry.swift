@@ -141,9 +141,12 @@ public final class DatabaseRegistry: Service, Sendable {
             for await database in opened.cancelOnGracefulShutdown() {
                 group.addTask { await database.runWriter() }
             }
-            // Shutting down: stop accepting writes and end every stream.
-            for database in openDatabases { database.hub.finishAll() }
-            group.cancelAll()
+            // Shutting down (after the HTTP server, which closed every connection): end every stream, and
+            // let each writer finish what is queued, then stop.
+            for database in openDatabases {
+                database.hub.finishAll()
+                database.finishWrites()
+            }
         }
     }
 }

@@ -498,10 +498,13 @@ final class RealtimeSession: Sendable {
             }
             requests.append(WriteRequest(.update(.root, items), identity: .admin))
         }
+        // Queued now, in order (not from a task that might start after a shutdown has stopped the writer).
         let logger = services.logger
-        Task {
-            for case .failure(let error) in await database.write(all: requests) {
-                logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
+        for request in requests {
+            database.submit(request) { result in
+                if case .failure(let error) = result {
+                    logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
+                }
             }
         }
     }

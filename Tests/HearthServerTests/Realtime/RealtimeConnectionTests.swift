@@ -3,6 +3,7 @@ import HearthCore
 import HearthProtocol
 import HearthRealtimeClient
 import HearthRules
+import HearthStorage
 @testable import HearthServer
 import Testing
 
@@ -56,6 +57,19 @@ import Testing
             #expect(received == [#"{"t":"d","d":{"a":"d","b":{"p":"scores","d":{"a":1},"t":1}}}"#])
             for connection in connections { await connection.close() }
         }
+    }
+
+    @Test func onDisconnectWritesOfConnectionsClosedByAShutdownAreStored() async throws {
+        let storage = InMemoryStorage()
+        try await TestServer(emulator: true).runLive(storage: storage) { _, port, _ in
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.receive()
+            try await connection.send(Self.request(1, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+            #expect(try await connection.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+            // The test ends with the connection open: the server shuts down, closing it.
+        }
+        let stored = try await storage.open(namespace: "demo").load()
+        #expect(stored.root.child(at: try DatabasePath("/presence/ada")) == .leaf(.string("offline")))
     }
 
     @Test func anExpiringTokenIsRevokedWithAcAndItsListensWithC() async throws {

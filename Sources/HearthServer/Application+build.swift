@@ -52,7 +52,12 @@ func makeApplication(
         router: router,
         server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
-        services: [registry, KeepAliveService(registry: registry, interval: configuration.keepAliveInterval)],
+        // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.
+        services: [
+            registry,
+            KeepAliveService(registry: registry, interval: configuration.keepAliveInterval),
+            RealtimeShutdownService(services: realtime),
+        ],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )

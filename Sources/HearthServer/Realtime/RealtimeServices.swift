@@ -1,4 +1,6 @@
 import Logging
+import NIOWebSocket
+import ServiceLifecycle
 import Synchronization
 
 /// What every WebSocket connection shares: the databases, the authenticator, the settings, and the
@@ -37,4 +39,29 @@ final class SessionDirectory: Sendable {
     }
 
     var count: Int { sessions.withLock { $0.count } }
+
+    /// Closes every session (server shutdown).
+    func closeAll() {
+        for session in sessions.withLock({ Array($0.values) }) { session.close(code: .goingAway) }
+    }
+}
+
+/// Keeps the databases running until every WebSocket session has ended on shutdown.
+///
+/// Upgraded connections are not tasks of the HTTP server, so the server stops before they have closed.
+/// This service shuts down after the server and before the databases (services stop in reverse order):
+/// it closes what is left and waits (at most `timeout`) for every session to end, so their onDisconnect
+/// writes are queued while the writers still run.
+struct RealtimeShutdownService: Service {
+    let services: RealtimeServices
+    var timeout: Duration = .seconds(5)
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        services.sessions.closeAll()
+        let deadline = ContinuousClock.now + timeout
+        while services.sessions.count > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
 }

@@ -12,7 +12,7 @@ enum WebAssets {
     static func register(on router: Router<BasicRequestContext>) {
         for file in files {
             let bytes = EmbeddedWebAssets.files[file.resource]
-            router.get(RouterPath(file.route)) { _, _ -> Response in
+            let respond: @Sendable (Request, BasicRequestContext) -> Response = { _, _ in
                 guard let bytes else { return Response(status: .notFound) }
                 let headers: HTTPFields = [
                     .contentType: file.contentType,
@@ -22,6 +22,8 @@ enum WebAssets {
                 ]
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             }
+            router.get(RouterPath(file.route), use: respond)
+            router.head(RouterPath(file.route), use: respond)
         }
     }
 }

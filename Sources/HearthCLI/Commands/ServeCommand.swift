@@ -107,6 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""
                 lines += "Hearth listening on http://\(host):\(port) — data in \(where_); \(mode)\n"
+                lines += "  REST: http://\(host):\(port)/<path>.json   Firebase SDKs: ws://\(host):\(port)/.ws   browser client: http://\(host):\(port)/hearth.js\n"
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }
         )

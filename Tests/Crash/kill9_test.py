@@ -251,21 +251,18 @@ class Writer(threading.Thread):
             conn.close()
 
     def record_refused(self, kind, key, value, exc):
-        with self.ledger.lock:
-            if kind == "leaf":
-                self.ledger.leaf_rejected[self.idx][key] = value
-            else:
-                self.ledger.pair_rejected[key] = value
-            if not self.kill_started.is_set():
-                self.ledger.transport_errors_before_kill.append(
-                    (kind + " " + key, "%s: %s" % (type(exc).__name__, exc)))
+        self._record(self.ledger.leaf_rejected, self.ledger.pair_rejected, kind, key, value, exc)
 
     def record_unknown(self, kind, key, value, exc):
+        self._record(self.ledger.leaf_unknown, self.ledger.pair_unknown, kind, key, value, exc)
+
+    def _record(self, leaf_table, pair_table, kind, key, value, exc):
+        """Files a write whose outcome was a transport error; before the kill, such errors are failures."""
         with self.ledger.lock:
             if kind == "leaf":
-                self.ledger.leaf_unknown[self.idx][key] = value
+                leaf_table[self.idx][key] = value
             else:
-                self.ledger.pair_unknown[key] = value
+                pair_table[key] = value
             if not self.kill_started.is_set():
                 self.ledger.transport_errors_before_kill.append(
                     (kind + " " + key, "%s: %s" % (type(exc).__name__, exc)))

@@ -132,6 +132,10 @@ public final class Database: Sendable {
         return reference(withPath: path)
     }
 
+    /// Cancels every write the server has not confirmed: local data rolls back (with events) and
+    /// their completions fail with ``DatabaseError/Code/writeCanceled``.
+    public func purgeOutstandingWrites() { repo.purgeOutstandingWrites() }
+
     /// Reconnects after ``goOffline()``.
     public func goOnline() { repo.goOnline() }
 

@@ -161,11 +161,12 @@ struct ConnectionStateMachine: Sendable {
         return send(action, body, kind: .operation(token: token))
     }
 
-    /// Drops a queued operation that has not been sent (a purge); returns whether it was found unsent.
-    mutating func cancelUnsent(token: Int) -> Bool {
-        guard let index = outstanding.firstIndex(where: { $0.token == token && !$0.sent }) else { return false }
-        outstanding.remove(at: index)
-        return true
+    /// Forgets a queued operation (a purge): it is not sent again, and a reply to it is ignored.
+    mutating func cancel(token: Int) {
+        outstanding.removeAll { $0.token == token }
+        for (number, kind) in inflight {
+            if case .operation(token) = kind { inflight[number] = .other }
+        }
     }
 
     /// A response arrived.

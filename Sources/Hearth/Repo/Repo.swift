@@ -726,6 +726,32 @@ final class Repo: Sendable {
         syncListens(&state)
     }
 
+    /// Drops every write the server has not confirmed: their local effects roll back (with events) and
+    /// their completions fail with `write_canceled`. Writes already on the wire may still be applied.
+    func purgeOutstandingWrites() {
+        state.withLock { state in
+            var events: [RaisedEvent] = []
+            var after: [@Sendable () -> Void] = []
+            let error = DatabaseError(.writeCanceled, "Write canceled by purgeOutstandingWrites")
+            for (token, operation) in state.operations.sorted(by: { $0.key < $1.key }) {
+                switch operation {
+                case .write(let writeID, let completion):
+                    state.operations[token] = nil
+                    state.machine.cancel(token: token)
+                    events += state.tree.ackWrite(writeID: writeID, revert: true)
+                    if let completion { after.append { completion(error) } }
+                case .transaction(let id):
+                    state.operations[token] = nil
+                    state.machine.cancel(token: token)
+                    after += transactionFailed(&state, id: id, status: "write_canceled", reason: error.message, rerun: false, events: &events)
+                case .onDisconnect, .get:
+                    break
+                }
+            }
+            deliver(&state, events: events, after: after)
+        }
+    }
+
     /// Reports a write that could not start (invalid data) on the callback queue.
     func fail(_ completion: WriteCompletion?, _ error: any Error) {
         guard let completion else { return }

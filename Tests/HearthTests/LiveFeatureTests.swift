@@ -155,7 +155,7 @@ import Testing
             let added = Task {
                 var keys: [String] = []
                 for try await snapshot in list.events(.childAdded) {
-                    keys.append(snapshot.key ?? "")
+                    keys.append(snapshot.key)
                     if keys.count == 3 { break }
                 }
                 return keys

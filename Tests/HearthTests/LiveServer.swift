@@ -63,7 +63,7 @@ final class Recorder: Sendable {
     @discardableResult
     func observe(_ query: DatabaseQuery, _ type: DataEventType, label: String = "") -> DatabaseHandle {
         query.observe(type, andPreviousSiblingKeyWith: { snapshot, previous in
-            self.append("\(label)\(Recorder.name(type)) \(snapshot.key ?? "/") prev=\(previous ?? "-") \(snapshot.node.jsonString())")
+            self.append("\(label)\(Recorder.name(type)) \(snapshot.ref.key ?? "/") prev=\(previous ?? "-") \(snapshot.node.jsonString())")
         })
     }
 

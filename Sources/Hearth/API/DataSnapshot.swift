@@ -1,6 +1,7 @@
 import Foundation
 import HashTreeCollections
 import HearthCore
+import Synchronization
 
 /// The data at a location at one moment, as observers and reads deliver it (FirebaseDatabase's
 /// `DataSnapshot`). Immutable and `Sendable`.
@@ -8,7 +9,7 @@ import HearthCore
 /// For example:
 /// ```swift
 /// ref.observe(.value) { snapshot in
-///     for child in snapshot.children { print(child.key ?? "", child.value ?? "") }
+///     for child in snapshot.children { print(child.key, child.value ?? "") }
 /// }
 /// ```
 public final class DataSnapshot: Sendable, CustomStringConvertible {
@@ -28,8 +29,8 @@ public final class DataSnapshot: Sendable, CustomStringConvertible {
     /// `[Any]` (keys 0…n), or nil when there is none.
     public var value: Any? { FoundationValue.value(of: node) }
 
-    /// The last segment of the location; nil at the root.
-    public var key: String? { ref.key }
+    /// The last segment of the location (FirebaseDatabase declares it non-optional; the root's is "").
+    public var key: String { ref.key ?? "" }
 
     /// The priority: a `String`, an `NSNumber`, or nil.
     public var priority: Any? { node.priority.map(FoundationValue.priorityValue) }
@@ -60,27 +61,35 @@ public final class DataSnapshot: Sendable, CustomStringConvertible {
     /// The value with priorities included (`.value` / `.priority`), as Firebase exports it.
     public func valueInExportFormat() -> Any? { FoundationValue.exportValue(of: node) }
 
-    public var description: String { "\(key ?? "/") \(node.jsonString())" }
+    public var description: String { "\(ref.key ?? "/") \(node.jsonString())" }
 }
 
-/// The children of a snapshot, in order. Iterate it, or use ``allObjects`` as with Firebase's
-/// `NSEnumerator`.
-public struct DataSnapshotChildren: Sequence, IteratorProtocol, Sendable {
+/// The children of a snapshot, in order. Iterate it, call ``nextObject()`` as on Firebase's
+/// `NSEnumerator`, or take ``allObjects``.
+///
+/// ```swift
+/// let enumerator = snapshot.children
+/// while let child = enumerator.nextObject() { print(child.key) }
+/// ```
+public final class DataSnapshotChildren: Sequence, Sendable {
     public let allObjects: [DataSnapshot]
-    private var position = 0
+    private let position = Mutex(0)
 
     init(allObjects: [DataSnapshot]) {
         self.allObjects = allObjects
     }
 
-    public mutating func next() -> DataSnapshot? {
-        nextObject()
+    /// The next child not yet taken with this method, or nil at the end.
+    public func nextObject() -> DataSnapshot? {
+        position.withLock { position in
+            guard position < allObjects.count else { return nil }
+            defer { position += 1 }
+            return allObjects[position]
+        }
     }
 
-    /// The next child, or nil at the end.
-    public mutating func nextObject() -> DataSnapshot? {
-        guard position < allObjects.count else { return nil }
-        defer { position += 1 }
-        return allObjects[position]
+    /// Iterates over all children, from the first.
+    public func makeIterator() -> IndexingIterator<[DataSnapshot]> {
+        allObjects.makeIterator()
     }
 }

@@ -72,6 +72,12 @@ public final class Database: Sendable {
         defaultURL.withLock { $0 = url }
     }
 
+    /// Accepted for compatibility; the SDK does not log yet.
+    public static func setLoggingEnabled(_ enabled: Bool) {}
+
+    /// The SDK's version.
+    public static func sdkVersion() -> String { "0.1.0" }
+
     /// Connects to a local server or emulator instead of the URL's host; the namespace stays. Call
     /// before using any reference.
     public func useEmulator(withHost host: String, port: Int) {

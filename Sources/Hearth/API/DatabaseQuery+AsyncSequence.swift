@@ -21,7 +21,7 @@ extension DatabaseQuery {
     /// the consumer builds from them.
     ///
     /// ```swift
-    /// for try await added in messages.events(.childAdded) { print(added.key ?? "") }
+    /// for try await added in messages.events(.childAdded) { print(added.key) }
     /// ```
     public func events(_ type: DataEventType) -> AsyncThrowingStream<DataSnapshot, any Error> {
         stream(type, buffering: .unbounded) { snapshot, _ in snapshot }

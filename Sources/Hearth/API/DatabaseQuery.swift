@@ -8,7 +8,7 @@ import Synchronization
 /// For example:
 /// ```swift
 /// let top = database.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 3)
-/// let handle = top.observe(.childAdded) { snapshot in print(snapshot.key ?? "") }
+/// let handle = top.observe(.childAdded) { snapshot in print(snapshot.key) }
 /// top.removeObserver(withHandle: handle)
 /// ```
 public class DatabaseQuery: @unchecked Sendable {
@@ -118,7 +118,8 @@ public class DatabaseQuery: @unchecked Sendable {
     }
 
     /// Reads the current value: from the client's complete data when it has it, else from the server.
-    public func getData(completion block: @escaping @Sendable ((any Error)?, DataSnapshot?) -> Void) {
+    /// On an error the snapshot is empty.
+    public func getData(completion block: @escaping @Sendable ((any Error)?, DataSnapshot) -> Void) {
         let reference = ref
         let index = query.index
         let spec = spec
@@ -128,7 +129,7 @@ public class DatabaseQuery: @unchecked Sendable {
                 let shown = spec.loadsAllData ? node : spec.query.evaluate(on: node)
                 block(nil, DataSnapshot(reference: reference, node: shown, index: index))
             case .failure(let error):
-                block(error, nil)
+                block(error, DataSnapshot(reference: reference, node: .empty, index: index))
             }
         }
     }
@@ -141,7 +142,7 @@ public class DatabaseQuery: @unchecked Sendable {
     public func getData() async throws -> DataSnapshot {
         try await withCheckedThrowingContinuation { continuation in
             getData { error, snapshot in
-                if let snapshot { continuation.resume(returning: snapshot) } else { continuation.resume(throwing: error ?? DatabaseError(.other, "no data")) }
+                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: snapshot) }
             }
         }
     }

@@ -188,9 +188,21 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     }
 
     public func onDisconnectSetValue(_ value: Any?, andPriority priority: Any?) {
+        onDisconnectSetValue(value, andPriority: priority, withCompletionBlock: nil)
+    }
+
+    public func onDisconnectSetValue(
+        _ value: Any?, andPriority priority: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?
+    ) {
         onDisconnect("o", { () throws(DatabaseError) in
             try Self.withPriority(try FoundationValue.json(from: value), try FoundationValue.priorityJSON(priority))
-        }, nil)
+        }, block)
+    }
+
+    @discardableResult
+    public func onDisconnectSetValue(_ value: Any?, andPriority priority: Any?) async throws -> DatabaseReference {
+        let json = try Self.withPriority(try FoundationValue.json(from: value), try FoundationValue.priorityJSON(priority))
+        return try await completion { self.repo.onDisconnect(action: "o", path: self.path, data: json, completion: $0) }
     }
 
     /// When this client's connection ends, the server removes the data here.

@@ -2,6 +2,7 @@ import Foundation
 @testable import Hearth
 import HearthCore
 import HearthServer
+import Synchronization
 import Testing
 
 /// Reconnects, listen de-duplication and authentication against a live server.
@@ -92,6 +93,72 @@ import Testing
             #expect(transport.requests.map(\.action).prefix(3) == ["s", "gauth", "p"])
             anonymous.goOffline()
             admin.goOffline()
+        }
+    }
+}
+
+/// A clock that runs a thousand times fast and reads an hour behind the server.
+struct SkewedClock: HearthClock {
+    static let skew: Double = 3_600_000
+    func milliseconds() -> Double { Date().timeIntervalSince1970 * 1_000 - SkewedClock.skew }
+    func sleep(milliseconds: Double) async throws { try await FastClock().sleep(milliseconds: milliseconds) }
+}
+
+@Suite struct LiveClockTests {
+    @Test func anIdleConnectionSendsKeepAlives() async throws {
+        try await LiveServer.run { url, _ in
+            let transport = RecordingTransport()
+            // 45 s of idleness pass in 45 ms on this clock.
+            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+            client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+            client.goOnline()
+            client.reference(withPath: "idle").observe(.value) { _ in }
+            await waitUntil { transport.sent.contains("0") }
+            client.goOffline()
+        }
+    }
+
+    @Test func theServerTimeOffsetCorrectsLocalTimestampsAndPushIDs() async throws {
+        try await LiveServer.run { url, server in
+            let client = try Hearth.Database(url: url, transport: NIOWebSocketTransport(), clock: SkewedClock())
+            client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+            let offset = Recorder()
+            client.reference(withPath: ".info/serverTimeOffset").observe(.value) { snapshot in
+                offset.append("\((snapshot.value as? NSNumber)?.doubleValue ?? 0)")
+            }
+            await waitUntil { offset.all.contains { abs((Double($0) ?? 0) - SkewedClock.skew) < 60_000 } }
+            // A timestamp written now is shown locally at about the server's time, not the local clock's.
+            let stamp = client.reference(withPath: "stamp")
+            let local = Recorder()
+            stamp.observe(.value) { snapshot in if let n = snapshot.value as? NSNumber { local.append("\(n.doubleValue)") } }
+            withoutWaiting { stamp.setValue(ServerValue.timestamp()) }
+            let first = try #require(Double(await local.wait(count: 1)[0]))
+            #expect(abs(first - Date().timeIntervalSince1970 * 1_000) < 60_000)
+            // Push ids use server time too: their first 8 characters encode it.
+            let key = try #require(client.reference().childByAutoId().key)
+            let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+            let encoded = key.prefix(8).reduce(0.0) { $0 * 64 + Double(alphabet.firstIndex(of: $1)!) }
+            #expect(abs(encoded - Date().timeIntervalSince1970 * 1_000) < 60_000)
+            client.goOffline()
+        }
+    }
+}
+
+@Suite struct LiveListenFailureTests {
+    @Test func aRefusedListenCancelsItsObserversWithPermissionDenied() async throws {
+        let rules = #"{"rules": {"public": {".read": true}}}"#
+        try await LiveServer.run(rules: rules) { url, _ in
+            let client = try makeClient(url)
+            let cancelled = Recorder()
+            client.reference(withPath: "secret").observe(.value, with: { _ in cancelled.append("event") }, withCancel: { error in
+                cancelled.append("cancel \((error as? DatabaseError)?.code.status ?? "?")")
+            })
+            #expect(await cancelled.wait(count: 1) == ["cancel permission_denied"])
+            await #expect(throws: DatabaseError.self) {
+                for try await _ in client.reference(withPath: "secret/deeper").values {}
+            }
+            await waitUntil { client.repo.state.withLock { $0.listenTokens.isEmpty } }
+            client.goOffline()
         }
     }
 }

@@ -73,10 +73,12 @@ enum JSONValueBridge {
     }
 }
 
-/// A clock that runs a thousand times faster than the wall clock: reconnect delays take
-/// milliseconds, and keep-alive timing keeps its proportions.
+/// A clock that runs a thousand times faster than the wall clock: reconnect delays and the 45 s
+/// keep-alive take milliseconds.
 struct FastClock: HearthClock {
-    func milliseconds() -> Double { Date().timeIntervalSince1970 * 1_000 }
+    static let origin = Date().timeIntervalSince1970 * 1_000
+
+    func milliseconds() -> Double { FastClock.origin + (Date().timeIntervalSince1970 * 1_000 - FastClock.origin) * 1_000 }
 
     func sleep(milliseconds: Double) async throws {
         try await Task.sleep(nanoseconds: UInt64(max(0, milliseconds) * 1_000))

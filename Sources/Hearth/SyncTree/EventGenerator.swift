@@ -26,6 +26,10 @@ struct RaisedEvent: Sendable {
 /// Turns the difference between two view snapshots into events, in Firebase's order: child_removed,
 /// child_added, child_moved, child_changed (each in the query's order), then value.
 ///
+/// Previous-sibling keys are chosen so that a list updated by applying the events one by one (remove,
+/// insert after the previous sibling, move after it) always equals the view; the official SDKs can
+/// name a sibling that has not moved into place yet when one operation adds and moves children.
+///
 /// For example:
 /// ```swift
 /// let changes = EventGenerator.changes(from: old, to: new, index: .key)
@@ -50,17 +54,31 @@ enum EventGenerator {
         for child in old.children where !newKeys.contains(child.key) {
             removed.append(Change(type: .childRemoved, key: child.key, node: child.node, previousKey: nil))
         }
+        // Children whose ordered value changed are reported as moved, after the added ones.
+        var movedKeys: Set<Key> = []
+        if index != .key {
+            for child in new.children {
+                if let before = oldByKey[child.key], before != child.node,
+                   Node.compareValues(index.sortValue(of: before), index.sortValue(of: child.node)) != 0 {
+                    movedKeys.insert(child.key)
+                }
+            }
+        }
         var added: [Change] = []
         var moved: [Change] = []
         var changed: [Change] = []
         for (position, child) in new.children.enumerated() {
             let previous = position > 0 ? new.children[position - 1].key.string : nil
             guard let before = oldByKey[child.key] else {
-                added.append(Change(type: .childAdded, key: child.key, node: child.node, previousKey: previous))
+                // An added child's previous sibling is the nearest one already in place: a child still
+                // to be moved is not, so applying the events in order always rebuilds the view.
+                var anchor = position - 1
+                while anchor >= 0, movedKeys.contains(new.children[anchor].key) { anchor -= 1 }
+                added.append(Change(type: .childAdded, key: child.key, node: child.node, previousKey: anchor >= 0 ? new.children[anchor].key.string : nil))
                 continue
             }
             guard before != child.node else { continue }
-            if index != .key, Node.compareValues(index.sortValue(of: before), index.sortValue(of: child.node)) != 0 {
+            if movedKeys.contains(child.key) {
                 moved.append(Change(type: .childMoved, key: child.key, node: child.node, previousKey: previous))
             }
             changed.append(Change(type: .childChanged, key: child.key, node: child.node, previousKey: previous))

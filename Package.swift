@@ -138,7 +138,8 @@ let package = Package(
             dependencies: [
                 "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthSQLite", "HearthStorage", "HearthRules",
                 .product(name: "Hummingbird", package: "hummingbird"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -224,14 +224,16 @@ final class Repo: Sendable {
     private func startKeepAlive(generation: Int) {
         let task = Task { [self] in
             while !Task.isCancelled {
-                let wait = state.withLock { Repo.keepAliveInterval - (clock.milliseconds() - $0.lastTraffic) }
+                // nil once this connection is over: the task ends.
+                let wait = state.withLock { state -> Double? in
+                    guard state.generation == generation else { return nil }
+                    let wait = Repo.keepAliveInterval - (clock.milliseconds() - state.lastTraffic)
+                    if wait <= 0 { send(&state, [ClientWire.keepAlive]) }
+                    return max(wait, 0)
+                }
+                guard let wait else { return }
                 if wait > 0 {
                     do { try await clock.sleep(milliseconds: wait) } catch { return }
-                    continue
-                }
-                state.withLock { state in
-                    guard state.generation == generation else { return }
-                    send(&state, [ClientWire.keepAlive])
                 }
             }
         }

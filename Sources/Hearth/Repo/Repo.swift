@@ -699,7 +699,8 @@ final class Repo: Sendable {
         transaction.writeID = nil
         if rerun {
             if status == "datastale" { transaction.retries += 1 }
-            if transaction.retries < Repo.maximumTransactionRetries {
+            // The first run plus at most 25 retries, as the official SDKs allow.
+            if transaction.retries <= Repo.maximumTransactionRetries {
                 state.transactions[id] = transaction
                 runTransaction(id: id)
                 return []

@@ -199,3 +199,29 @@ struct SkewedClock: HearthClock {
         await server.stop()
     }
 }
+
+@Suite struct LiveToggleTests {
+    @Test func togglingOfflineAndOnlineQuicklyEndsWithOneWorkingConnection() async throws {
+        try await LiveServer.run { url, _ in
+            let transport = RecordingTransport()
+            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+            client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+            // A slow credential fetch widens the window in which a cancelled loop could interfere.
+            client.authTokenProvider = {
+                try? await Task.sleep(nanoseconds: 3_000_000)
+                return "owner"
+            }
+            let connected = Recorder()
+            connected.observe(client.reference(withPath: ".info/connected"), .value)
+            for _ in 0..<20 {
+                client.goOffline()
+                client.goOnline()
+            }
+            try await client.reference(withPath: "after/toggle").setValue(true)
+            await waitUntil { connected.all.last == "value connected prev=- true" }
+            let read = try await client.reference(withPath: "after/toggle").getData()
+            #expect(read.value as? Bool == true)
+            client.goOffline()
+        }
+    }
+}

@@ -145,15 +145,17 @@ final class Repo: Sendable {
             do { try await clock.sleep(milliseconds: delay) } catch { return }
             let provider = state.withLock { $0.tokenProvider }
             let token = await provider?()
-            let (generation, info, query) = state.withLock { state -> (Int, RepoInfo, String) in
+            // A cancelled loop (goOffline, perhaps followed by goOnline and a new loop) must not touch
+            // the connection state any more: the check and the update happen under one lock.
+            guard let (generation, info, query) = state.withLock({ state -> (Int, RepoInfo, String)? in
+                guard !Task.isCancelled else { return nil }
                 state.generation += 1
                 state.machine.authToken = token
                 state.machine.connecting()
                 state.assembler = WireFrameAssembler()
                 state.earlyFrames = []
                 return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace))
-            }
-            if Task.isCancelled { return }
+            }) else { return }
             let socket: any WebSocketConnection
             do {
                 socket = try await transport.connect(

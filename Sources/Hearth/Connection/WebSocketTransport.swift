@@ -37,6 +37,7 @@ public enum WebSocketTransportError: Error, Sendable {
 public struct NIOWebSocketTransport: WebSocketTransport {
     let group: any EventLoopGroup
 
+    /// A transport on `group` (NIO's shared event loops by default).
     public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.group = group
     }

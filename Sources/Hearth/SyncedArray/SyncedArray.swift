@@ -34,9 +34,11 @@ public final class SyncedArray: Sendable {
         var isLoaded = false
     }
 
+    /// The query whose children this array holds.
     public let query: DatabaseQuery
     private let state = Mutex(State())
 
+    /// An array for `query`; call ``start()`` to fill it.
     public init(query: DatabaseQuery) {
         self.query = query
     }

@@ -81,3 +81,17 @@ final class ScriptedTransport: WebSocketTransport {
         database.goOffline()
     }
 }
+
+@Suite struct OfflineReadTests {
+    @Test func aReadWhileOfflineWithoutCachedDataFailsAfterTheConnectTimeout() async throws {
+        let database = try Hearth.Database(url: "http://127.0.0.1:1?ns=demo", transport: ScriptedTransport { _, _ in nil }, clock: FastClock())
+        database.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+        database.goOffline()
+        await #expect(throws: DatabaseError(.disconnected, "The client is offline and has no complete cached data for this location")) {
+            _ = try await database.reference(withPath: "nothing").getData()
+        }
+        // A location with a complete local value is read without the server.
+        withoutWaiting { database.reference(withPath: "local").setValue("here") }
+        #expect(try await database.reference(withPath: "local").getData().value as? String == "here")
+    }
+}

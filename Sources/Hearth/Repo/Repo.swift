@@ -624,6 +624,24 @@ final class Repo: Sendable {
             let token = state.machine.makeToken()
             state.operations[token] = .get(path: spec.path, query: spec.query, completion: completion)
             send(&state, state.machine.enqueue(token: token, action: "g", body: .object(body)))
+            if state.machine.phase != .connected { failGetIfStillOffline(token: token) }
+        }
+    }
+
+    /// How long a read made while offline waits for a connection before failing (as iOS: 3 s).
+    static let getConnectTimeout: Double = 3_000
+
+    private func failGetIfStillOffline(token: Int) {
+        Task { [self] in
+            try? await clock.sleep(milliseconds: Repo.getConnectTimeout)
+            state.withLock { state in
+                guard state.machine.phase != .connected || state.socket == nil,
+                      case .get(_, _, let completion)? = state.operations[token] else { return }
+                state.operations[token] = nil
+                state.machine.cancel(token: token)
+                let error = DatabaseError(.disconnected, "The client is offline and has no complete cached data for this location")
+                deliver(&state, events: [], after: [{ completion(.failure(error)) }])
+            }
         }
     }
 

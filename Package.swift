@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
     targets: [
         .target(
@@ -118,6 +120,7 @@ let package = Package(
             dependencies: [
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Clocks", package: "swift-clocks"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -40,7 +40,7 @@ func makeApplication(
     tokens: TokenSigner? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry) {
+) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
@@ -55,11 +55,12 @@ func makeApplication(
         // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.
         services: [
             registry,
-            KeepAliveService(registry: registry, interval: configuration.keepAliveInterval),
+            KeepAliveService(registry: registry, interval: configuration.keepAliveInterval, clock: configuration.clock),
+            IdleConnectionReaper(services: realtime),
             RealtimeShutdownService(services: realtime),
         ],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
-    return (application, registry)
+    return (application, registry, realtime)
 }

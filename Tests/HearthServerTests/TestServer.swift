@@ -51,9 +51,9 @@ struct TestServer {
         await clock.advance(to: .init(offset: elapsed + .microseconds(1)))
     }
 
-    /// Advances the server's clock by `duration`.
+    /// Advances the server's clock by `duration` (plus a microsecond, as ``advance(to:)``).
     func advance(by duration: Duration) async {
-        await clock.advance(by: duration)
+        await advance(to: TestClock<Duration>.Instant().duration(to: clock.now) + duration)
     }
 
     /// Waits until the idle reaper has swept at `elapsed` or later on the server's clock.

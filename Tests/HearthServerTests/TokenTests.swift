@@ -83,7 +83,8 @@ import Testing
     }
 
     @Test func streamsEndWithAuthRevokedWhenTheTokenExpires() async throws {
-        let server = TestServer()
+        // Keep-alives far apart, so the minute the test advances holds none.
+        let server = TestServer { $0.keepAliveInterval = .seconds(3600) }
         try await server.run { client, _ async throws in
             try await client.call(.put, "/.settings/rules.json", Self.rules)
             try await client.call(.put, "/users/ada.json", "1")

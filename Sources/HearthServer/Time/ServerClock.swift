@@ -35,7 +35,8 @@ public struct ServerClock: Sendable {
     /// for tests, with a clock they drive.
     public init<C: Clock>(_ clock: C, wallMillisecondsAtStart: Double) where C.Duration == Duration {
         let origin = clock.now
-        self.init(clock) { wallMillisecondsAtStart + ServerClock.milliseconds(origin.duration(to: clock.now)) }
+        // Whole milliseconds, as the system's wall clock gives them (server timestamps are integers).
+        self.init(clock) { (wallMillisecondsAtStart + ServerClock.milliseconds(origin.duration(to: clock.now))).rounded(.down) }
     }
 
     /// The real time: a `ContinuousClock` and the system's wall clock.

@@ -19,6 +19,7 @@ public func buildApplication(
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
+    users: (any UserStore)? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -27,6 +28,7 @@ public func buildApplication(
         storage: storage,
         adminSecret: adminSecret,
         tokens: tokens,
+        users: users,
         logger: logger,
         onServerRunning: onServerRunning
     ).application
@@ -38,6 +40,7 @@ func makeApplication(
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
+    users: (any UserStore)? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry) {
@@ -46,6 +49,14 @@ func makeApplication(
     let router = Router(context: BasicRequestContext.self)
     let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
     WebAssets.register(on: router)
+    // The identity service signs with the same key the database verifies with, so it needs one.
+    if let tokens {
+        let service = IdentityService(
+            store: users ?? InMemoryUserStore(), signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
+        )
+        IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
+            .register(on: router)
+    }
     rest.register(on: router)
     let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)
     let application = Application(

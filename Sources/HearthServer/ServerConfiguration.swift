@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
     /// A WebSocket client that sends nothing for this long is disconnected (clients send a keep-alive
     /// every 45 s).
     public var realtimeIdleTimeout: Duration = .seconds(120)
+    /// The identity service (Firebase Authentication's API): project, API keys, password hashing.
+    public var identity = IdentityConfiguration()
 
     public init() {}
 }

@@ -20,6 +20,10 @@ public struct IdentityConfiguration: Sendable {
     public var passwordHashing = PasswordHasher()
     /// Lifetime of ID tokens, in seconds (Firebase: one hour).
     public var idTokenLifetime = 3600
+    /// Failed password sign-ins allowed per account within ``failedSignInWindow`` before further attempts
+    /// get `TOO_MANY_ATTEMPTS_TRY_LATER`. Nil: 10 in the default mode, no limit in emulator mode.
+    public var failedSignInLimit: Int?
+    public var failedSignInWindow: Duration = .seconds(15 * 60)
 
     public init() {}
 }

@@ -31,6 +31,9 @@ struct IdentityError: Error, Sendable, Equatable {
     static let missingLocalID = invalid("MISSING_LOCAL_ID")
     static let duplicateLocalID = invalid("DUPLICATE_LOCAL_ID")
     static let insufficientPermission = invalid("INSUFFICIENT_PERMISSION")
+    static let tooManyAttempts = invalid(
+        "TOO_MANY_ATTEMPTS_TRY_LATER : Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later."
+    )
 
     static let missingAPIKey = IdentityError(
         code: 403, message: "The request is missing a valid API key.", reason: "forbidden", status: "PERMISSION_DENIED"

@@ -20,6 +20,17 @@ struct IdentityService: Sendable {
     let signer: TokenSigner
     let configuration: IdentityConfiguration
     let emulatorMode: Bool
+    /// Nil when failed sign-ins are not limited (emulator mode by default).
+    let throttle: SignInThrottle?
+
+    init(store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool) {
+        self.store = store
+        self.signer = signer
+        self.configuration = configuration
+        self.emulatorMode = emulatorMode
+        let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
+        throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }
+    }
 
     var hasher: PasswordHasher { configuration.passwordHashing }
     var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
@@ -111,14 +122,19 @@ struct IdentityService: Sendable {
         guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
+        let account = project + "/" + email
+        if let throttle, !throttle.allows(account) { throw IdentityError.tooManyAttempts }
         guard let found = try await store.user(project: project, email: email) else {
             await hasher.verifyNothing(password)
+            throttle?.recordFailure(account)
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.emailNotFound
         }
         guard let stored = found.passwordHash, await hasher.verify(password, against: stored) else {
+            throttle?.recordFailure(account)
             if found.disabled { throw IdentityError.userDisabled }
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
         }
+        throttle?.recordSuccess(account)
         if found.disabled { throw IdentityError.userDisabled }
         // A hash made with older parameters is replaced now that the password is known.
         let upgraded = hasher.needsRehash(stored) ? try await hasher.hash(password) : nil

@@ -369,3 +369,44 @@ import Testing
         }
     }
 }
+
+@Suite struct SignInThrottleTests {
+    @Test func repeatedFailuresLockTheAccountForAWhileWhetherOrNotItExists() async throws {
+        try await IdentityTestServer { $0.identity.failedSignInLimit = 3 }.run { auth async throws in
+            _ = try await auth.signUp("brute@example.com", "right-password")
+            for _ in 0..<3 {
+                #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"brute@example.com","password":"guess-123"}"#).authError == "INVALID_LOGIN_CREDENTIALS")
+                #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"ghost@example.com","password":"guess-123"}"#).authError == "INVALID_LOGIN_CREDENTIALS")
+            }
+            for email in ["brute@example.com", "ghost@example.com"] {
+                let locked = try await auth.post("accounts:signInWithPassword", #"{"email":"\#(email)","password":"right-password"}"#)
+                #expect(locked.authError?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER : ") == true)
+            }
+            // Other accounts are unaffected.
+            _ = try await auth.signUp("other@example.com", "right-password")
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"other@example.com","password":"right-password"}"#).status == .ok)
+        }
+    }
+
+    @Test func theWindowEndsAndASuccessClearsTheCount() {
+        let throttle = SignInThrottle(limit: 2, window: .seconds(60))
+        let start = ContinuousClock.now
+        throttle.recordFailure("a", now: start)
+        throttle.recordSuccess("a")
+        throttle.recordFailure("a", now: start)
+        #expect(throttle.allows("a", now: start))
+        throttle.recordFailure("a", now: start)
+        #expect(!throttle.allows("a", now: start + .seconds(59)))
+        #expect(throttle.allows("a", now: start + .seconds(60)))
+    }
+
+    @Test func emulatorModeDoesNotLimit() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            _ = try await auth.signUp("emu@example.com", "right-password")
+            for _ in 0..<12 {
+                #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"emu@example.com","password":"guess-123"}"#).authError == "INVALID_PASSWORD")
+            }
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"emu@example.com","password":"right-password"}"#).status == .ok)
+        }
+    }
+}

@@ -139,6 +139,20 @@ public final class SQLiteUserStore: UserStore {
         }
     }
 
+    public func revocations() async throws -> [StoredRevocation] {
+        try await read { db in
+            var found: [StoredRevocation] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT project, record FROM users")
+            while let row = try rows.next() {
+                let user = try Self.decode(row["record"])
+                if user.disabled || user.tokenGeneration > 0 {
+                    found.append(StoredRevocation(project: row["project"], localId: user.localId, validSince: user.validSince, disabled: user.disabled))
+                }
+            }
+            return found
+        }
+    }
+
     public func close() throws {
         try queue.close()
     }

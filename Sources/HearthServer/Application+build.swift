@@ -47,18 +47,29 @@ func makeApplication(
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
+    // The identity service's users: the database refuses the tokens of disabled and revoked ones.
+    let users = users ?? InMemoryUserStore()
+    var tokens = tokens
+    let revocations = TokenRevocations()
+    if tokens != nil {
+        try await revocations.load(from: users)
+        tokens?.revocations = revocations
+    }
     let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
     WebAssets.register(on: router)
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
         let service = IdentityService(
-            store: users ?? InMemoryUserStore(), signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
+            store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
         )
         IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
             .register(on: router)
     }
     rest.register(on: router)
     let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)
+    revocations.observe { [weak realtime] change in
+        for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
+    }
     let application = Application(
         router: router,
         server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },

@@ -23,6 +23,8 @@ public struct TokenSigner: Sendable {
     public let issuer: String
     /// Seconds of clock difference tolerated for `iat` and `exp`.
     public var allowedSkew: Double = 60
+    /// Users whose tokens are refused before they expire (set by the application with the identity service).
+    public var revocations: TokenRevocations?
 
     public init(key: P256.Signing.PrivateKey, issuer: String = "hearth") {
         privateKeyBytes = key.rawRepresentation

@@ -74,6 +74,8 @@ struct IdentityService: Sendable {
             user.emailVerified = body.bool("emailVerified") ?? false
             user.disabled = body.bool("disabled") ?? body.bool("disableUser") ?? false
             try await store.create(user, project: project, issuing: nil)
+            // A uid chosen by the admin may be one deleted before: its old tokens stay refused.
+            if body.has("localId") || user.disabled { reportTokens(of: user, project: project) }
             return .object(compact([
                 ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
                 ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
@@ -189,6 +191,7 @@ struct IdentityService: Sendable {
             try await store.create(created, project: project, issuing: refresh.record)
             user = created
             isNewUser = true
+            reportTokens(of: user, project: project, ended: false, validSince: clock.seconds)
         }
         let idToken = try mintIDToken(user, project: project, provider: "custom", extraClaims: extraClaims, authTime: clock.seconds, clock: clock)
         return .object([
@@ -355,6 +358,7 @@ struct IdentityService: Sendable {
                 user.tokenGeneration += 1
             }
         }
+        if bumps || disable != nil { reportTokens(of: user, project: project) }
         var members: [(key: String, value: JSONValue?)] = [
             ("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.localId)),
             ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
@@ -385,6 +389,7 @@ struct IdentityService: Sendable {
             throw IdentityError.missingIDToken
         }
         guard try await store.delete(project: project, localId: localId) else { throw IdentityError.userNotFound }
+        signer.revocations?.update(project: project, uid: localId, validSince: nil, ended: true)
         return .object([("kind", .string("identitytoolkit#DeleteAccountResponse"))])
     }
 
@@ -423,7 +428,9 @@ struct IdentityService: Sendable {
                 ]))
                 continue
             }
-            _ = try await store.delete(project: project, localId: localId)
+            if try await store.delete(project: project, localId: localId) {
+                signer.revocations?.update(project: project, uid: localId, validSince: nil, ended: true)
+            }
         }
         var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#BatchDeleteAccountsResponse"))]
         if !errors.isEmpty { members.append(("errors", .array(errors))) }
@@ -445,6 +452,11 @@ struct IdentityService: Sendable {
     }
 
     // MARK: Tokens
+
+    /// Tells the database which of the user's tokens it must refuse from now on (``TokenRevocations``).
+    func reportTokens(of user: UserRecord, project: String, ended: Bool? = nil, validSince: Int64? = nil) {
+        signer.revocations?.update(project: project, uid: user.localId, validSince: validSince ?? user.validSince, ended: ended ?? user.disabled)
+    }
 
     /// The user an ID token belongs to, and its claims. The token must be signed by this server (or be
     /// unsigned, in emulator mode), unexpired, for this project, of an existing enabled user, and not

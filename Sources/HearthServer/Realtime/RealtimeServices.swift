@@ -40,6 +40,8 @@ final class SessionDirectory: Sendable {
 
     var count: Int { sessions.withLock { $0.count } }
 
+    var all: [RealtimeSession] { sessions.withLock { Array($0.values) } }
+
     /// Closes every session (server shutdown).
     func closeAll() {
         for session in sessions.withLock({ Array($0.values) }) { session.close(code: .goingAway) }

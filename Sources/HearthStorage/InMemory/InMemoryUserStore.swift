@@ -95,4 +95,14 @@ public final class InMemoryUserStore: UserStore {
     public func refreshToken(hash: String) async throws -> RefreshTokenRecord? {
         state.withLock { $0.refreshTokens[hash] }
     }
+
+    public func revocations() async throws -> [StoredRevocation] {
+        state.withLock { state in
+            state.projects.flatMap { project, users in
+                users.users.values.filter { $0.disabled || $0.tokenGeneration > 0 }.map {
+                    StoredRevocation(project: project, localId: $0.localId, validSince: $0.validSince, disabled: $0.disabled)
+                }
+            }
+        }
+    }
 }

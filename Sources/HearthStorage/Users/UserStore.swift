@@ -38,4 +38,23 @@ public protocol UserStore: Sendable {
     func count(project: String) async throws -> Int
 
     func refreshToken(hash: String) async throws -> RefreshTokenRecord?
+
+    /// Users whose tokens must be refused early: disabled ones and ones with revoked tokens
+    /// (`tokenGeneration > 0`), across projects. Read once at start.
+    func revocations() async throws -> [StoredRevocation]
+}
+
+/// A user whose ID tokens end early, as the database must know it.
+public struct StoredRevocation: Sendable, Equatable {
+    public var project: String
+    public var localId: String
+    public var validSince: Int64?
+    public var disabled: Bool
+
+    public init(project: String, localId: String, validSince: Int64?, disabled: Bool) {
+        self.project = project
+        self.localId = localId
+        self.validSince = validSince
+        self.disabled = disabled
+    }
 }

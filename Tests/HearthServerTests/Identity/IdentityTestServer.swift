@@ -34,6 +34,14 @@ struct IdentityTestServer {
         )
         try await app.test(.router) { client in try await test(IdentityClient(client: client)) }
     }
+
+    /// On a real socket, for WebSocket tests; the test gets the port too.
+    func runLive(users: any UserStore = InMemoryUserStore(), _ test: @Sendable (IdentityClient, Int) async throws -> Void) async throws {
+        let (app, _) = try await makeApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens, users: users
+        )
+        try await app.test(.live) { client in try await test(IdentityClient(client: client), client.port!) }
+    }
 }
 
 /// Calls to the Identity Toolkit API as an app (API key) or as admin.

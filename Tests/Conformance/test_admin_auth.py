@@ -5,6 +5,7 @@ session fixture), sending `Authorization: Bearer owner`; end-user calls (sign-in
 with an API key, as the client SDKs do. Spec: /work/shared/docs/auth-storage.md §3-§6.
 """
 
+import datetime
 import time
 import uuid
 
@@ -210,3 +211,14 @@ def test_a_signed_in_users_token_passes_database_rules(hearth_server):
     assert user.get(f'users/{uid}', params={'auth': token}).json() == {'name': 'me'}
     assert user.put(f'users/{unique("other")}', 1, params={'auth': token}).status_code == 401
     assert user.get(f'users/{uid}').status_code == 401
+
+
+def test_session_cookies_from_an_id_token(fb_app, hearth_server, new_user):
+    token = sign_in(hearth_server, new_user.email, 'secret-password')['idToken']
+    cookie = auth.create_session_cookie(token, expires_in=datetime.timedelta(days=1), app=fb_app)
+    claims = auth.verify_session_cookie(cookie, check_revoked=True, app=fb_app)
+    assert claims['uid'] == new_user.uid
+    assert claims['iss'] == f'https://session.firebase.google.com/{PROJECT_ID}'
+    assert abs(claims['exp'] - (time.time() + 86400)) < 30
+    with pytest.raises(auth.InvalidIdTokenError):
+        auth.create_session_cookie('not.a.token', expires_in=datetime.timedelta(days=1), app=fb_app)

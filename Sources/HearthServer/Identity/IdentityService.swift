@@ -451,6 +451,29 @@ struct IdentityService: Sendable {
         return .object(members)
     }
 
+    /// `projects/{p}:createSessionCookie`: a long-lived JWT with the ID token's claims, for servers
+    /// that keep a session in a cookie (`verify_session_cookie`). Signed by the server's key; the
+    /// database does not accept it as a credential (its issuer is not the ID-token issuer).
+    func createSessionCookie(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+        let clock = Clock()
+        guard let idToken = body.string("idToken") else { throw IdentityError.missingIDToken }
+        let duration = body.int64("validDuration") ?? 1_209_600
+        guard (300...1_209_600).contains(duration) else { throw IdentityError.invalid("INVALID_DURATION") }
+        let (_, claims) = try await user(fromIDToken: idToken, project: project)
+        guard case .object(let members) = claims else { throw IdentityError.invalidIDToken }
+        var payload: [(key: String, value: JSONValue)] = [
+            ("iss", .string("https://session.firebase.google.com/" + project)),
+            ("iat", .number(Double(clock.seconds))), ("exp", .number(Double(clock.seconds + duration))),
+        ]
+        for member in members where !["iss", "iat", "exp"].contains(member.key) { payload.append(member) }
+        return .object([("sessionCookie", .string(try signer.sign(payload: payload)))])
+    }
+
+    /// `GET /v1/projects`: what the web SDK asks before popup and redirect sign-ins.
+    func projectConfig() -> JSONValue {
+        .object([("projectId", .string("12345")), ("authorizedDomains", .array([.string("localhost"), .string("127.0.0.1")]))])
+    }
+
     // MARK: Tokens
 
     /// Tells the database which of the user's tokens it must refuse from now on (``TokenRevocations``).

@@ -42,7 +42,7 @@ struct IdentityToolkitController: Sendable {
     static let unimplemented: Set<String> = [
         "accounts:sendOobCode", "accounts:resetPassword", "accounts:createAuthUri", "accounts:signInWithEmailLink",
         "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber", "accounts:batchCreate",
-        "accounts:revokeToken", "signOutUser", "createSessionCookie",
+        "accounts:revokeToken", "signOutUser",
     ]
 
     func register(on router: Router<BasicRequestContext>) {
@@ -131,7 +131,7 @@ struct IdentityToolkitController: Sendable {
 
         let caller = try self.caller(request, query: query)
         let project = try self.project(route.project, caller: caller)
-        if IdentityToolkitController.unimplemented.contains(route.operation) || route.operation == ":createSessionCookie" {
+        if IdentityToolkitController.unimplemented.contains(route.operation) {
             throw IdentityError.notImplemented
         }
         let body = request.method == .get ? query : try await self.body(of: request)
@@ -163,6 +163,11 @@ struct IdentityToolkitController: Sendable {
         case ("accounts:query", .post), (":queryAccounts", .post):
             try requireAdmin(caller)
             return try await service.query(body, project: project)
+        case (":createSessionCookie", .post):
+            try requireAdmin(caller)
+            return try await service.createSessionCookie(body, project: project)
+        case ("projects", .get):
+            return service.projectConfig()
         default:
             throw IdentityError.notFound
         }

@@ -223,3 +223,29 @@ import Testing
         #expect(key.prefix(8) == [0xfd, 0xba, 0xbe, 0x1c, 0x9d, 0x34, 0x72, 0x00])
     }
 }
+
+@Suite struct SessionCookieTests {
+    @Test func sessionCookiesCarryTheIDTokensClaimsAndAreNotDatabaseCredentials() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            try await auth.send(.put, "/.settings/rules.json", #"{"rules": {".read": "auth != null"}}"#, headers: TestServer.admin)
+            let created = try await auth.signUp("cookie@example.com")
+            let idToken = created["idToken"]!.stringValue!
+            let path = "/identitytoolkit.googleapis.com/v1/projects/\(IdentityTestServer.project):createSessionCookie"
+            let reply = try await auth.send(.post, path, #"{"idToken":"\#(idToken)","validDuration":86400}"#, headers: TestServer.admin)
+            #expect(reply.status == .ok, "\(reply.body)")
+            let cookie = try #require(reply.string("sessionCookie"))
+            let claims = try jwtParts(cookie).payload
+            #expect(claims["iss"] == .string("https://session.firebase.google.com/\(IdentityTestServer.project)"))
+            #expect(claims["sub"] == created["localId"])
+            #expect(claims["email"] == .string("cookie@example.com"))
+            if case .number(let iat)? = claims["iat"], case .number(let exp)? = claims["exp"] { #expect(exp - iat == 86400) }
+            #expect(try await auth.send(.get, "/.json?auth=\(idToken)", nil).status == .ok)
+            #expect(try await auth.send(.get, "/.json?auth=\(cookie)", nil).status == .unauthorized)
+            #expect(try await auth.send(.post, path, #"{"idToken":"\#(idToken)","validDuration":10}"#, headers: TestServer.admin).authError == "INVALID_DURATION")
+            #expect(try await auth.send(.post, path, #"{"idToken":"not.a.token"}"#, headers: TestServer.admin).authError == "INVALID_ID_TOKEN")
+            #expect(try await auth.post(":createSessionCookie", #"{"idToken":"\#(idToken)"}"#).status != .ok)
+            let projects = try await auth.send(.get, "/identitytoolkit.googleapis.com/v1/projects?key=k", nil)
+            #expect(projects.string("projectId") == "12345")
+        }
+    }
+}

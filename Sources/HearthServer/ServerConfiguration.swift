@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     /// The time everything time-dependent runs on (timeouts, keep-alives, token expiry, `now`); tests
     /// replace it with a clock they drive.
     public var clock: ServerClock = .system
+    /// The identity service (Firebase Authentication's API): project, API keys, password hashing.
+    public var identity = IdentityConfiguration()
 
     public init() {}
 }

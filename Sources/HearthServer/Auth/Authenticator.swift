@@ -39,6 +39,7 @@ struct Authenticator: Sendable {
     func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
         // An ID token seen before needs neither the admin check (a salted hash) nor a signature check.
         if let tokens, let cached = try verified.cached(token, now: clock.wallDate, skew: tokens.allowedSkew) {
+            try tokens.revocations?.check(cached.auth)
             return Authentication(identity: .user(cached.auth), expires: cached.expires)
         }
         let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
@@ -48,6 +49,7 @@ struct Authenticator: Sendable {
             let verified = try verified.token(for: token, now: clock.wallDate, skew: tokens.allowedSkew) { token, now throws(TokenError) in
                 try tokens.verify(token, now: now, allowUnsigned: emulatorMode)
             }
+            try tokens.revocations?.check(verified.auth)
             return Authentication(identity: .user(verified.auth), expires: verified.expires)
         }
         switch override {

@@ -545,3 +545,17 @@ final class RealtimeSession: Sendable {
         }
     }
 }
+
+extension RealtimeSession {
+    /// The identity service revoked tokens of `change.uid`: if this session is signed in with one of them,
+    /// it becomes unauthenticated and is told with `ac`, as when its token expires.
+    func credentialsRevoked(_ change: TokenRevocations.Change, _ revocations: TokenRevocations) {
+        let generation = state.withLock { state -> Int? in
+            guard case .user(let auth) = state.identity, auth["uid"] == .string(change.uid), revocations.isRevoked(auth["token"]) else {
+                return nil
+            }
+            return state.authGeneration
+        }
+        if let generation { enqueue(.authExpired(generation: generation)) }
+    }
+}

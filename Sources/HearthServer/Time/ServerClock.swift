@@ -24,7 +24,7 @@ public struct ServerClock: Sendable {
     private let wallNow: @Sendable () -> Double
 
     /// A clock from any `Clock` measured in `Duration`, with a wall time of its own (milliseconds since 1970).
-    public init<C: Clock>(_ clock: C, wallMilliseconds: @escaping @Sendable () -> Double) where C.Duration == Duration {
+    public init<C: Swift.Clock>(_ clock: C, wallMilliseconds: @escaping @Sendable () -> Double) where C.Duration == Duration {
         let origin = clock.now
         elapsedNow = { origin.duration(to: clock.now) }
         sleeper = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
@@ -33,7 +33,7 @@ public struct ServerClock: Sendable {
 
     /// A clock whose wall time starts at `wallMillisecondsAtStart` and advances exactly as `clock` does:
     /// for tests, with a clock they drive.
-    public init<C: Clock>(_ clock: C, wallMillisecondsAtStart: Double) where C.Duration == Duration {
+    public init<C: Swift.Clock>(_ clock: C, wallMillisecondsAtStart: Double) where C.Duration == Duration {
         let origin = clock.now
         // Whole milliseconds, as the system's wall clock gives them (server timestamps are integers).
         self.init(clock) { (wallMillisecondsAtStart + ServerClock.milliseconds(origin.duration(to: clock.now))).rounded(.down) }

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
+        .library(name: "Hearth", targets: ["Hearth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -91,6 +92,17 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        .target(
+            name: "Hearth",
+            dependencies: [
+                "HearthCore", "HearthProtocol",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
@@ -123,6 +135,14 @@ let package = Package(
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HearthTests",
+            dependencies: [
+                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthSQLite", "HearthStorage", "HearthRules",
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -1,0 +1,106 @@
+import Foundation
+import HearthCore
+
+extension Database {
+    /// Encodes `Encodable` values for ``DatabaseReference/setValue(from:encoder:completion:)``, with
+    /// the strategies of Firebase's `Database.Encoder` (dates default to `deferredToDate`).
+    ///
+    /// ```swift
+    /// let encoder = Database.Encoder()
+    /// encoder.dateEncodingStrategy = .millisecondsSince1970
+    /// try ref.setValue(from: message, encoder: encoder)
+    /// ```
+    public final class Encoder: @unchecked Sendable {
+        // Configured before use, then only read: the same contract as JSONEncoder.
+        public var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy = .deferredToDate
+        public var dataEncodingStrategy: JSONEncoder.DataEncodingStrategy = .base64
+        public var keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy = .useDefaultKeys
+        public var nonConformingFloatEncodingStrategy: JSONEncoder.NonConformingFloatEncodingStrategy = .throw
+        public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+        public init() {}
+
+        func encodeJSON<T: Encodable>(_ value: T) throws -> JSONValue {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = dateEncodingStrategy
+            encoder.dataEncodingStrategy = dataEncodingStrategy
+            encoder.keyEncodingStrategy = keyEncodingStrategy
+            encoder.nonConformingFloatEncodingStrategy = nonConformingFloatEncodingStrategy
+            encoder.userInfo = userInfo
+            let data = try encoder.encode(value)
+            do {
+                return try JSONValue(parsing: Array(data))
+            } catch {
+                throw DatabaseError(.invalidData, error.description)
+            }
+        }
+    }
+
+    /// Decodes snapshots for ``DataSnapshot/data(as:decoder:)``, with the strategies of Firebase's
+    /// `Database.Decoder`.
+    public final class Decoder: @unchecked Sendable {
+        public var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy = .deferredToDate
+        public var dataDecodingStrategy: JSONDecoder.DataDecodingStrategy = .base64
+        public var keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy = .useDefaultKeys
+        public var nonConformingFloatDecodingStrategy: JSONDecoder.NonConformingFloatDecodingStrategy = .throw
+        public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+        public init() {}
+
+        func decode<T: Decodable>(_ type: T.Type, from node: Node) throws -> T {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = dateDecodingStrategy
+            decoder.dataDecodingStrategy = dataDecodingStrategy
+            decoder.keyDecodingStrategy = keyDecodingStrategy
+            decoder.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+            decoder.userInfo = userInfo
+            return try decoder.decode(T.self, from: Data(node.jsonBytes()))
+        }
+    }
+}
+
+extension DataSnapshot {
+    /// The data decoded as `T`. Missing data decodes only into an Optional; otherwise it throws
+    /// `DecodingError.valueNotFound`.
+    ///
+    /// ```swift
+    /// let user = try snapshot.data(as: User.self)
+    /// ```
+    public func data<T: Decodable>(as type: T.Type, decoder: Database.Decoder = Database.Decoder()) throws -> T {
+        if node.isEmpty, !(T.self is any ExpressibleByNilLiteral.Type) {
+            throw DecodingError.valueNotFound(T.self, DecodingError.Context(codingPath: [], debugDescription: "No data at \(ref.path)"))
+        }
+        return try decoder.decode(T.self, from: node)
+    }
+
+    /// The children decoded as `T`, in the query's order.
+    public func children<T: Decodable>(as type: T.Type, decoder: Database.Decoder = Database.Decoder()) throws -> [T] {
+        try children.map { try $0.data(as: T.self, decoder: decoder) }
+    }
+}
+
+extension DatabaseReference {
+    /// Encodes `value` and writes it, as `setValue(_:)`.
+    ///
+    /// ```swift
+    /// try ref.setValue(from: User(name: "Ada"))
+    /// ```
+    public func setValue<T: Encodable>(
+        from value: T,
+        encoder: Database.Encoder = Database.Encoder(),
+        completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) throws {
+        let json = try encoder.encodeJSON(value)
+        repo.set(path: path, json: json, completion: completion)
+    }
+
+    /// Encodes `value` and writes it; returns when the server has it.
+    public func setValue<T: Encodable>(from value: T, encoder: Database.Encoder = Database.Encoder()) async throws {
+        let json = try encoder.encodeJSON(value)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            repo.set(path: path, json: json) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
+    }
+}

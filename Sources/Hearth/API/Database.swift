@@ -1,0 +1,163 @@
+import Dispatch
+import Foundation
+import HearthCore
+import Synchronization
+
+/// An identifier for an observer, returned by `observe` and passed to `removeObserver(withHandle:)`.
+public typealias DatabaseHandle = UInt
+
+/// A Hearth database: the entry point, as FirebaseDatabase's `Database`.
+///
+/// One instance (and one WebSocket) exists per URL. Configure it (`useEmulator`, `callbackQueue`,
+/// `authTokenProvider`) before the first reference is used.
+///
+/// For example:
+/// ```swift
+/// let database = Database.database(url: "http://127.0.0.1:9000?ns=demo")
+/// database.callbackQueue = DispatchQueue(label: "events")
+/// database.reference(withPath: "messages").childByAutoId().setValue(["text": "hi"])
+/// ```
+public final class Database: Sendable {
+    let repo: Repo
+    private let settings = Mutex(Settings())
+
+    private struct Settings {
+        var persistenceEnabled = false
+        var cacheSize: UInt = 10 * 1024 * 1024
+    }
+
+    private static let instances = Mutex<[String: Database]>([:])
+    private static let defaultURL = Mutex<String?>(nil)
+
+    /// A separate instance with its own connection and cache, like a second `FirebaseApp`: for tests,
+    /// tools and servers that act as several clients. Most apps use ``database(url:)``.
+    ///
+    /// ```swift
+    /// let alice = try Database(url: "http://127.0.0.1:9000?ns=demo")
+    /// ```
+    public init(
+        url: String,
+        transport: any WebSocketTransport = NIOWebSocketTransport(),
+        clock: any HearthClock = SystemClock()
+    ) throws {
+        repo = Repo(info: try RepoInfo(url: url), transport: transport, clock: clock)
+        repo.owner.withLock { $0 = self }
+    }
+
+    /// The shared instance for a database URL such as `https://demo.firebaseio.com` or
+    /// `http://127.0.0.1:9000?ns=demo`. An invalid URL stops the program, as in Firebase.
+    public static func database(url: String) -> Database {
+        instances.withLock { instances in
+            if let existing = instances[url] { return existing }
+            do {
+                let database = try Database(url: url)
+                instances[url] = database
+                return database
+            } catch {
+                fatalError("Hearth: \(error)")
+            }
+        }
+    }
+
+    /// The instance for the URL given to ``configure(url:)``.
+    public static func database() -> Database {
+        guard let url = defaultURL.withLock({ $0 }) else {
+            fatalError("Hearth: call Database.configure(url:) before Database.database()")
+        }
+        return database(url: url)
+    }
+
+    /// Sets the URL ``database()`` uses (Hearth's stand-in for `FirebaseApp.configure()`).
+    public static func configure(url: String) {
+        defaultURL.withLock { $0 = url }
+    }
+
+    /// Accepted for compatibility; the SDK does not log yet.
+    public static func setLoggingEnabled(_ enabled: Bool) {}
+
+    /// The SDK's version.
+    public static func sdkVersion() -> String { "0.1.0" }
+
+    /// Connects to a local server or emulator instead of the URL's host; the namespace stays. Call
+    /// before using any reference.
+    public func useEmulator(withHost host: String, port: Int) {
+        repo.state.withLock { state in
+            precondition(!state.started, "Hearth: useEmulator must be called before the database is used")
+            state.info.host = host
+            state.info.port = port
+            state.info.secure = false
+        }
+    }
+
+    /// The queue callbacks (events, completions) run on; the main queue by default. Use a serial
+    /// queue: events arrive in order only on one.
+    public var callbackQueue: DispatchQueue {
+        get { repo.state.withLock { $0.callbackQueue } }
+        set { repo.state.withLock { $0.callbackQueue = newValue } }
+    }
+
+    /// Supplies the credential sent on each connection (the hook for an Auth client). A JWT goes as
+    /// `auth`; anything else (such as an emulator's `owner`) as `gauth`.
+    public var authTokenProvider: (@Sendable () async -> String?)? {
+        get { repo.state.withLock { $0.tokenProvider } }
+        set { repo.state.withLock { $0.tokenProvider = newValue } }
+    }
+
+    /// Sends a new credential on the open connection (after sign-in, sign-out or a refresh).
+    public func updateAuthToken(_ token: String?) {
+        repo.updateAuthToken(token)
+    }
+
+    /// Accepted for compatibility; on-disk persistence is not implemented yet.
+    public var isPersistenceEnabled: Bool {
+        get { settings.withLock { $0.persistenceEnabled } }
+        set { settings.withLock { $0.persistenceEnabled = newValue } }
+    }
+
+    /// Accepted for compatibility (1 MB … 100 MB); on-disk persistence is not implemented yet.
+    public var persistenceCacheSizeBytes: UInt {
+        get { settings.withLock { $0.cacheSize } }
+        set { settings.withLock { $0.cacheSize = min(max(newValue, 1024 * 1024), 100 * 1024 * 1024) } }
+    }
+
+    /// A reference to the root.
+    public func reference() -> DatabaseReference {
+        DatabaseReference(database: self, path: .root)
+    }
+
+    /// A reference to a slash-separated path such as `users/ada`. `.info/connected` and
+    /// `.info/serverTimeOffset` are local values about the connection. An invalid path stops the program.
+    public func reference(withPath path: String) -> DatabaseReference {
+        DatabaseReference(database: self, path: Database.parsePath(path))
+    }
+
+    /// A reference from a full URL of this database, such as `http://127.0.0.1:9000/users/ada?ns=demo`.
+    public func reference(fromURL url: String) -> DatabaseReference {
+        guard let components = URLComponents(string: url) else { fatalError("Hearth: invalid URL \(url)") }
+        let path = components.percentEncodedPath.removingPercentEncoding ?? components.path
+        return reference(withPath: path)
+    }
+
+    /// Cancels every write the server has not confirmed: local data rolls back (with events) and
+    /// their completions fail with ``DatabaseError/Code/writeCanceled``.
+    public func purgeOutstandingWrites() { repo.purgeOutstandingWrites() }
+
+    /// Reconnects after ``goOffline()``.
+    public func goOnline() { repo.goOnline() }
+
+    /// Closes the connection (the server runs this client's onDisconnect operations). Writes made
+    /// while offline queue and are sent after ``goOnline()``.
+    public func goOffline() { repo.goOffline() }
+
+    static func parsePath(_ string: String) -> DatabasePath {
+        let segments = string.split(separator: "/", omittingEmptySubsequences: true)
+        if segments.first == ".info" {
+            return DatabasePath(keys: segments.map { Key(String($0)) })
+        }
+        do {
+            return try DatabasePath(string)
+        } catch {
+            fatalError("Hearth: \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,792 @@
+import Dispatch
+import HearthCore
+import HearthProtocol
+import Synchronization
+
+/// The engine behind one ``Database``: the sync trees (data and `.info`), the connection's state
+/// machine and socket, pending operations and transactions. All its state lives in one `Mutex`, and
+/// every user callback is queued, in order, on the callback queue while that lock is held, so events
+/// come out in exactly the order the engine produced them.
+final class Repo: Sendable {
+    typealias EventCallback = @Sendable (DataSnapshot, String?) -> Void
+    typealias CancelCallback = @Sendable (any Error) -> Void
+    typealias WriteCompletion = @Sendable ((any Error)?) -> Void
+
+    struct Observer: Sendable {
+        var spec: QuerySpec
+        var type: DataEventType
+        var isInfo: Bool
+        var callback: EventCallback
+        var cancel: CancelCallback?
+        /// Observers the SDK adds for itself (transactions), left alone by `removeAllObservers`.
+        var isInternal = false
+    }
+
+    enum PendingOperation: Sendable {
+        case write(writeID: Int, completion: WriteCompletion?)
+        case onDisconnect(completion: WriteCompletion?)
+        case get(path: DatabasePath, query: Query, completion: @Sendable (Result<Node, DatabaseError>) -> Void)
+        case transaction(id: Int)
+    }
+
+    struct Transaction: Sendable {
+        var path: DatabasePath
+        var update: @Sendable (MutableData) -> TransactionResult
+        var completion: (@Sendable ((any Error)?, Bool, DataSnapshot?) -> Void)?
+        var applyLocally: Bool
+        var retries = 0
+        var observer: UInt
+        var writeID: Int?
+        var output: Node = .empty
+    }
+
+    struct State: Sendable {
+        var machine = ConnectionStateMachine()
+        var tree = SyncTree()
+        var infoTree = SyncTree()
+        var socket: (any WebSocketConnection)?
+        var assembler = WireFrameAssembler()
+        /// Frames that arrived before the socket was stored.
+        var earlyFrames: [String] = []
+        var generation = 0
+        var wantsOnline = true
+        var started = false
+        var backoff = Backoff()
+        var connectedAt: Double = 0
+        var lastTraffic: Double = 0
+        var loop: Task<Void, Never>?
+        var closeWaiter: CheckedContinuation<Void, Never>?
+        var listenTokens: [ServerListen: Int] = [:]
+        var listenByToken: [Int: ServerListen] = [:]
+        var operations: [Int: PendingOperation] = [:]
+        var observers: [UInt: Observer] = [:]
+        var nextHandle: UInt = 1
+        var nextWriteID = 1
+        var transactions: [Int: Transaction] = [:]
+        var nextTransactionID = 1
+        /// This client's onDisconnect operations, applied locally when the connection drops.
+        var onDisconnect: [(path: DatabasePath, json: JSONValue)] = []
+        var keptSynced: [QuerySpec: [UInt]] = [:]
+        var callbackQueue = DispatchQueue.main
+        var tokenProvider: (@Sendable () async -> String?)?
+        var info: RepoInfo
+    }
+
+    let state: Mutex<State>
+    let transport: any WebSocketTransport
+    let clock: any HearthClock
+    let pushIDs: PushIDGenerator
+    /// Server time minus local time, for push ids (read outside the state lock).
+    let serverTimeOffset = ServerTimeOffset()
+    /// The database these references belong to (set once, right after creation).
+    let owner = Mutex<Database?>(nil)
+    /// Runs transaction update blocks, off the network threads.
+    let transactionQueue = DispatchQueue(label: "hearth.transactions")
+
+    static let keepAliveInterval: Double = 45_000
+
+    init(info: RepoInfo, transport: any WebSocketTransport, clock: any HearthClock) {
+        self.transport = transport
+        self.clock = clock
+        self.state = Mutex(State(info: info))
+        let offset = self.serverTimeOffset
+        self.pushIDs = PushIDGenerator(clock: { UInt64(clock.milliseconds() + offset.value) })
+        state.withLock { state in
+            state.infoTree.listenStarted(ServerListen(path: .root, query: nil))
+            _ = state.infoTree.listenCompleted(ServerListen(path: .root, query: nil))
+            _ = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(false)), tag: nil)
+            _ = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("serverTimeOffset")]), node: .leaf(.number(0)), tag: nil)
+        }
+    }
+
+    var database: Database { owner.withLock { $0! } }
+
+    // MARK: Connection loop
+
+    /// Starts connecting (once), unless the app went offline first.
+    func start() {
+        state.withLock { state in
+            guard !state.started else { return }
+            state.started = true
+            if state.wantsOnline { startLoop(&state) }
+        }
+    }
+
+    private func startLoop(_ state: inout State) {
+        guard state.loop == nil else { return }
+        state.loop = Task { [self] in await runConnectionLoop() }
+    }
+
+    func goOnline() {
+        state.withLock { state in
+            state.wantsOnline = true
+            state.backoff.reset()
+            if state.started { startLoop(&state) }
+        }
+    }
+
+    func goOffline() {
+        let (loop, socket) = state.withLock { state -> (Task<Void, Never>?, (any WebSocketConnection)?) in
+            state.wantsOnline = false
+            let loop = state.loop
+            let socket = state.socket
+            state.loop = nil
+            // The connection ends now, not when the socket's close is noticed: later operations queue.
+            if state.machine.phase != .disconnected || socket != nil { connectionEnded(&state) }
+            return (loop, socket)
+        }
+        loop?.cancel()
+        socket?.close()
+    }
+
+    private func runConnectionLoop() async {
+        while !Task.isCancelled {
+            let delay = state.withLock { $0.backoff.nextDelay() }
+            do { try await clock.sleep(milliseconds: delay) } catch { return }
+            let provider = state.withLock { $0.tokenProvider }
+            let token = await provider?()
+            let (generation, info, query) = state.withLock { state -> (Int, RepoInfo, String) in
+                state.generation += 1
+                state.machine.authToken = token
+                state.machine.connecting()
+                state.assembler = WireFrameAssembler()
+                state.earlyFrames = []
+                return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace))
+            }
+            if Task.isCancelled { return }
+            let socket: any WebSocketConnection
+            do {
+                socket = try await transport.connect(
+                    host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
+                    onFrame: { [self] text in received(text, generation: generation) },
+                    onClose: { [self] in closed(generation: generation) }
+                )
+            } catch {
+                state.withLock { state in if state.generation == generation { _ = state.machine.disconnected() } }
+                continue
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let keep = state.withLock { state -> Bool in
+                    guard state.generation == generation, state.wantsOnline, !Task.isCancelled else { return false }
+                    state.socket = socket
+                    state.connectedAt = clock.milliseconds()
+                    state.lastTraffic = state.connectedAt
+                    state.closeWaiter = continuation
+                    let early = state.earlyFrames
+                    state.earlyFrames = []
+                    var handshake = false
+                    for text in early where state.generation == generation { handshake = process(&state, text) || handshake }
+                    if handshake { startKeepAlive(generation: generation) }
+                    return true
+                }
+                if !keep {
+                    socket.close()
+                    continuation.resume()
+                }
+            }
+            if !state.withLock({ $0.wantsOnline }) { return }
+        }
+    }
+
+    private func closed(generation: Int) {
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            connectionEnded(&state)
+        }
+    }
+
+    /// The current connection is over: operations queue again, `.info/connected` turns false, this
+    /// client's onDisconnect writes show locally, sent transactions rerun, and the loop may retry.
+    private func connectionEnded(_ state: inout State) {
+        state.generation += 1
+        let wasConnected = state.machine.phase == .connected
+        state.socket = nil
+        state.backoff.connectionEnded(after: clock.milliseconds() - state.connectedAt)
+        let failed = state.machine.disconnected()
+        var events: [RaisedEvent] = []
+        let infoEvents = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(false)), tag: nil)
+        if wasConnected { events += applyOnDisconnectLocally(&state) }
+        var after: [@Sendable () -> Void] = []
+        for token in failed {
+            if case .transaction(let id)? = state.operations.removeValue(forKey: token) {
+                after += transactionFailed(&state, id: id, status: "disconnect", reason: "", rerun: true, events: &events)
+            }
+        }
+        deliver(&state, events: events, infoEvents: infoEvents, after: after)
+        let waiter = state.closeWaiter
+        state.closeWaiter = nil
+        waiter?.resume()
+        keepAliveTask.withLock { $0?.cancel(); $0 = nil }
+    }
+
+    private let keepAliveTask = Mutex<Task<Void, Never>?>(nil)
+
+    private func startKeepAlive(generation: Int) {
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                let wait = state.withLock { Repo.keepAliveInterval - (clock.milliseconds() - $0.lastTraffic) }
+                if wait > 0 {
+                    do { try await clock.sleep(milliseconds: wait) } catch { return }
+                    continue
+                }
+                state.withLock { state in
+                    guard state.generation == generation else { return }
+                    send(&state, [ClientWire.keepAlive])
+                }
+            }
+        }
+        keepAliveTask.withLock { $0?.cancel(); $0 = task }
+    }
+
+    private func send(_ state: inout State, _ frames: [String]) {
+        guard let socket = state.socket, !frames.isEmpty else { return }
+        state.lastTraffic = clock.milliseconds()
+        for frame in frames {
+            for chunk in WireFrameAssembler.frames(for: Array(frame.utf8)) {
+                socket.send(String(decoding: chunk, as: UTF8.self))
+            }
+        }
+    }
+
+    private func send(_ state: inout State, _ frame: String?) {
+        if let frame { send(&state, [frame]) }
+    }
+
+    // MARK: Incoming
+
+    private func received(_ text: String, generation: Int) {
+        let handshake = state.withLock { state -> Bool in
+            guard state.generation == generation else { return false }
+            // The handshake can arrive before the connect call has returned the socket: keep it.
+            guard state.socket != nil else {
+                state.earlyFrames.append(text)
+                return false
+            }
+            return process(&state, text)
+        }
+        if handshake { startKeepAlive(generation: generation) }
+    }
+
+    /// Reassembles and handles one frame; returns true when it completed the handshake.
+    private func process(_ state: inout State, _ text: String) -> Bool {
+        state.lastTraffic = clock.milliseconds()
+        let message: String
+        do {
+            guard case .message(let whole) = try state.assembler.receive(text) else { return false }
+            message = whole
+        } catch {
+            state.socket?.close()
+            return false
+        }
+        guard let frame = try? ServerFrame(parsing: message) else { return false }
+        return handle(&state, frame)
+    }
+
+    /// Handles one server message; returns true when the handshake completed.
+    private func handle(_ state: inout State, _ frame: ServerFrame) -> Bool {
+        switch frame {
+        case .handshake(let timestamp, let sessionID, _):
+            for (listen, token) in state.listenTokens { state.machine.updateListenBody(token: token, body: listenBody(state, listen)) }
+            let frames = state.machine.receivedHandshake(timestamp: timestamp, sessionID: sessionID, localTime: clock.milliseconds())
+            serverTimeOffset.value = state.machine.serverTimeOffset
+            send(&state, frames)
+            var infoEvents = state.infoTree.applyServerOverwrite(
+                path: DatabasePath(keys: [Key("serverTimeOffset")]), node: .leaf(.number(state.machine.serverTimeOffset)), tag: nil
+            )
+            if state.machine.phase == .connected {
+                infoEvents += state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(true)), tag: nil)
+            }
+            deliver(&state, events: [], infoEvents: infoEvents)
+            return true
+        case .reset, .authRevoked:
+            if case .reset = frame { state.socket?.close() }
+        case .shutdown:
+            state.wantsOnline = false
+            state.loop?.cancel()
+            state.loop = nil
+            state.socket?.close()
+        case .pong, .ignored:
+            break
+        case .response(let number, let status, let data):
+            handle(&state, state.machine.receivedResponse(number: number, status: status, data: data))
+        case .overwrite(let path, let data, let tag):
+            guard let node = try? Node(json: data) else { return false }
+            deliver(&state, events: state.tree.applyServerOverwrite(path: path, node: node, tag: tag))
+        case .merge(let path, let items, let tag):
+            var nodes: [(path: DatabasePath, node: Node)] = []
+            for item in items { if let node = try? Node(json: item.value) { nodes.append((item.path, node)) } }
+            deliver(&state, events: state.tree.applyServerMerge(path: path, items: nodes, tag: tag))
+        case .listenRevoked(let path):
+            for (listen, token) in state.listenTokens where listen.path == path {
+                handle(&state, .listen(token: token, status: "permission_denied", data: .string("Permission denied")))
+            }
+        }
+        return false
+    }
+
+    private func handle(_ state: inout State, _ outcome: ConnectionStateMachine.Outcome) {
+        switch outcome {
+        case .none:
+            break
+        case .authenticated(let restore):
+            send(&state, restore)
+            if !restore.isEmpty || state.machine.phase == .connected {
+                let infoEvents = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(true)), tag: nil)
+                deliver(&state, events: [], infoEvents: infoEvents)
+            }
+        case .authenticationFailed:
+            state.socket?.close()
+        case .listen(let token, let status, let data):
+            guard let listen = state.listenByToken[token] else { return }
+            if status == "ok" {
+                deliver(&state, events: state.tree.listenCompleted(listen))
+                return
+            }
+            state.listenByToken[token] = nil
+            state.listenTokens[listen] = nil
+            let cancelled = state.tree.listenFailed(listen)
+            var reason = ""
+            if case .string(let text) = data { reason = text }
+            let error = DatabaseError(status: status, reason: reason)
+            var after: [@Sendable () -> Void] = []
+            for handle in cancelled {
+                if let observer = state.observers.removeValue(forKey: handle), let cancel = observer.cancel {
+                    after.append { cancel(error) }
+                }
+            }
+            syncListens(&state)
+            deliver(&state, events: [], after: after)
+        case .completed(let token, let status, let data):
+            guard let operation = state.operations.removeValue(forKey: token) else { return }
+            var reason = ""
+            if case .string(let text) = data { reason = text }
+            let error: DatabaseError? = status == "ok" ? nil : DatabaseError(status: status, reason: reason)
+            switch operation {
+            case .write(let writeID, let completion):
+                let events = state.tree.ackWrite(writeID: writeID, revert: error != nil)
+                deliver(&state, events: events, after: completion.map { completion in [{ completion(error) }] } ?? [])
+            case .onDisconnect(let completion):
+                deliver(&state, events: [], after: completion.map { completion in [{ completion(error) }] } ?? [])
+            case .get(_, _, let completion):
+                if let error {
+                    deliver(&state, events: [], after: [{ completion(.failure(error)) }])
+                } else {
+                    let node = (try? Node(json: data)) ?? .empty
+                    deliver(&state, events: [], after: [{ completion(.success(node)) }])
+                }
+            case .transaction(let id):
+                var events: [RaisedEvent] = []
+                let after: [@Sendable () -> Void]
+                if status == "ok" {
+                    after = transactionCommitted(&state, id: id, events: &events)
+                } else {
+                    after = transactionFailed(&state, id: id, status: status, reason: reason, rerun: status == "datastale", events: &events)
+                }
+                deliver(&state, events: events, after: after)
+            }
+        }
+    }
+
+    // MARK: Delivering events
+
+    private func deliver(_ state: inout State, events: [RaisedEvent], infoEvents: [RaisedEvent] = [], after: [@Sendable () -> Void] = []) {
+        var calls: [@Sendable () -> Void] = []
+        let database = self.database
+        for (event, isInfo) in infoEvents.map({ ($0, true) }) + events.map({ ($0, false) }) {
+            guard let observer = state.observers[event.registration] else { continue }
+            var path = event.path
+            if isInfo { path = DatabasePath(keys: [Key(".info")] + path.keys) }
+            let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: path), node: event.node, index: event.index)
+            let previous = event.previousKey
+            let callback = observer.callback
+            calls.append { callback(snapshot, previous) }
+        }
+        calls += after
+        guard !calls.isEmpty else { return }
+        let batch = calls
+        state.callbackQueue.async { for call in batch { call() } }
+    }
+
+    // MARK: Listens
+
+    private func listenBody(_ state: State, _ listen: ServerListen) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("p", ClientWire.path(listen.path))]
+        if let query = listen.query, let object = ClientWire.queryObject(query) {
+            members.append(("q", object))
+            if let tag = state.tree.tag(for: listen) { members.append(("t", .number(Double(tag)))) }
+        }
+        members.append(("h", .string(state.tree.hash(for: listen))))
+        return .object(members)
+    }
+
+    /// Sends the listens the sync tree now wants and stops the ones it no longer does.
+    private func syncListens(_ state: inout State) {
+        let desired = state.tree.desiredListens
+        let current = Set(state.listenTokens.keys)
+        for listen in desired.subtracting(current).sorted(by: { $0.path.count < $1.path.count }) {
+            let token = state.machine.makeToken()
+            state.listenTokens[listen] = token
+            state.listenByToken[token] = listen
+            state.tree.listenStarted(listen)
+            let body = listenBody(state, listen)
+            send(&state, state.machine.listen(token: token, body: body))
+        }
+        for listen in current.subtracting(desired) {
+            guard let token = state.listenTokens.removeValue(forKey: listen) else { continue }
+            state.listenByToken[token] = nil
+            var members: [(key: String, value: JSONValue)] = [("p", ClientWire.path(listen.path))]
+            if let query = listen.query, let object = ClientWire.queryObject(query) {
+                members.append(("q", object))
+                if let tag = state.tree.tag(for: listen) { members.append(("t", .number(Double(tag)))) }
+            }
+            send(&state, state.machine.unlisten(token: token, body: .object(members)))
+            deliver(&state, events: state.tree.listenStopped(listen))
+        }
+    }
+
+    // MARK: Observers
+
+    static func isInfo(_ path: DatabasePath) -> Bool { path.keys.first?.string == ".info" }
+
+    func addObserver(spec: QuerySpec, type: DataEventType, callback: @escaping EventCallback, cancel: CancelCallback?) -> UInt {
+        start()
+        return state.withLock { state in
+            let handle = state.nextHandle
+            state.nextHandle += 1
+            let isInfo = Repo.isInfo(spec.path)
+            state.observers[handle] = Observer(spec: spec, type: type, isInfo: isInfo, callback: callback, cancel: cancel)
+            if isInfo {
+                var infoSpec = spec
+                infoSpec.path = DatabasePath(keys: Array(spec.path.keys.dropFirst()))
+                deliver(&state, events: [], infoEvents: state.infoTree.addRegistration(id: handle, type: type, spec: infoSpec))
+            } else {
+                let events = state.tree.addRegistration(id: handle, type: type, spec: spec)
+                syncListens(&state)
+                deliver(&state, events: events)
+            }
+            return handle
+        }
+    }
+
+    func removeObserver(_ handle: UInt) {
+        state.withLock { state in
+            guard let observer = state.observers.removeValue(forKey: handle) else { return }
+            if observer.isInfo {
+                state.infoTree.removeRegistration(id: handle)
+            } else {
+                state.tree.removeRegistration(id: handle)
+                syncListens(&state)
+            }
+        }
+    }
+
+    func removeAllObservers(at path: DatabasePath) {
+        state.withLock { state in
+            let handles = state.observers.filter { $0.value.spec.path == path && !$0.value.isInternal }.map(\.key)
+            for handle in handles {
+                let observer = state.observers.removeValue(forKey: handle)!
+                if observer.isInfo { state.infoTree.removeRegistration(id: handle) } else { state.tree.removeRegistration(id: handle) }
+            }
+            syncListens(&state)
+        }
+    }
+
+    // MARK: Writes
+
+    /// The estimated server time in ms, for `ServerValue.timestamp()`.
+    private func serverNow(_ state: State) -> Double {
+        (clock.milliseconds() + state.machine.serverTimeOffset).rounded()
+    }
+
+    func set(path: DatabasePath, json: JSONValue, completion: WriteCompletion?) {
+        start()
+        state.withLock { state in
+            let node: Node
+            do {
+                node = try Node(json: json, depth: path.count, context: ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: path)))
+            } catch {
+                deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
+                return
+            }
+            var events: [RaisedEvent] = []
+            let after = abortTransactions(&state, at: path, events: &events)
+            let writeID = state.nextWriteID
+            state.nextWriteID += 1
+            events += state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
+            let token = state.machine.makeToken()
+            state.operations[token] = .write(writeID: writeID, completion: completion)
+            send(&state, state.machine.enqueue(token: token, action: "p", body: .object([("p", ClientWire.path(path)), ("d", json)])))
+            deliver(&state, events: events, after: after)
+        }
+    }
+
+    func update(path: DatabasePath, children: [(path: DatabasePath, json: JSONValue)], completion: WriteCompletion?) {
+        start()
+        state.withLock { state in
+            var nodes: [(path: DatabasePath, node: Node)] = []
+            do {
+                for child in children {
+                    let absolute = path.appending(child.path)
+                    let context = ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: absolute))
+                    nodes.append((child.path, try Node(json: child.json, depth: absolute.count, context: context)))
+                }
+            } catch {
+                deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
+                return
+            }
+            let writeID = state.nextWriteID
+            state.nextWriteID += 1
+            let events = state.tree.applyUserMerge(writeID: writeID, path: path, children: nodes)
+            let token = state.machine.makeToken()
+            state.operations[token] = .write(writeID: writeID, completion: completion)
+            let data = JSONValue.object(children.map { (key: $0.path.keys.map(\.string).joined(separator: "/"), value: $0.json) })
+            send(&state, state.machine.enqueue(token: token, action: "m", body: .object([("p", ClientWire.path(path)), ("d", data)])))
+            deliver(&state, events: events)
+        }
+    }
+
+    /// `setPriority`: a `p` to `path/.priority`; locally the node keeps its data with the new priority.
+    func setPriority(path: DatabasePath, priority: JSONValue, completion: WriteCompletion?) {
+        start()
+        state.withLock { state in
+            let priorityValue = try? Node.convertPriority(priority, context: nil)
+            let node = state.tree.localValue(at: path).withPriority(priorityValue)
+            let writeID = state.nextWriteID
+            state.nextWriteID += 1
+            let events = state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
+            let token = state.machine.makeToken()
+            state.operations[token] = .write(writeID: writeID, completion: completion)
+            let wirePath = JSONValue.string(path.isRoot ? "/.priority" : path.description + "/.priority")
+            send(&state, state.machine.enqueue(token: token, action: "p", body: .object([("p", wirePath), ("d", priority)])))
+            deliver(&state, events: events)
+        }
+    }
+
+    // MARK: onDisconnect
+
+    func onDisconnect(action: String, path: DatabasePath, data: JSONValue?, completion: WriteCompletion?) {
+        start()
+        state.withLock { state in
+            var body: [(key: String, value: JSONValue)] = [("p", ClientWire.path(path))]
+            if let data { body.append(("d", data)) }
+            switch action {
+            case "oc":
+                state.onDisconnect.removeAll { path.contains($0.path) }
+            case "om":
+                if case .object(let members)? = data {
+                    for (key, value) in members {
+                        if let relative = try? DatabasePath(key) { state.onDisconnect.append((path.appending(relative), value)) }
+                    }
+                }
+            default:
+                state.onDisconnect.removeAll { path.contains($0.path) }
+                state.onDisconnect.append((path, data ?? .null))
+            }
+            let token = state.machine.makeToken()
+            state.operations[token] = .onDisconnect(completion: completion)
+            send(&state, state.machine.enqueue(token: token, action: action, body: .object(body)))
+        }
+    }
+
+    /// The connection dropped: the server is running this client's onDisconnect writes, so show them.
+    private func applyOnDisconnectLocally(_ state: inout State) -> [RaisedEvent] {
+        var events: [RaisedEvent] = []
+        let now = serverNow(state)
+        for operation in state.onDisconnect {
+            let context = ServerValueContext(now: now, existing: state.tree.serverValue(at: operation.path))
+            guard let node = try? Node(json: operation.json, depth: operation.path.count, context: context) else { continue }
+            events += state.tree.applyServerOverwrite(path: operation.path, node: node, tag: nil)
+        }
+        state.onDisconnect = []
+        return events
+    }
+
+    // MARK: Reads
+
+    func getValue(spec: QuerySpec, completion: @escaping @Sendable (Result<Node, DatabaseError>) -> Void) {
+        start()
+        state.withLock { state in
+            if Repo.isInfo(spec.path) {
+                let node = state.infoTree.localValue(at: DatabasePath(keys: Array(spec.path.keys.dropFirst())))
+                deliver(&state, events: [], after: [{ completion(.success(node)) }])
+                return
+            }
+            if spec.loadsAllData, let node = state.tree.completeValue(at: spec.path) {
+                deliver(&state, events: [], after: [{ completion(.success(node)) }])
+                return
+            }
+            var body: [(key: String, value: JSONValue)] = [("p", ClientWire.path(spec.path))]
+            if !spec.loadsAllData, let object = ClientWire.queryObject(spec.query) { body.append(("q", object)) }
+            let token = state.machine.makeToken()
+            state.operations[token] = .get(path: spec.path, query: spec.query, completion: completion)
+            send(&state, state.machine.enqueue(token: token, action: "g", body: .object(body)))
+        }
+    }
+
+    // MARK: Transactions
+
+    func startTransaction(
+        path: DatabasePath,
+        update: @escaping @Sendable (MutableData) -> TransactionResult,
+        completion: (@Sendable ((any Error)?, Bool, DataSnapshot?) -> Void)?,
+        applyLocally: Bool
+    ) {
+        // A hidden value listener keeps the client's copy of the location fresh while it runs.
+        let observer = addObserver(spec: QuerySpec(path: path), type: .value, callback: { _, _ in }, cancel: nil)
+        let id = state.withLock { state in
+            state.observers[observer]?.isInternal = true
+            let id = state.nextTransactionID
+            state.nextTransactionID += 1
+            state.transactions[id] = Transaction(path: path, update: update, completion: completion, applyLocally: applyLocally, observer: observer)
+            return id
+        }
+        runTransaction(id: id)
+    }
+
+    private func runTransaction(id: Int) {
+        transactionQueue.async { [self] in
+            guard let (transaction, input, serverHash) = state.withLock({ state -> (Transaction, Node, String)? in
+                guard let transaction = state.transactions[id] else { return nil }
+                return (transaction, state.tree.localValue(at: transaction.path), state.tree.serverValue(at: transaction.path).hash)
+            }) else { return }
+            let data = MutableData(node: input, key: transaction.path.last?.string)
+            let result = transaction.update(data)
+            state.withLock { state in
+                guard state.transactions[id] != nil else { return }
+                guard result.committed else {
+                    state.transactions[id] = nil
+                    removeInternalObserver(&state, transaction.observer)
+                    let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: input, index: .key)
+                    let completion = transaction.completion
+                    deliver(&state, events: [], after: completion.map { c in [{ c(nil, false, snapshot) }] } ?? [])
+                    return
+                }
+                let output = result.node ?? data.node
+                let writeID = state.nextWriteID
+                state.nextWriteID += 1
+                state.transactions[id]!.writeID = writeID
+                state.transactions[id]!.output = output
+                let events = state.tree.applyUserOverwrite(writeID: writeID, path: transaction.path, node: output, visible: transaction.applyLocally)
+                let token = state.machine.makeToken()
+                state.operations[token] = .transaction(id: id)
+                let body = JSONValue.object([
+                    ("p", ClientWire.path(transaction.path)), ("d", output.exportJSON), ("h", .string(serverHash)),
+                ])
+                send(&state, state.machine.enqueue(token: token, action: "p", body: body, isTransaction: true))
+                deliver(&state, events: events)
+            }
+        }
+    }
+
+    private func transactionCommitted(_ state: inout State, id: Int, events: inout [RaisedEvent]) -> [@Sendable () -> Void] {
+        guard let transaction = state.transactions.removeValue(forKey: id) else { return [] }
+        if let writeID = transaction.writeID { events += state.tree.ackWrite(writeID: writeID, revert: false) }
+        removeInternalObserver(&state, transaction.observer)
+        let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: transaction.output, index: .key)
+        guard let completion = transaction.completion else { return [] }
+        return [{ completion(nil, true, snapshot) }]
+    }
+
+    static let maximumTransactionRetries = 25
+
+    private func transactionFailed(
+        _ state: inout State, id: Int, status: String, reason: String, rerun: Bool, events: inout [RaisedEvent]
+    ) -> [@Sendable () -> Void] {
+        guard var transaction = state.transactions[id] else { return [] }
+        if let writeID = transaction.writeID { events += state.tree.ackWrite(writeID: writeID, revert: true) }
+        transaction.writeID = nil
+        if rerun {
+            if status == "datastale" { transaction.retries += 1 }
+            if transaction.retries < Repo.maximumTransactionRetries {
+                state.transactions[id] = transaction
+                runTransaction(id: id)
+                return []
+            }
+        }
+        state.transactions[id] = nil
+        removeInternalObserver(&state, transaction.observer)
+        let error = rerun ? DatabaseError(.maxRetries, "The transaction had too many retries") : DatabaseError(status: status, reason: reason)
+        guard let completion = transaction.completion else { return [] }
+        let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: state.tree.localValue(at: transaction.path), index: .key)
+        return [{ completion(error, false, snapshot) }]
+    }
+
+    /// A `set` at or above a running transaction aborts it (Firebase's `set` reason).
+    private func abortTransactions(_ state: inout State, at path: DatabasePath, events: inout [RaisedEvent]) -> [@Sendable () -> Void] {
+        var after: [@Sendable () -> Void] = []
+        for (id, transaction) in state.transactions where path.contains(transaction.path) {
+            after += transactionFailed(&state, id: id, status: "set", reason: "overridden by a set", rerun: false, events: &events)
+        }
+        return after
+    }
+
+    private func removeInternalObserver(_ state: inout State, _ handle: UInt) {
+        guard state.observers.removeValue(forKey: handle) != nil else { return }
+        state.tree.removeRegistration(id: handle)
+        syncListens(&state)
+    }
+
+    /// Drops every write the server has not confirmed: their local effects roll back (with events) and
+    /// their completions fail with `write_canceled`. Writes already on the wire may still be applied.
+    func purgeOutstandingWrites() {
+        state.withLock { state in
+            var events: [RaisedEvent] = []
+            var after: [@Sendable () -> Void] = []
+            let error = DatabaseError(.writeCanceled, "Write canceled by purgeOutstandingWrites")
+            for (token, operation) in state.operations.sorted(by: { $0.key < $1.key }) {
+                switch operation {
+                case .write(let writeID, let completion):
+                    state.operations[token] = nil
+                    state.machine.cancel(token: token)
+                    events += state.tree.ackWrite(writeID: writeID, revert: true)
+                    if let completion { after.append { completion(error) } }
+                case .transaction(let id):
+                    state.operations[token] = nil
+                    state.machine.cancel(token: token)
+                    after += transactionFailed(&state, id: id, status: "write_canceled", reason: error.message, rerun: false, events: &events)
+                case .onDisconnect, .get:
+                    break
+                }
+            }
+            deliver(&state, events: events, after: after)
+        }
+    }
+
+    /// Reports a write that could not start (invalid data) on the callback queue.
+    func fail(_ completion: WriteCompletion?, _ error: any Error) {
+        guard let completion else { return }
+        state.withLock { state in deliver(&state, events: [], after: [{ completion(error) }]) }
+    }
+
+    /// `keepSynced(true)` holds a hidden observer on the query; `false` releases it.
+    func keepSynced(spec: QuerySpec, _ keep: Bool) {
+        if keep {
+            let handle = addObserver(spec: spec, type: .value, callback: { _, _ in }, cancel: nil)
+            state.withLock { state in
+                state.observers[handle]?.isInternal = true
+                state.keptSynced[spec, default: []].append(handle)
+            }
+        } else {
+            state.withLock { state in
+                for handle in state.keptSynced.removeValue(forKey: spec) ?? [] { removeInternalObserver(&state, handle) }
+            }
+        }
+    }
+
+    // MARK: Settings
+
+    func updateAuthToken(_ token: String?) {
+        state.withLock { state in send(&state, state.machine.updateAuthToken(token)) }
+    }
+}
+
+
+/// The latest server time offset in milliseconds, readable from any thread.
+final class ServerTimeOffset: Sendable {
+    private let storage = Mutex<Double>(0)
+
+    var value: Double {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,314 @@
+import HashTreeCollections
+import HearthCore
+
+/// The client's model of the database: server data, pending writes, and one view per distinct query
+/// that someone observes. Every operation returns the events it raises, in order. No I/O: the owner
+/// sends the listens ``desiredListens`` asks for and feeds back what the server says.
+///
+/// Server data without a tag (default listens) lives in one tree; filtered listens (range or limit)
+/// each keep the window the server sent under their tag. A view whose location is covered by a
+/// completed default listen reads the shared tree, so a parent listen shadows its children's.
+///
+/// For example:
+/// ```swift
+/// var tree = SyncTree()
+/// let spec = QuerySpec(path: try DatabasePath("/a"))
+/// _ = tree.addRegistration(id: 1, type: .value, spec: spec)
+/// let events = tree.applyUserOverwrite(writeID: 1, path: try DatabasePath("/a"), node: .leaf(.number(1)))
+/// #expect(events.map(\.type) == [.value])
+/// ```
+struct SyncTree: Sendable {
+    struct View: Sendable {
+        var spec: QuerySpec
+        /// The tag of its own filtered listen (nil for views that load all data).
+        var tag: Int?
+        /// Server data received under the tag.
+        var ownCache: Node = .empty
+        var ownComplete = false
+        var shown = ViewSnapshot.empty
+        var valueRaised = false
+        var registrations: [(id: UInt, type: DataEventType)] = []
+    }
+
+    private(set) var serverTree: Node = .empty
+    private(set) var writes = WriteTree()
+    private(set) var views: [QuerySpec: View] = [:]
+    /// Views in the order they were created (events for one operation follow it, deepest first).
+    private var viewOrder: [QuerySpec] = []
+    private var specByTag: [Int: QuerySpec] = [:]
+    private var nextTag = 1
+    /// Locations whose default listen the server has acknowledged.
+    private var completePaths: Set<DatabasePath> = []
+    /// Listens the owner has sent and not stopped.
+    private(set) var activeListens: Set<ServerListen> = []
+
+    init() {}
+
+    // MARK: Registrations
+
+    /// Adds an observer; returns its initial events (from cached and pending data).
+    mutating func addRegistration(id: UInt, type: DataEventType, spec: QuerySpec) -> [RaisedEvent] {
+        if views[spec] == nil {
+            var view = View(spec: spec)
+            if !spec.loadsAllData {
+                view.tag = nextTag
+                specByTag[nextTag] = spec
+                nextTag += 1
+            }
+            views[spec] = view
+            viewOrder.append(spec)
+        }
+        views[spec]!.registrations.append((id, type))
+        let view = views[spec]!
+        if view.shown.children.isEmpty && !view.valueRaised {
+            // A new (or still empty) view: compute what it shows.
+            return refresh(spec)
+        }
+        // An existing view: the new registration catches up from what the view already shows.
+        var events: [RaisedEvent] = []
+        if type == .childAdded {
+            for (position, child) in view.shown.children.enumerated() {
+                events.append(RaisedEvent(
+                    registration: id, type: .childAdded, path: spec.path.child(child.key), node: child.node,
+                    index: spec.query.index, previousKey: position > 0 ? view.shown.children[position - 1].key.string : nil
+                ))
+            }
+        }
+        if type == .value, view.valueRaised {
+            events.append(RaisedEvent(registration: id, type: .value, path: spec.path, node: view.shown.node, index: spec.query.index))
+        }
+        return events
+    }
+
+    /// Removes an observer; returns whether it existed. Views with no registrations go away.
+    @discardableResult
+    mutating func removeRegistration(id: UInt) -> Bool {
+        for (spec, var view) in views {
+            guard let index = view.registrations.firstIndex(where: { $0.id == id }) else { continue }
+            view.registrations.remove(at: index)
+            if view.registrations.isEmpty {
+                removeView(spec)
+            } else {
+                views[spec] = view
+            }
+            return true
+        }
+        return false
+    }
+
+    /// The registrations of every view (for removing them all at a location).
+    func registrations(of spec: QuerySpec) -> [UInt] {
+        views[spec]?.registrations.map(\.id) ?? []
+    }
+
+    func registrations(at path: DatabasePath) -> [UInt] {
+        views.values.filter { $0.spec.path == path }.flatMap { $0.registrations.map(\.id) }
+    }
+
+    private mutating func removeView(_ spec: QuerySpec) {
+        if let tag = views[spec]?.tag { specByTag[tag] = nil }
+        views[spec] = nil
+        viewOrder.removeAll { $0 == spec }
+    }
+
+    // MARK: Listens
+
+    /// The listens the server should have for the current views: one per location for views that load
+    /// all data, one per filtered query, except those a default listen at or above already covers.
+    var desiredListens: Set<ServerListen> {
+        let defaults = Set(views.keys.filter(\.loadsAllData).map(\.path))
+        var result: Set<ServerListen> = []
+        for spec in views.keys {
+            let shadowed = defaults.contains { other in
+                spec.loadsAllData ? (other != spec.path && other.contains(spec.path)) : other.contains(spec.path)
+            }
+            if !shadowed { result.insert(spec.serverListen) }
+        }
+        return result
+    }
+
+    /// The tag of a filtered listen.
+    func tag(for listen: ServerListen) -> Int? {
+        guard let query = listen.query else { return nil }
+        return views[QuerySpec(path: listen.path, query: query)]?.tag
+    }
+
+    /// The hash the server compares with its own data to skip sending it again.
+    func hash(for listen: ServerListen) -> String {
+        if let query = listen.query {
+            return views[QuerySpec(path: listen.path, query: query)]?.ownCache.hash ?? ""
+        }
+        return serverTree.child(at: listen.path).hash
+    }
+
+    mutating func listenStarted(_ listen: ServerListen) {
+        activeListens.insert(listen)
+    }
+
+    /// The owner stopped a listen: its data no longer counts as complete and, unless a view still
+    /// shows it, is dropped.
+    mutating func listenStopped(_ listen: ServerListen) -> [RaisedEvent] {
+        activeListens.remove(listen)
+        guard listen.isDefault, completePaths.remove(listen.path) != nil else { return [] }
+        if completePaths.contains(where: { $0.contains(listen.path) }) { return [] }
+        // Keep data other views at or below still show.
+        let kept = views.keys.filter { listen.path.contains($0.path) }.map(\.path)
+        var pruned = Node.empty
+        for path in kept {
+            let relative = path.keys[listen.path.count...]
+            pruned = pruned.setting(serverTree.child(at: path), at: relative)
+        }
+        serverTree = serverTree.setting(pruned, at: listen.path)
+        return []
+    }
+
+    /// The server acknowledged a listen: its data is now complete, so `value` can fire.
+    mutating func listenCompleted(_ listen: ServerListen) -> [RaisedEvent] {
+        if let query = listen.query {
+            let spec = QuerySpec(path: listen.path, query: query)
+            views[spec]?.ownComplete = true
+            return refresh(spec)
+        }
+        completePaths.insert(listen.path)
+        return refreshViews(related: [listen.path])
+    }
+
+    /// A listen was refused or revoked: the registrations it served, which are removed.
+    mutating func listenFailed(_ listen: ServerListen) -> [UInt] {
+        let specs = views.keys.filter { spec in
+            if let query = listen.query { return spec.path == listen.path && spec.query == query }
+            return spec.loadsAllData && spec.path == listen.path
+        }
+        var cancelled: [UInt] = []
+        for spec in specs {
+            cancelled += views[spec]?.registrations.map(\.id) ?? []
+            removeView(spec)
+        }
+        activeListens.remove(listen)
+        return cancelled
+    }
+
+    // MARK: Server data
+
+    mutating func applyServerOverwrite(path: DatabasePath, node: Node, tag: Int?) -> [RaisedEvent] {
+        if let tag {
+            guard let spec = specByTag[tag], spec.path.contains(path) else { return [] }
+            views[spec]!.ownCache = views[spec]!.ownCache.setting(node, at: path.keys[spec.path.count...])
+            return refresh(spec)
+        }
+        serverTree = serverTree.setting(node, at: path)
+        return refreshViews(related: [path])
+    }
+
+    mutating func applyServerMerge(path: DatabasePath, items: [(path: DatabasePath, node: Node)], tag: Int?) -> [RaisedEvent] {
+        if let tag {
+            guard let spec = specByTag[tag], spec.path.contains(path) else { return [] }
+            var cache = views[spec]!.ownCache
+            for item in items { cache = cache.setting(item.node, at: (path.appending(item.path)).keys[spec.path.count...]) }
+            views[spec]!.ownCache = cache
+            return refresh(spec)
+        }
+        for item in items { serverTree = serverTree.setting(item.node, at: path.appending(item.path)) }
+        return refreshViews(related: items.map { path.appending($0.path) })
+    }
+
+    // MARK: User writes
+
+    mutating func applyUserOverwrite(writeID: Int, path: DatabasePath, node: Node, visible: Bool = true) -> [RaisedEvent] {
+        writes.add(WriteRecord(id: writeID, path: path, changes: [(path, node)], isMerge: false, visible: visible))
+        return visible ? refreshViews(related: [path]) : []
+    }
+
+    mutating func applyUserMerge(writeID: Int, path: DatabasePath, children: [(path: DatabasePath, node: Node)]) -> [RaisedEvent] {
+        let changes = children.map { (path: path.appending($0.path), node: $0.node) }
+        writes.add(WriteRecord(id: writeID, path: path, changes: changes, isMerge: true, visible: true))
+        return refreshViews(related: changes.map(\.path))
+    }
+
+    /// The server answered a write: it leaves the pending writes; a rejected one (`revert`) rolls
+    /// back with events, an accepted one usually raises none (the server's data already matched).
+    mutating func ackWrite(writeID: Int, revert: Bool) -> [RaisedEvent] {
+        guard let record = writes.remove(id: writeID) else { return [] }
+        return refreshViews(related: record.changes.map(\.path))
+    }
+
+    // MARK: Reading
+
+    /// Whether the server data at `path` is known to be complete.
+    func isComplete(_ path: DatabasePath) -> Bool {
+        completePaths.contains { $0.contains(path) }
+    }
+
+    /// The server data at `path` (what the client knows of it).
+    func serverValue(at path: DatabasePath) -> Node {
+        serverTree.child(at: path)
+    }
+
+    /// What the user sees at `path`: server data with pending writes applied.
+    func localValue(at path: DatabasePath, excluding writeID: Int? = nil) -> Node {
+        writes.apply(to: serverTree.child(at: path), at: path, skipUnknownChildren: false, excluding: writeID).node
+    }
+
+    /// The complete value at `path` if the client has it (server data covered by a listen, or a
+    /// pending write of the whole location).
+    func completeValue(at path: DatabasePath) -> Node? {
+        let (node, covered) = writes.apply(to: serverTree.child(at: path), at: path, skipUnknownChildren: false)
+        return isComplete(path) || covered ? node : nil
+    }
+
+    // MARK: Views
+
+    private func snapshot(of view: View) -> ViewSnapshot {
+        let spec = view.spec
+        let base: Node
+        let baseComplete: Bool
+        if isComplete(spec.path) {
+            (base, baseComplete) = (serverTree.child(at: spec.path), true)
+        } else if !spec.loadsAllData, activeListens.contains(spec.serverListen) {
+            (base, baseComplete) = (view.ownCache, view.ownComplete)
+        } else {
+            (base, baseComplete) = (serverTree.child(at: spec.path), false)
+        }
+        let (node, covered) = writes.apply(to: base, at: spec.path, skipUnknownChildren: !spec.loadsAllData && !baseComplete)
+        let window = Query(index: spec.query.index, start: spec.query.start, end: spec.query.end, limit: spec.query.limit).window(over: node)
+        var shownNode = node
+        if !spec.loadsAllData {
+            var children = Node.Children()
+            for entry in window { children.entries[entry.key] = entry.node }
+            children.priority = node.priority
+            shownNode = children.entries.isEmpty ? .empty : .children(children)
+        }
+        return ViewSnapshot(node: shownNode, children: window, complete: baseComplete || covered)
+    }
+
+    private mutating func refreshViews(related paths: [DatabasePath]) -> [RaisedEvent] {
+        let affected = viewOrder.filter { spec in paths.contains { $0.contains(spec.path) || spec.path.contains($0) } }
+        // Deeper locations first, as the official SDKs raise them; creation order among equals.
+        let ordered = affected.enumerated().sorted { a, b in
+            a.element.path.count != b.element.path.count ? a.element.path.count > b.element.path.count : a.offset < b.offset
+        }
+        var events: [RaisedEvent] = []
+        for (_, spec) in ordered { events += refresh(spec) }
+        return events
+    }
+
+    private mutating func refresh(_ spec: QuerySpec) -> [RaisedEvent] {
+        guard var view = views[spec] else { return [] }
+        let new = snapshot(of: view)
+        let changes = EventGenerator.changes(from: view.shown, to: new, index: spec.query.index, valueRaised: view.valueRaised)
+        view.shown = new
+        if changes.contains(where: { $0.type == .value }) { view.valueRaised = true }
+        views[spec] = view
+        var events: [RaisedEvent] = []
+        for change in changes {
+            for registration in view.registrations where registration.type == change.type {
+                let path = change.key.map { spec.path.child($0) } ?? spec.path
+                events.append(RaisedEvent(
+                    registration: registration.id, type: change.type, path: path, node: change.node,
+                    index: spec.query.index, previousKey: change.previousKey
+                ))
+            }
+        }
+        return events
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+@testable import Hearth
+import HearthCore
+import HearthServer
+import Synchronization
+import Testing
+
+/// Queries, transactions, onDisconnect, `.info`, Codable and async sequences against a live server.
+@Suite struct LiveFeatureTests {
+    @Test func aLimitedWindowAdmitsAndEvictsChildrenAsAnotherClientWrites() async throws {
+        try await LiveServer.run { url, _ in
+            let writer = try makeClient(url)
+            try await writer.reference(withPath: "scores").setValue(["a": 1, "b": 5, "c": 7])
+            let reader = try makeClient(url)
+            let top = reader.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 2)
+            let recorder = Recorder()
+            recorder.observe(top, .childAdded)
+            recorder.observe(top, .childRemoved)
+            recorder.observe(top, .value)
+            #expect(await recorder.wait(count: 3) == [
+                "added b prev=- 5", "added c prev=b 7", #"value scores prev=- {"b":5,"c":7}"#,
+            ])
+            recorder.clear()
+            // d enters at the top: b leaves.
+            try await writer.reference(withPath: "scores/d").setValue(9)
+            #expect(await recorder.wait(count: 3) == [
+                "removed b prev=- 5", "added d prev=c 9", #"value scores prev=- {"c":7,"d":9}"#,
+            ])
+            recorder.clear()
+            // d leaves: b comes back.
+            try await writer.reference(withPath: "scores/d").removeValue()
+            #expect(await recorder.wait(count: 3) == [
+                "removed d prev=- 9", "added b prev=- 5", #"value scores prev=- {"b":5,"c":7}"#,
+            ])
+            writer.goOffline()
+            reader.goOffline()
+        }
+    }
+
+    @Test func transactionsFromTwoClientsUnderContentionEndExact() async throws {
+        try await LiveServer.run { url, server in
+            let clients = [try makeClient(url), try makeClient(url)]
+            let perClient = 15
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in clients {
+                    group.addTask {
+                        let counter = client.reference(withPath: "counter")
+                        for _ in 0..<perClient {
+                            let (committed, _) = try await counter.runTransactionBlock { data in
+                                data.value = ((data.value as? Int) ?? 0) + 1
+                                return .success(withValue: data)
+                            }
+                            #expect(committed)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stored = server.snapshot().child(at: try DatabasePath("/counter"))
+            #expect(stored == .leaf(.number(Double(2 * perClient))))
+            let read = try await clients[0].reference(withPath: "counter").getData()
+            #expect(read.value as? Int == 2 * perClient)
+            for client in clients { client.goOffline() }
+        }
+    }
+
+    @Test func anAbortedTransactionReportsTheCurrentDataWithoutWriting() async throws {
+        try await LiveServer.run { url, _ in
+            let client = try makeClient(url)
+            let ref = client.reference(withPath: "t")
+            try await ref.setValue("keep")
+            // As in Firebase, the block first sees the client's cached data: observe to have it.
+            let recorder = Recorder()
+            recorder.observe(ref, .value)
+            _ = await recorder.wait(count: 1)
+            let (committed, snapshot) = try await ref.runTransactionBlock { _ in .abort() }
+            #expect(!committed)
+            #expect(snapshot.value as? String == "keep")
+            client.goOffline()
+        }
+    }
+
+    @Test func onDisconnectWritesRunWhenTheConnectionDrops() async throws {
+        try await LiveServer.run { url, _ in
+            let alice = try makeClient(url)
+            let bob = try makeClient(url)
+            let presence = alice.reference(withPath: "presence/alice")
+            try await presence.setValue("online")
+            try await presence.onDisconnectSetValue("offline")
+            try await alice.reference(withPath: "presence/temp").onDisconnectRemoveValue()
+            try await alice.reference(withPath: "presence/cancelled").onDisconnectSetValue("x")
+            try await alice.reference(withPath: "presence/cancelled").cancelDisconnectOperations()
+            let recorder = Recorder()
+            recorder.observe(bob.reference(withPath: "presence/alice"), .value)
+            #expect(await recorder.wait(count: 1) == [#"value alice prev=- "online""#])
+            alice.goOffline()
+            #expect(await recorder.wait(count: 2) == [#"value alice prev=- "online""#, #"value alice prev=- "offline""#])
+            let cancelled = try await bob.reference(withPath: "presence/cancelled").getData()
+            #expect(!cancelled.exists())
+            bob.goOffline()
+        }
+    }
+
+    @Test func infoConnectedFollowsTheConnectionAndServerTimeOffsetIsKnown() async throws {
+        try await LiveServer.run { url, _ in
+            let client = try makeClient(url)
+            let recorder = Recorder()
+            recorder.observe(client.reference(withPath: ".info/connected"), .value)
+            #expect(await recorder.wait(count: 2) == ["value connected prev=- false", "value connected prev=- true"])
+            client.goOffline()
+            #expect(await recorder.wait(count: 3).last == "value connected prev=- false")
+            client.goOnline()
+            #expect(await recorder.wait(count: 4).last == "value connected prev=- true")
+            let offset = try await client.reference(withPath: ".info/serverTimeOffset").getData()
+            let milliseconds = try #require(offset.value as? Double)
+            #expect(abs(milliseconds) < 5_000)
+            client.goOffline()
+        }
+    }
+
+    struct Message: Codable, Equatable {
+        var text: String
+        var likes: Int
+        var sent: Date
+        var tags: [String]
+        var editedBy: String?
+    }
+
+    @Test func codableValuesRoundTrip() async throws {
+        try await LiveServer.run { url, _ in
+            let writer = try makeClient(url)
+            let reader = try makeClient(url)
+            let message = Message(text: "hi", likes: 3, sent: Date(timeIntervalSince1970: 1_700_000_000), tags: ["a", "b"], editedBy: nil)
+            let encoder = Hearth.Database.Encoder()
+            encoder.dateEncodingStrategy = .millisecondsSince1970
+            try await writer.reference(withPath: "messages/m1").setValue(from: message, encoder: encoder)
+            let snapshot = try await reader.reference(withPath: "messages/m1").getData()
+            #expect(snapshot.childSnapshot(forPath: "sent").value as? Int == 1_700_000_000_000)
+            let decoder = Hearth.Database.Decoder()
+            decoder.dateDecodingStrategy = .millisecondsSince1970
+            #expect(try snapshot.data(as: Message.self, decoder: decoder) == message)
+            #expect(try snapshot.data(as: Message?.self, decoder: decoder) == message)
+            let missing = try await reader.reference(withPath: "messages/none").getData()
+            #expect(throws: DecodingError.self) { try missing.data(as: Message.self) }
+            #expect(try missing.data(as: Message?.self) == nil)
+            writer.goOffline()
+            reader.goOffline()
+        }
+    }
+
+    @Test func asyncSequencesDeliverValuesAndChildEventsAndStopOnCancellation() async throws {
+        try await LiveServer.run { url, _ in
+            let client = try makeClient(url)
+            let list = client.reference(withPath: "list")
+            let added = Task {
+                var keys: [String] = []
+                for try await snapshot in list.events(.childAdded) {
+                    keys.append(snapshot.key)
+                    if keys.count == 3 { break }
+                }
+                return keys
+            }
+            let lastValue = Task {
+                for try await snapshot in list.values where snapshot.childrenCount == 3 {
+                    return snapshot.children.allObjects.compactMap { $0.value as? String }
+                }
+                return []
+            }
+            for name in ["x", "y", "z"] { try await list.child(name).setValue(name.uppercased()) }
+            #expect(try await added.value == ["x", "y", "z"])
+            #expect(try await lastValue.value == ["X", "Y", "Z"])
+            // Both loops ended: their observers (and the listen) are gone.
+            await waitUntil { client.repo.state.withLock { $0.observers.isEmpty && $0.listenTokens.isEmpty } }
+            client.goOffline()
+        }
+    }
+
+    @Test func serverValuesPrioritiesAndMultiPathUpdates() async throws {
+        try await LiveServer.run { url, server in
+            let client = try makeClient(url)
+            let root = client.reference()
+            try await root.updateChildValues([
+                "posts/p1/likes": ServerValue.increment(2),
+                "posts/p1/at": ServerValue.timestamp(),
+                "users/u1/last": "p1",
+            ])
+            try await root.child("posts/p1/likes").setValue(ServerValue.increment(3))
+            let post = try await client.reference(withPath: "posts/p1").getData()
+            #expect(post.childSnapshot(forPath: "likes").value as? Int == 5)
+            let at = try #require(post.childSnapshot(forPath: "at").value as? Double)
+            #expect(abs(at - Date().timeIntervalSince1970 * 1_000) < 60_000)
+            try await client.reference(withPath: "ranked/a").setValue("A", andPriority: 2)
+            try await client.reference(withPath: "ranked/b").setValue("B", andPriority: 1)
+            let ranked = try await client.reference(withPath: "ranked").queryOrderedByPriority().getData()
+            #expect(ranked.children.allObjects.map(\.key) == ["b", "a"])
+            #expect(ranked.childSnapshot(forPath: "a").priority as? Int == 2)
+            #expect(server.snapshot().child(at: try DatabasePath("/users/u1/last")) == .leaf(.string("p1")))
+            client.goOffline()
+        }
+    }
+
+    @Test func observeSingleEventFiresOnceAndReferencesDescribeTheirLocation() async throws {
+        try await LiveServer.run { url, _ in
+            let client = try makeClient(url)
+            let ref = client.reference(withPath: "once")
+            try await ref.setValue(1)
+            let (snapshot, _) = await ref.observeSingleEventAndPreviousSiblingKey(of: .value)
+            #expect(snapshot.value as? Int == 1)
+            #expect(ref.key == "once")
+            #expect(ref.parent?.key == nil)
+            #expect(ref.child("a/b").parent?.key == "a")
+            #expect(ref.child("a").url.hasSuffix("/once/a?ns=demo"))
+            let pushed = ref.childByAutoId()
+            #expect(pushed.key?.count == 20)
+            #expect(client.reference(fromURL: url.replacingOccurrences(of: "?ns=demo", with: "/x/y?ns=demo")).key == "y")
+            client.goOffline()
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Dispatch
+import Foundation
+@testable import Hearth
+import HearthCore
+import HearthRules
+import Hummingbird
+@testable import HearthServer
+import HearthStorage
+import Synchronization
+import Testing
+
+/// A Hearth server on a loopback port, in process, on in-memory storage (emulator mode: open rules,
+/// `owner` is admin).
+enum LiveServer {
+    static func run(
+        rules: String? = nil,
+        _ test: @Sendable (_ url: String, _ server: HearthServer.Database) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration()
+        configuration.emulatorMode = true
+        configuration.port = 0
+        configuration.enforceIndexes = false
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let (app, registry, _) = try await makeApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
+            onServerRunning: { port in portContinuation.yield(port) }
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let database = try await registry.database("demo")
+            if let rules { try await database.replaceRules(try RulesDocument(source: rules)) }
+            do {
+                try await test("http://127.0.0.1:\(port)?ns=demo", database)
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// Makes an independent client (its own connection) whose callbacks run on a private serial queue.
+func makeClient(_ url: String) throws -> Hearth.Database {
+    let database = try Hearth.Database(url: url)
+    database.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+    return database
+}
+
+/// Records what observers receive, for exact comparisons.
+final class Recorder: Sendable {
+    private let items = Mutex<[String]>([])
+
+    func append(_ item: String) { items.withLock { $0.append(item) } }
+
+    var all: [String] { items.withLock { $0 } }
+
+    func clear() { items.withLock { $0.removeAll() } }
+
+    /// Observes `type` on `query`, recording `type key prev value`.
+    @discardableResult
+    func observe(_ query: DatabaseQuery, _ type: DataEventType, label: String = "") -> DatabaseHandle {
+        query.observe(type, andPreviousSiblingKeyWith: { snapshot, previous in
+            self.append("\(label)\(Recorder.name(type)) \(snapshot.ref.key ?? "/") prev=\(previous ?? "-") \(snapshot.node.jsonString())")
+        })
+    }
+
+    static func name(_ type: DataEventType) -> String {
+        switch type {
+        case .childAdded: "added"
+        case .childRemoved: "removed"
+        case .childChanged: "changed"
+        case .childMoved: "moved"
+        case .value: "value"
+        }
+    }
+
+    /// Waits until at least `count` items arrived (deadline 10 s), then returns them all.
+    func wait(count: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
+        await waitUntil(sourceLocation: sourceLocation) { self.all.count >= count }
+        return all
+    }
+}
+
+/// Polls `condition` until it holds; records an issue after a generous deadline (10 s).
+func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool) async {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() {
+        if Date() > deadline {
+            Issue.record("condition not met within 10 s", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(nanoseconds: 2_000_000)
+    }
+}
+
+/// Waits until everything queued on the client's callback queue has run.
+func drain(_ database: Hearth.Database) async {
+    await withCheckedContinuation { continuation in
+        database.callbackQueue.async { continuation.resume() }
+    }
+}

@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
         .library(name: "Hearth", targets: ["Hearth"]),
+        .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -103,6 +104,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).
+        .executableTarget(name: "HearthQuickStart", dependencies: ["Hearth"], path: "Examples/QuickStart"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [

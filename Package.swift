@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
         .library(name: "Hearth", targets: ["Hearth"]),
+        .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
     targets: [
         .target(
@@ -66,7 +69,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -99,10 +104,12 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).
+        .executableTarget(name: "HearthQuickStart", dependencies: ["Hearth"], path: "Examples/QuickStart"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRules", "HearthRealtimeClient",
+                "HearthServer", "HearthSQLite", "HearthRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -130,6 +137,7 @@ let package = Package(
             dependencies: [
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Clocks", package: "swift-clocks"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -85,6 +85,28 @@ public final class WireConnection {
         return nil
     }
 
+    /// Like ``receive()``, but gives up after `timeout`: then the connection is closed and
+    /// ``ReceiveTimeout`` is thrown. For tests and tools that must not wait forever on a broken peer.
+    public func receive(timeout: Duration) async throws -> String? {
+        let fired = TimeoutFlag()
+        let channel = inbound.channel
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            fired.value.store(true, ordering: .releasing)
+            try await channel.close()
+        }
+        defer { timer.cancel() }
+        let message = try await receive()
+        if fired.value.load(ordering: .acquiring) { throw ReceiveTimeout(timeout: timeout) }
+        return message
+    }
+
+    /// Nothing arrived within the time given to ``receive(timeout:)``.
+    public struct ReceiveTimeout: Error, CustomStringConvertible {
+        public var timeout: Duration
+        public var description: String { "no message within \(timeout)" }
+    }
+
     /// The next raw text frame, without reassembly (to observe the server's framing).
     public func receiveFrame() async throws -> String? {
         try await receiveBuffer().map { String(buffer: $0) }
@@ -191,4 +213,8 @@ final class InboundFrames: ChannelInboundHandler, RemovableChannelHandler, Senda
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
+}
+
+private final class TimeoutFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

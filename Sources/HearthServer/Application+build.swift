@@ -19,6 +19,7 @@ public func buildApplication(
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
+    users: (any UserStore)? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -27,6 +28,7 @@ public func buildApplication(
         storage: storage,
         adminSecret: adminSecret,
         tokens: tokens,
+        users: users,
         logger: logger,
         onServerRunning: onServerRunning
     ).application
@@ -38,16 +40,36 @@ func makeApplication(
     storage: any DatabaseStorage,
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
+    users: (any UserStore)? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry) {
+) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     let router = Router(context: BasicRequestContext.self)
+    // The identity service's users: the database refuses the tokens of disabled and revoked ones.
+    let users = users ?? InMemoryUserStore()
+    var tokens = tokens
+    let revocations = TokenRevocations()
+    if tokens != nil {
+        try await revocations.load(from: users)
+        tokens?.revocations = revocations
+    }
     let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
     WebAssets.register(on: router)
+    // The identity service signs with the same key the database verifies with, so it needs one.
+    if let tokens {
+        let service = IdentityService(
+            store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
+        )
+        IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
+            .register(on: router)
+    }
     rest.register(on: router)
     let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)
+    revocations.observe { [weak realtime] change in
+        for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
+    }
     let application = Application(
         router: router,
         server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },
@@ -55,11 +77,12 @@ func makeApplication(
         // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.
         services: [
             registry,
-            KeepAliveService(registry: registry, interval: configuration.keepAliveInterval),
+            KeepAliveService(registry: registry, interval: configuration.keepAliveInterval, clock: configuration.clock),
+            IdleConnectionReaper(services: realtime),
             RealtimeShutdownService(services: realtime),
         ],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )
-    return (application, registry)
+    return (application, registry, realtime)
 }

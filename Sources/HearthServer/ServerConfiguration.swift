@@ -26,6 +26,11 @@ public struct ServerConfiguration: Sendable {
     /// A WebSocket client that sends nothing for this long is disconnected (clients send a keep-alive
     /// every 45 s).
     public var realtimeIdleTimeout: Duration = .seconds(120)
+    /// The time everything time-dependent runs on (timeouts, keep-alives, token expiry, `now`); tests
+    /// replace it with a clock they drive.
+    public var clock: ServerClock = .system
+    /// The identity service (Firebase Authentication's API): project, API keys, password hashing.
+    public var identity = IdentityConfiguration()
 
     public init() {}
 }

@@ -40,7 +40,7 @@ import hearth_process  # noqa: E402  (shared with Tests/Conformance and scripts/
 REPO_ROOT = hearth_process.REPO_ROOT
 SOURCE_JS = REPO_ROOT / 'Sources' / 'HearthServer' / 'Web' / 'hearth.js'
 NAMESPACE = 'hearth-browser'
-WAIT_SECONDS = 15
+WAIT_SECONDS = 30  # generous: only matters when something is really broken
 
 # ───────────────────────────── the server ─────────────────────────────
 

@@ -25,7 +25,7 @@ import requests
 
 import firebase_admin
 
-from harness import NAMESPACE, Rest, make_app
+from harness import NAMESPACE, PROJECT_ID, Rest, make_app
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
 import hearth_process  # noqa: E402  (shared with Tests/Browser and scripts/compat/web-sdk)
@@ -43,16 +43,21 @@ def _http_ready(base_url):
 @pytest.fixture(scope='session', autouse=True)
 def hearth_server():
     """Starts `hearth serve --emulator` once per session (or uses HEARTH_URL)."""
-    saved_env = os.environ.get('FIREBASE_DATABASE_EMULATOR_HOST')
+    names = ('FIREBASE_DATABASE_EMULATOR_HOST', 'FIREBASE_AUTH_EMULATOR_HOST', 'HEARTH_PROJECT')
+    saved_env = {name: os.environ.get(name) for name in names}
+    # The project of API-key requests to the Authentication API (as the Auth emulator's default project).
+    os.environ['HEARTH_PROJECT'] = PROJECT_ID
     with hearth_process.running_server('hearth-conformance-', _http_ready, allow_external=True) as server:
         os.environ['FIREBASE_DATABASE_EMULATOR_HOST'] = server.emulator_host
+        os.environ['FIREBASE_AUTH_EMULATOR_HOST'] = server.emulator_host
         try:
             yield server
         finally:
-            if saved_env is None:
-                os.environ.pop('FIREBASE_DATABASE_EMULATOR_HOST', None)
-            else:
-                os.environ['FIREBASE_DATABASE_EMULATOR_HOST'] = saved_env
+            for name, value in saved_env.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 @pytest.fixture(scope='session')

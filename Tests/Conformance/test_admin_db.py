@@ -22,7 +22,7 @@ from harness import Rest
 
 DINO_PATH = 'conformance/dinodb'
 PUSH_CHARS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz'
-EVENT_TIMEOUT = 10
+EVENT_TIMEOUT = 30  # generous: only matters when something is really broken
 
 # One rules document for this module, installed once (section 5.6), before any query.
 RULES = {
@@ -70,10 +70,21 @@ class EventCollector:
                 self._cond.wait(remaining)
             return list(self.events)
 
-    def settle(self, seconds=1.0):
-        """Waits a little and returns everything received (to check no extra events)."""
-        time.sleep(seconds)
+    def barrier(self, ref, timeout=EVENT_TIMEOUT):
+        """Returns everything received once every event of the writes made so far has arrived (to check
+        that there are no extra events), without sleeping: writes a marker under the listened location
+        `ref` and waits for its event, since a stream delivers events in commit order. The marker's
+        event is then forgotten, so later indices are unchanged."""
+        marker = f'~barrier-{uuid.uuid4().hex}'
+        ref.child(marker).set(True)
+        deadline = time.time() + timeout
         with self._cond:
+            while not any(event[1] == '/' + marker for event in self.events):
+                remaining = deadline - time.time()
+                if remaining <= 0:
+                    pytest.fail(f'timed out after {timeout}s waiting for the barrier event; got {self.events!r}')
+                self._cond.wait(remaining)
+            self.events = [event for event in self.events if event[1] != '/' + marker]
             return list(self.events)
 
 
@@ -823,7 +834,7 @@ def test_listen_push_produces_exactly_one_event(fb_app, unique_path):
         pushed = ref.child('users').push()
         assert pushed.get() == ''
         events.wait_for(2)
-        got = events.settle(1.5)
+        got = events.barrier(ref)
         assert len(got) == 2, got
         assert got[0] == ('put', '/', {'seed': True})
         assert got[1] == ('put', f'/users/{pushed.key}', '')
@@ -848,7 +859,7 @@ def test_listen_update_delete_and_unrelated_writes(fb_app, unique_path):
         ref.child('b').delete()
         got = events.wait_for(3)
         assert got[2] == ('put', '/b', None)
-        assert events.settle(1.0) == got, 'unexpected extra events'
+        assert events.barrier(ref) == got, 'unexpected extra events'
     finally:
         close_listener(registration, ref)
 
@@ -866,7 +877,7 @@ def test_listen_write_above_listener(fb_app, unique_path):
         assert got[1] == ('put', '/', {'v': 2})
         parent.update({'other': 3})  # does not change the listened location
         parent.child('other').set(4)
-        assert events.settle(1.0) == got, 'no event expected when the location is unchanged'
+        assert events.barrier(ref) == got, 'no event expected when the location is unchanged'
         parent.delete()
         got = events.wait_for(3)
         assert got[2] == ('put', '/', None)

@@ -71,11 +71,15 @@ import Testing
     }
 
     @Test func serverValuesResolveOnTheServer() async throws {
-        try await TestServer().run { client, _ async throws in
-            let before = WallClock.milliseconds()
+        let server = TestServer()
+        try await server.run { client, _ async throws in
+            // The server's clock stands still until the test advances it: timestamps are exact.
+            let start = server.configuration.clock.wallMilliseconds
             let reply = try await client.call(.put, "/t.json", #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":5}}}"#)
             guard case .number(let at)? = reply.json?["at"] else { Issue.record("no timestamp"); return }
-            #expect(at >= before && at <= WallClock.milliseconds())
+            #expect(at == start)
+            await server.advance(by: .milliseconds(1500))
+            #expect(try await client.call(.put, "/t/at.json", #"{".sv":"timestamp"}"#).json == .number(start + 1500))
             #expect(reply.json?["n"] == .number(5))
             try await client.call(.put, "/t/n.json", #"{".sv":{"increment":-7}}"#)
             #expect(try await client.call(.get, "/t/n.json").body == "-2")

@@ -1,25 +1,66 @@
+import Clocks
 import Foundation
 import HearthCore
+import HearthRealtimeClient
 @testable import HearthServer
 import HearthStorage
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
 /// Builds the real application on in-memory storage and runs a test against it in process.
+///
+/// The server runs on a clock the test drives (``clock``): its time stands still unless the test
+/// advances it, so timeouts, keep-alives and token expiry happen exactly when a test says, never by
+/// racing real time. Its wall time starts at the real time, so tokens minted with `Date()` are valid.
 struct TestServer {
     static let secret = "test-admin-secret"
     static let admin: HTTPFields = [.authorization: "Bearer \(secret)"]
 
     var configuration = ServerConfiguration()
     let tokens = TokenSigner.generate()
+    let clock = TestClock<Duration>()
+    private let running = RunningServer()
 
     init(emulator: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in }) {
         configuration.emulatorMode = emulator
         configuration.port = 0
+        configuration.clock = ServerClock(clock, wallMillisecondsAtStart: WallClock.milliseconds())
         configure(&configuration)
+    }
+
+    /// The server's wall time now: mint tokens with it so their expiry is certain relative to the server.
+    var wallDate: Date { configuration.clock.wallDate }
+
+    /// The running server's WebSocket services (sessions, the idle reaper's progress).
+    var realtime: RealtimeServices {
+        get throws { try #require(running.state.withLock { $0 }?.realtime, "the server is not running") }
+    }
+
+    /// The running server's databases.
+    var registry: DatabaseRegistry {
+        get throws { try #require(running.state.withLock { $0 }?.registry, "the server is not running") }
+    }
+
+    /// Advances the server's clock to `elapsed` (plus a microsecond, so that a timer due exactly then
+    /// fires even if it is scheduled after the advance).
+    func advance(to elapsed: Duration) async {
+        await clock.advance(to: .init(offset: elapsed + .microseconds(1)))
+    }
+
+    /// Advances the server's clock by `duration` (plus a microsecond, as ``advance(to:)``).
+    func advance(by duration: Duration) async {
+        await advance(to: TestClock<Duration>.Instant().duration(to: clock.now) + duration)
+    }
+
+    /// Waits until the idle reaper has swept at `elapsed` or later on the server's clock.
+    func idleSweep(reaching elapsed: Duration) async throws {
+        let realtime = try realtime
+        let target = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+        try await eventually { realtime.lastIdleSweep.load(ordering: .acquiring) >= target }
     }
 
     func run(
@@ -28,6 +69,7 @@ struct TestServer {
     ) async throws {
         let (app, registry) = try await application(storage)
         try await app.test(.router) { client in try await test(client, registry) }
+        running.state.withLock { $0 = nil }
     }
 
     /// Runs the application on a real socket (WebSocket tests); the test gets the port.
@@ -37,11 +79,24 @@ struct TestServer {
     ) async throws {
         let (app, registry) = try await application(storage)
         try await app.test(.live) { client in try await test(client, client.port!, registry) }
+        running.state.withLock { $0 = nil }
     }
 
     private func application(_ storage: any DatabaseStorage) async throws -> (some ApplicationProtocol, DatabaseRegistry) {
-        try await makeApplication(configuration: configuration, storage: storage, adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens)
+        let built = try await makeApplication(
+            configuration: configuration,
+            storage: storage,
+            adminSecret: AdminSecret(hashing: TestServer.secret),
+            tokens: tokens
+        )
+        running.state.withLock { $0 = (built.registry, built.realtime) }
+        return (built.application, built.registry)
     }
+}
+
+/// What a running ``TestServer`` exposes to its test.
+private final class RunningServer: Sendable {
+    let state = Mutex<(registry: DatabaseRegistry, realtime: RealtimeServices)?>(nil)
 }
 
 /// A response reduced to what the tests look at.
@@ -84,11 +139,27 @@ extension HTTPFields {
     }
 }
 
-/// Polls a condition for up to two seconds; for waiting on background registration, never for timing.
-func eventually(_ condition: () async -> Bool) async throws {
-    for _ in 0..<400 {
+/// Waits until a condition holds, polling it. The deadline is generous (30 s of real time): it only
+/// matters when something is really broken, never to decide a race.
+func eventually(
+    _ condition: () async -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
         if await condition() { return }
-        try await Task.sleep(for: .milliseconds(5))
+        try await Task.sleep(for: .milliseconds(2))
     }
-    Issue.record("condition not met in time")
+    Issue.record("condition not met within 30 s", sourceLocation: sourceLocation)
+    throw ConditionNotMet()
+}
+
+struct ConditionNotMet: Error {}
+
+extension WireConnection {
+    /// The next message, or nil once the server has closed the connection; throws if neither happens
+    /// within 30 s of real time, which only matters when the behaviour under test is broken.
+    func nextMessage() async throws -> String? {
+        try await receive(timeout: .seconds(30))
+    }
 }

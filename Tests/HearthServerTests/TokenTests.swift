@@ -55,16 +55,16 @@ import Testing
         let server = TestServer()
         try await server.run { client, _ async throws in
             try await client.call(.put, "/.settings/rules.json", Self.rules)
-            let ada = try server.tokens.mint(uid: "ada", claims: [(key: "email_verified", value: .bool(true))], expiresIn: 600, now: Date())
-            let unverified = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 600, now: Date())
+            let ada = try server.tokens.mint(uid: "ada", claims: [(key: "email_verified", value: .bool(true))], expiresIn: 600, now: server.wallDate)
+            let unverified = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 600, now: server.wallDate)
             #expect(try await client.call(.put, "/users/ada.json", "1", headers: [.authorization: "Bearer \(ada)"]).status == .ok)
             #expect(try await client.call(.get, "/users/ada.json?auth=\(ada)", headers: [:]).body == "1")
             #expect(try await client.call(.put, "/users/ada.json", "2", headers: [.authorization: "Bearer \(unverified)"]).status == .unauthorized)
             #expect(try await client.call(.get, "/users/bob.json", headers: [.authorization: "Bearer \(ada)"]).status == .unauthorized)
-            let expired = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 10, now: Date().addingTimeInterval(-3600))
+            let expired = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 10, now: server.wallDate.addingTimeInterval(-3600))
             #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(expired)"]).error == "Auth token is expired")
             // Unsigned tokens are refused outside emulator mode.
-            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: Date().timeIntervalSince1970 + 600)
+            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: server.wallDate.timeIntervalSince1970 + 600)
             #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(unsigned)"]).error == "Could not parse auth token.")
             let jwks = try await client.call(.get, "/.well-known/jwks.json", headers: [:])
             #expect(jwks.status == .ok)
@@ -73,21 +73,28 @@ import Testing
     }
 
     @Test func emulatorModeAcceptsUnsignedTokens() async throws {
-        try await TestServer(emulator: true).run { client, _ async throws in
+        let server = TestServer(emulator: true)
+        try await server.run { client, _ async throws in
             try await client.call(.put, "/.settings/rules.json", Self.rules)
             try await client.call(.put, "/users/ada.json", "1")
-            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: Date().timeIntervalSince1970 + 600)
+            let unsigned = TokenSignerTests.unsignedToken(uid: "ada", expires: server.wallDate.timeIntervalSince1970 + 600)
             #expect(try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(unsigned)"]).body == "1")
         }
     }
 
     @Test func streamsEndWithAuthRevokedWhenTheTokenExpires() async throws {
-        let server = TestServer()
+        // Keep-alives far apart, so the minute the test advances holds none.
+        let server = TestServer { $0.keepAliveInterval = .seconds(3600) }
         try await server.run { client, _ async throws in
             try await client.call(.put, "/.settings/rules.json", Self.rules)
             try await client.call(.put, "/users/ada.json", "1")
-            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 1, now: Date())
-            let reply = try await client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(token)", .accept: "text/event-stream"])
+            // Valid for a minute of the server's clock, which stands still until the test advances it.
+            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 60, now: server.wallDate)
+            async let streamed = client.call(.get, "/users/ada.json", headers: [.authorization: "Bearer \(token)", .accept: "text/event-stream"])
+            let database = try await server.registry.database("default")
+            try await eventually { database.hub.listenerCount == 1 }
+            await server.advance(by: .seconds(60))
+            let reply = try await streamed
             #expect(reply.body == "event: put\ndata: {\"path\":\"/\",\"data\":1}\n\nevent: auth_revoked\ndata: credential is no longer valid\n\n")
         }
     }

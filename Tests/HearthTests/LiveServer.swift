@@ -21,7 +21,7 @@ enum LiveServer {
         configuration.port = 0
         configuration.enforceIndexes = false
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let (app, registry) = try await makeApplication(
+        let (app, registry, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
             onServerRunning: { port in portContinuation.yield(port) }
         )
@@ -119,7 +119,7 @@ final class RestartableServer: Sendable {
         configuration.port = port
         configuration.enforceIndexes = false
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let (app, _) = try await makeApplication(
+        let (app, _, _) = try await makeApplication(
             configuration: configuration, storage: storage, adminSecret: nil,
             onServerRunning: { port in portContinuation.yield(port) }
         )

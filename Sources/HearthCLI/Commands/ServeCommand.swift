@@ -42,6 +42,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
     var defaultNamespace = "default"
 
+    @Option(help: ArgumentHelp(
+        "The Firebase project id: the audience of ID tokens and the project of the Authentication API (default: $HEARTH_PROJECT, else 'hearth').",
+        valueName: "id"
+    ))
+    var project: String?
+
+    @Option(name: .customLong("api-key"), help: "An API key clients may send to the Authentication API (repeatable; none: any key).")
+    var apiKeys: [String] = []
+
     @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
 
@@ -67,10 +76,12 @@ struct ServeCommand: AsyncParsableCommand {
         let storage: any DatabaseStorage
         let adminSecret: AdminSecret
         let tokens: TokenSigner
+        let users: any UserStore
         var secretNotice: String?
         if inMemory {
             tokens = TokenSigner.generate()
             storage = InMemoryStorage()
+            users = InMemoryUserStore()
             if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
                 adminSecret = AdminSecret(hashing: secret)
             } else {
@@ -87,6 +98,11 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIError("cannot read or create the token signing key in \(sqlite.directory.path): \(error)")
             }
             (adminSecret, secretNotice) = try loadAdminSecret(in: sqlite.directory)
+            do {
+                users = try SQLiteUserStore(directory: sqlite.directory)
+            } catch {
+                throw CLIError("cannot open the user store in \(sqlite.directory.path): \(error)")
+            }
         }
 
         var configuration = ServerConfiguration()
@@ -94,6 +110,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.emulatorMode = emulator
         configuration.defaultNamespace = defaultNamespace
+        configuration.identity.projectID = project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
+        configuration.identity.apiKeys = Set(apiKeys)
         let where_ = inMemory ? "memory (not persisted)" : "SQLite in \(dataOptions.directory.path)"
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
         let host = self.host
@@ -103,6 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
             storage: storage,
             adminSecret: adminSecret,
             tokens: tokens,
+            users: users,
             logger: logger,
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""

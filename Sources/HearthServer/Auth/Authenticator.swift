@@ -13,6 +13,8 @@ struct Authenticator: Sendable {
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
     let tokens: TokenSigner?
+    /// Expiry is checked against the server's clock, so tests decide when a token expires.
+    let clock: ServerClock
     /// Signature checks cost tens of microseconds; a client sends the same token many times.
     let verified = VerifiedTokenCache()
 
@@ -36,16 +38,18 @@ struct Authenticator: Sendable {
     /// credential may act as another `auth` value (`override`, `.some(.null)` meaning unauthenticated).
     func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
         // An ID token seen before needs neither the admin check (a salted hash) nor a signature check.
-        if let tokens, let cached = try verified.cached(token, now: Date(), skew: tokens.allowedSkew) {
+        if let tokens, let cached = try verified.cached(token, now: clock.wallDate, skew: tokens.allowedSkew) {
+            try tokens.revocations?.check(cached.auth)
             return Authentication(identity: .user(cached.auth), expires: cached.expires)
         }
         let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
         guard isAdmin else {
             // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
             guard let tokens else { throw TokenError.malformed }
-            let verified = try verified.token(for: token, now: Date(), skew: tokens.allowedSkew) { token, now throws(TokenError) in
+            let verified = try verified.token(for: token, now: clock.wallDate, skew: tokens.allowedSkew) { token, now throws(TokenError) in
                 try tokens.verify(token, now: now, allowUnsigned: emulatorMode)
             }
+            try tokens.revocations?.check(verified.auth)
             return Authentication(identity: .user(verified.auth), expires: verified.expires)
         }
         switch override {

@@ -23,6 +23,8 @@ public struct TokenSigner: Sendable {
     public let issuer: String
     /// Seconds of clock difference tolerated for `iat` and `exp`.
     public var allowedSkew: Double = 60
+    /// Users whose tokens are refused before they expire (set by the application with the identity service).
+    public var revocations: TokenRevocations?
 
     public init(key: P256.Signing.PrivateKey, issuer: String = "hearth") {
         privateKeyBytes = key.rawRepresentation
@@ -62,6 +64,12 @@ public struct TokenSigner: Sendable {
             ("firebase", .object([(key: "sign_in_provider", value: .string("custom")), (key: "identities", value: .object([]))])),
         ]
         for claim in claims where !payload.contains(where: { $0.key == claim.key }) { payload.append(claim) }
+        return try sign(payload: payload)
+    }
+
+    /// Signs a payload as it is (ES256, with this key's `kid`): the identity service builds Firebase's
+    /// claims itself.
+    public func sign(payload: [(key: String, value: JSONValue)]) throws -> String {
         let header = JSONValue.object([(key: "alg", value: .string("ES256")), (key: "typ", value: .string("JWT")), (key: "kid", value: .string(keyID))])
         let signingInput = Base64URL.encode(Array(header.jsonText.utf8)) + "." + Base64URL.encode(Array(JSONValue.object(payload).jsonText.utf8))
         let key = try P256.Signing.PrivateKey(rawRepresentation: privateKeyBytes)
@@ -87,9 +95,7 @@ public struct TokenSigner: Sendable {
                 let publicKey = try? P256.Signing.PublicKey(rawRepresentation: publicKeyBytes),
                 publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
             else { throw TokenError.badSignature }
-            guard case .string(issuer)? = claims["iss"], TokenSigner.audience(claims["aud"], contains: issuer) else {
-                throw TokenError.wrongAudience
-            }
+            guard isOwnIssuer(claims) else { throw TokenError.wrongAudience }
         case .string("none")? where allowUnsigned:
             unsigned = true
         default:
@@ -109,6 +115,16 @@ public struct TokenSigner: Sendable {
         return VerifiedToken(auth: auth, expires: expiry)
     }
 
+    /// Whether a token carries a valid ES256 signature by this server's key (claims unchecked).
+    public func hasValidSignature(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let signatureBytes = Base64URL.decode(parts[2]),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+            let publicKey = try? P256.Signing.PublicKey(rawRepresentation: publicKeyBytes)
+        else { return false }
+        return publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
+    }
+
     /// When the token expires (seconds since 1970), for streams that must end then.
     public static func expiry(of token: String) -> Double? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -116,6 +132,17 @@ public struct TokenSigner: Sendable {
         else { return nil }
         return exp
     }
+
+    /// Tokens this server signs name it as issuer and audience (`hearth token`), or are Firebase ID tokens
+    /// of a project it serves (the identity service): `iss` is `https://securetoken.google.com/<aud>`.
+    func isOwnIssuer(_ claims: JSONValue) -> Bool {
+        guard case .string(let iss)? = claims["iss"] else { return false }
+        if case .string(let project)? = claims["aud"], !project.isEmpty, iss == TokenSigner.firebaseIssuerPrefix + project { return true }
+        return iss == issuer && TokenSigner.audience(claims["aud"], contains: issuer)
+    }
+
+    /// The issuer of Firebase ID tokens is this followed by the project id.
+    public static let firebaseIssuerPrefix = "https://securetoken.google.com/"
 
     static func audience(_ value: JSONValue?, contains expected: String) -> Bool {
         switch value {

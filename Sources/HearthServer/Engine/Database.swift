@@ -49,13 +49,13 @@ public final class Database: Sendable {
         loaded: StoredDatabase,
         rules: RulesDocument,
         configuration: ServerConfiguration,
-        logger: Logger,
-        clock: @escaping @Sendable () -> Double = WallClock.milliseconds
+        logger: Logger
     ) {
         self.namespace = namespace
         self.storage = storage
         self.logger = logger
-        self.clock = clock
+        let clock = configuration.clock
+        self.clock = { clock.wallMilliseconds }
         self.published = Mutex(loaded.root)
         self.rulesState = Mutex(rules)
         self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)

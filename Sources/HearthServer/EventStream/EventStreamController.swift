@@ -27,9 +27,8 @@ enum EventStreamController {
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
         let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
         // A stream opened with an ID token ends with auth_revoked when the token expires.
-        let expiresIn: Duration? = authentication.expires.map { expiry in
-            .milliseconds(max(0, Int64((expiry - WallClock.milliseconds() / 1000) * 1000)))
-        }
+        let clock = configuration.clock
+        let expiry: Duration? = authentication.expires.map { clock.elapsed + clock.duration(untilWallSeconds: $0) }
         let headers: HTTPFields = [
             .contentType: "text/event-stream",
             .cacheControl: "no-cache",
@@ -43,9 +42,9 @@ enum EventStreamController {
                 // handler registered once; wrapping the sequence would cost a merge per event.)
                 try await withGracefulShutdownHandler {
                     try await withThrowingTaskGroup(of: Void.self) { group in
-                        if let expiresIn {
+                        if let expiry {
                             group.addTask {
-                                try await Task.sleep(for: expiresIn)
+                                try await clock.sleep(untilElapsed: expiry)
                                 database.hub.finish(subscription, with: .authRevoked)
                             }
                         }

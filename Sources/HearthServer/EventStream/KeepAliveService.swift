@@ -6,17 +6,22 @@ public import ServiceLifecycle
 public struct KeepAliveService: Service {
     let registry: DatabaseRegistry
     let interval: Duration
+    let clock: ServerClock
 
-    public init(registry: DatabaseRegistry, interval: Duration) {
+    public init(registry: DatabaseRegistry, interval: Duration, clock: ServerClock = .system) {
         self.registry = registry
         self.interval = interval
+        self.clock = clock
     }
 
     public func run() async throws {
         // Ends on graceful shutdown: sleeping is cancelled then.
         try? await cancelWhenGracefulShutdown {
+            // On a schedule from the clock's origin, not from when this task happens to start.
+            var deadline = Duration.zero
             while !Task.isCancelled {
-                try await Task.sleep(for: interval)
+                deadline = ServerClock.next(after: deadline, every: interval, now: clock.elapsed)
+                try await clock.sleep(untilElapsed: deadline)
                 for database in registry.openDatabases { database.hub.broadcast(.keepAlive) }
             }
         }

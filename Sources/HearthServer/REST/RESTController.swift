@@ -28,7 +28,7 @@ public struct RESTController: Sendable {
     public init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?) {
         self.registry = registry
         self.configuration = configuration
-        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens)
+        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens, clock: configuration.clock)
     }
 
     /// Registers the catch-all routes, and the public keys of the server's ID tokens.

@@ -20,6 +20,7 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        session.touch()
         switch frame.opcode {
         case .text:
             receive(String(buffer: frame.unmaskedData), context: context)
@@ -69,8 +70,6 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
         switch event {
         case is ChannelShouldQuiesceEvent:
             // Server shutdown: close; the SDKs reconnect to the restarted server.
-            session.close(code: .goingAway)
-        case let idle as IdleStateHandler.IdleStateEvent where idle == .read:
             session.close(code: .goingAway)
         case ChannelEvent.inputClosed:
             // The client closed its side (the server allows half-closure for HTTP): the session is over.

@@ -49,9 +49,6 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                             maxAccumulatedFrameCount: 1 << 16,
                             maxAccumulatedFrameSize: 1 << 24
                         ))
-                        let idle = services.configuration.realtimeIdleTimeout.components
-                        let idleMilliseconds = idle.seconds * 1000 + idle.attoseconds / 1_000_000_000_000_000
-                        try sync.addHandler(IdleStateHandler(readTimeout: .milliseconds(idleMilliseconds)))
                         try sync.addHandler(RealtimeChannelHandler(
                             session: session,
                             maximumMessageBytes: services.configuration.maximumRequestBytes

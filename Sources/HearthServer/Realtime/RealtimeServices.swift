@@ -11,6 +11,9 @@ final class RealtimeServices: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
     let sessions = SessionDirectory()
+    /// The clock time (elapsed nanoseconds) of the idle reaper's latest sweep; -1 before the first.
+    /// Tests wait for a sweep after advancing the clock.
+    let lastIdleSweep = Atomic<Int64>(-1)
 
     init(registry: DatabaseRegistry, authenticator: Authenticator, configuration: ServerConfiguration, logger: Logger) {
         self.registry = registry
@@ -40,6 +43,13 @@ final class SessionDirectory: Sendable {
 
     var count: Int { sessions.withLock { $0.count } }
 
+    var all: [RealtimeSession] { sessions.withLock { Array($0.values) } }
+
+    /// Closes the sessions whose client has sent nothing since `cutoff` (elapsed nanoseconds).
+    func closeIdle(silentSince cutoff: Int64) {
+        for session in sessions.withLock({ Array($0.values) }) { session.closeIfSilent(since: cutoff) }
+    }
+
     /// Closes every session (server shutdown).
     func closeAll() {
         for session in sessions.withLock({ Array($0.values) }) { session.close(code: .goingAway) }
@@ -62,6 +72,35 @@ struct RealtimeShutdownService: Service {
         let deadline = ContinuousClock.now + timeout
         while services.sessions.count > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// Closes WebSocket connections whose client has sent nothing for
+/// ``ServerConfiguration/realtimeIdleTimeout`` (clients send a keep-alive every 45 s).
+///
+/// One task serves every connection: each records when it last received a frame, and this sweeps them
+/// every quarter of the timeout, so a silent connection is closed between 1 and 1.25 timeouts after its
+/// last frame and an idle connection costs no timer of its own. It sleeps on the server's clock, so
+/// tests advance time to make it act.
+struct IdleConnectionReaper: Service {
+    let services: RealtimeServices
+
+    func run() async throws {
+        let clock = services.configuration.clock
+        let timeout = services.configuration.realtimeIdleTimeout
+        let interval = timeout / 4
+        let timeoutNanoseconds = Int64(ServerClock.milliseconds(timeout) * 1_000_000)
+        try? await cancelWhenGracefulShutdown {
+            // On a schedule from the clock's origin, not from when this task happens to start.
+            var deadline = Duration.zero
+            while !Task.isCancelled {
+                deadline = ServerClock.next(after: deadline, every: interval, now: clock.elapsed)
+                try await clock.sleep(untilElapsed: deadline)
+                let now = clock.elapsedNanoseconds
+                services.sessions.closeIdle(silentSince: now - timeoutNanoseconds)
+                services.lastIdleSweep.store(now, ordering: .releasing)
+            }
         }
     }
 }

@@ -61,6 +61,8 @@ final class RealtimeSession: Sendable {
         var writeReplies: Deque<(number: Int, message: [UInt8]?)> = []
         /// The request processor waiting for the writes in flight to finish.
         var settledWaiter: CheckedContinuation<Void, Never>?
+        /// Sleeps until the current credential expires, then queues ``Job/authExpired(generation:)``.
+        var expiryTimer: Task<Void, Never>?
     }
 
     let id: String
@@ -69,6 +71,11 @@ final class RealtimeSession: Sendable {
     let host: String
     let services: RealtimeServices
     private let state = Mutex(State())
+    /// When the client last sent a frame (``ServerClock/elapsed``, in nanoseconds): the idle reaper
+    /// closes connections silent for longer than the idle timeout.
+    private let lastActivity: Atomic<Int64>
+    /// Set once the idle reaper has closed this connection, so later sweeps leave it alone.
+    private let closedForIdleness = Atomic<Bool>(false)
 
     init(channel: any Channel, namespace: String, host: String, services: RealtimeServices) {
         self.id = RealtimeSession.makeID()
@@ -76,6 +83,23 @@ final class RealtimeSession: Sendable {
         self.namespace = namespace
         self.host = host
         self.services = services
+        self.lastActivity = Atomic(services.configuration.clock.elapsedNanoseconds)
+    }
+
+    /// When the client last sent a frame, in elapsed nanoseconds of the server's clock.
+    var lastActivityNanoseconds: Int64 { lastActivity.load(ordering: .relaxed) }
+
+    /// Records that the client sent something (any frame, keep-alives included).
+    func touch() {
+        lastActivity.store(services.configuration.clock.elapsedNanoseconds, ordering: .relaxed)
+    }
+
+    /// Closes the connection if the client has sent nothing since `cutoff` (elapsed nanoseconds).
+    func closeIfSilent(since cutoff: Int64) {
+        guard lastActivity.load(ordering: .relaxed) <= cutoff else { return }
+        guard !closedForIdleness.exchange(true, ordering: .relaxed) else { return }
+        services.logger.debug("Closing a silent WebSocket", metadata: ["hearth.session": "\(id)"])
+        close(code: .goingAway)
     }
 
     /// 32 random alphanumerics, like Firebase's session ids.
@@ -89,7 +113,7 @@ final class RealtimeSession: Sendable {
 
     /// Sends the handshake: the first message on every connection.
     func start() {
-        send(ByteBuffer(bytes: ServerMessage.handshake(timestamp: Int64(WallClock.milliseconds()), host: host, session: id)))
+        send(ByteBuffer(bytes: ServerMessage.handshake(timestamp: Int64(services.configuration.clock.wallMilliseconds), host: host, session: id)))
     }
 
     // MARK: Inbound
@@ -258,6 +282,8 @@ final class RealtimeSession: Sendable {
             state.withLock { state in
                 state.identity = .anonymous
                 state.authGeneration += 1
+                state.expiryTimer?.cancel()
+                state.expiryTimer = nil
             }
             if let database = state.withLock({ $0.database }) { recheckListens(database) }
             return .text("unauthenticated")
@@ -329,11 +355,19 @@ final class RealtimeSession: Sendable {
             return state.authGeneration
         }
         if let database = state.withLock({ $0.database }) { recheckListens(database) }
-        if let expires = authentication.expires {
-            let delay = max(0, Int64((expires - Date().timeIntervalSince1970) * 1000))
-            channel.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
+        // Expiry is timed on the server's clock (tests advance it); a new credential replaces the timer.
+        let timer = authentication.expires.map { expires in
+            let clock = services.configuration.clock
+            let deadline = clock.elapsed + clock.duration(untilWallSeconds: expires)
+            return Task { [weak self] in
+                do { try await clock.sleep(untilElapsed: deadline) } catch { return }
                 self?.enqueue(.authExpired(generation: generation))
             }
+        }
+        state.withLock { state in
+            state.expiryTimer?.cancel()
+            state.expiryTimer = state.closed ? nil : timer
+            if state.closed { timer?.cancel() }
         }
         var auth: JSONValue = .null
         if case .user(let value) = authentication.identity { auth = value }
@@ -383,7 +417,7 @@ final class RealtimeSession: Sendable {
         let (listens, identity) = state.withLock { ($0.listens, $0.identity) }
         let rules = database.rules
         let root = database.snapshot()
-        let now = WallClock.milliseconds()
+        let now = services.configuration.clock.wallMilliseconds
         for (id, listen) in listens
         where !rules.canRead(id.path, identity.ruleSubject, root: root, query: RuleQuery(listen.key.query), now: now) {
             revoke(listen.key, tag: id.tag)
@@ -468,6 +502,8 @@ final class RealtimeSession: Sendable {
     func closed() {
         let (listens, writes, database) = state.withLock { state in
             state.closed = true
+            state.expiryTimer?.cancel()
+            state.expiryTimer = nil
             state.jobs.removeAll()
             state.outbox = []
             defer {
@@ -507,5 +543,19 @@ final class RealtimeSession: Sendable {
                 }
             }
         }
+    }
+}
+
+extension RealtimeSession {
+    /// The identity service revoked tokens of `change.uid`: if this session is signed in with one of them,
+    /// it becomes unauthenticated and is told with `ac`, as when its token expires.
+    func credentialsRevoked(_ change: TokenRevocations.Change, _ revocations: TokenRevocations) {
+        let generation = state.withLock { state -> Int? in
+            guard case .user(let auth) = state.identity, auth["uid"] == .string(change.uid), revocations.isRevoked(auth["token"]) else {
+                return nil
+            }
+            return state.authGeneration
+        }
+        if let generation { enqueue(.authExpired(generation: generation)) }
     }
 }

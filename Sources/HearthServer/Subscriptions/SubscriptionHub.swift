@@ -46,6 +46,7 @@ public final class SubscriptionHub: Sendable {
         var groups: [ListenKey: Group] = [:]
         var nextID: UInt64 = 0
         var count = 0
+        var broadcasts = 0
     }
 
     private let state = Mutex(State())
@@ -64,6 +65,9 @@ public final class SubscriptionHub: Sendable {
     }
 
     public var listenerCount: Int { state.withLock { $0.count } }
+
+    /// Broadcasts (keep-alives) sent so far: tests wait for one after advancing the clock.
+    var broadcastCount: Int { state.withLock { $0.broadcasts } }
 
     /// Registers a listener. The initial snapshot is read under the hub's lock, so no change is missed
     /// or delivered twice.
@@ -124,6 +128,7 @@ public final class SubscriptionHub: Sendable {
         let buffer = ByteBuffer(bytes: event.encoded())
         var cutOff: [AsyncStream<ByteBuffer>.Continuation] = []
         state.withLock { state in
+            state.broadcasts += 1
             for group in state.groups.values {
                 for listener in group.listeners.values {
                     if case .dropped = listener.continuation.yield(buffer) { cutOff.append(listener.continuation) }

@@ -17,11 +17,11 @@ import Testing
     @Test func longMessagesTravelAsFragmentCountsAndChunks() async throws {
         try await TestServer(emulator: true).runLive { _, port, _ in
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.receive()
+            _ = try await connection.nextMessage()
             // 40,000 characters including astral scalars, which must not be cut in half.
             let text = String(repeating: "ab😀", count: 10_000)
             try await connection.send(Self.request(1, "p", #"{"p":"/big","d":"\#(text)"}"#))
-            #expect(try await connection.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
             try await connection.send(Self.request(2, "g", #"{"p":"/big","q":{}}"#))
             let count = try #require(try await connection.receiveFrame())
             let expected = #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":"\#(text)"}}}"#
@@ -43,9 +43,9 @@ import Testing
             var connections: [WireConnection] = []
             for _ in 0..<3 {
                 let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-                _ = try await connection.receive()
+                _ = try await connection.nextMessage()
                 try await connection.send(Self.request(1, "q", #"{"p":"/scores","q":{"l":2,"vf":"r","i":".value"},"t":1,"h":""}"#))
-                #expect(try await connection.receive()?.contains(#""s":"ok""#) == true)
+                #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
                 connections.append(connection)
             }
             #expect(database.realtime.listenCount == 3)
@@ -53,7 +53,7 @@ import Testing
             _ = try await database.write(WriteRequest(.set(try DatabasePath("/scores/a"), .number(1)), identity: .admin))
             // Each gets the same bytes: the push was encoded once for tag 1.
             var received: Set<String> = []
-            for connection in connections { received.insert(try #require(try await connection.receive())) }
+            for connection in connections { received.insert(try #require(try await connection.nextMessage())) }
             #expect(received == [#"{"t":"d","d":{"a":"d","b":{"p":"scores","d":{"a":1},"t":1}}}"#])
             for connection in connections { await connection.close() }
         }
@@ -63,9 +63,9 @@ import Testing
         let storage = InMemoryStorage()
         try await TestServer(emulator: true).runLive(storage: storage) { _, port, _ in
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.receive()
+            _ = try await connection.nextMessage()
             try await connection.send(Self.request(1, "o", #"{"p":"/presence/ada","d":"offline"}"#))
-            #expect(try await connection.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
             // The test ends with the connection open: the server shuts down, closing it.
         }
         let stored = try await storage.open(namespace: "demo").load()
@@ -78,35 +78,48 @@ import Testing
             let database = try await registry.database("demo")
             try await database.replaceRules(try .init(source: #"{"rules": {"notes": {".read": "auth != null"}}}"#))
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.receive()
-            // Expires in one second; the connection is told when it does.
-            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 1, now: Date())
+            _ = try await connection.nextMessage()
+            // Valid for a minute of the server's clock, which stands still until the test advances it.
+            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 60, now: server.wallDate)
             try await connection.send(Self.request(1, "auth", #"{"cred":"\#(token)"}"#))
-            #expect(try await connection.receive()?.contains(#""s":"ok""#) == true)
+            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
             try await connection.send(Self.request(2, "q", #"{"p":"/notes","h":""}"#))
-            #expect(try await connection.receive() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#)
-            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
-            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"c","b":{"p":"notes"}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#)
+            // Half the lifetime passes: still authenticated.
+            await server.advance(by: .seconds(30))
             try await connection.send(Self.request(3, "g", #"{"p":"/notes","q":{}}"#))
-            #expect(try await connection.receive() == #"{"t":"d","d":{"r":3,"b":{"s":"permission_denied","d":"Permission denied"}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":null}}}"#)
+            // The token expires: the connection is told (`ac`), then its listen is revoked (`c`).
+            await server.advance(by: .seconds(30))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"a":"c","b":{"p":"notes"}}}"#)
+            try await connection.send(Self.request(4, "g", #"{"p":"/notes","q":{}}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":4,"b":{"s":"permission_denied","d":"Permission denied"}}}"#)
             await connection.close()
         }
     }
 
     @Test func silentConnectionsAreClosedAfterTheIdleTimeoutAndKeepAlivesPreventIt() async throws {
-        let server = TestServer(emulator: true) { $0.realtimeIdleTimeout = .milliseconds(200) }
+        // The default timeout (120 s); the reaper sweeps every 30 s of the server's clock, which the test
+        // drives: nothing here waits for real time to pass.
+        let server = TestServer(emulator: true)
         try await server.runLive { _, port, _ in
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.receive()
-            // Keep-alives ("0") for well past the timeout: the connection stays open.
-            for _ in 0..<8 {
-                try await connection.sendFrame("0")
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            _ = try await connection.nextMessage()
+            let session = try #require(try server.realtime.sessions.all.first)
+            // At 60 s the client sends a keep-alive ("0"), and the server notes it.
+            await server.advance(to: .seconds(60))
+            try await connection.sendFrame("0")
+            try await eventually { session.lastActivityNanoseconds >= 60_000_000_000 }
+            // At 150 s it has been silent for 90 s: the sweeps at 90, 120 and 150 s leave it open (without
+            // the keep-alive, the one at 120 s would have closed it). A ping is still answered.
+            await server.advance(to: .seconds(150))
+            try await server.idleSweep(reaching: .seconds(150))
             try await connection.send(#"{"t":"c","d":{"t":"p","d":{}}}"#)
-            #expect(try await connection.receive() == #"{"t":"c","d":{"t":"o","d":null}}"#)
-            // Then nothing: the server closes the socket (receive ends) instead of waiting forever.
-            #expect(try await connection.receive() == nil)
+            #expect(try await connection.nextMessage() == #"{"t":"c","d":{"t":"o","d":null}}"#)
+            // Then silence from 150 s: the sweep at 300 s (the first a whole timeout later) closes it.
+            await server.advance(to: .seconds(300))
+            #expect(try await connection.nextMessage() == nil)
         }
     }
 
@@ -115,9 +128,9 @@ import Testing
         try await server.runLive { _, port, registry in
             let database = try await registry.database("demo")
             let reader = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await reader.receive()
+            _ = try await reader.nextMessage()
             try await reader.send(Self.request(1, "q", #"{"p":"/feed","h":""}"#))
-            #expect(try await reader.receive() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{}}}}"#)
+            #expect(try await reader.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{}}}}"#)
             try await eventually { database.realtime.listenCount == 1 }
             // The client stops reading; pushes fill the socket buffers, then back up past the 256 KB limit.
             let value = JSONValue.string(String(repeating: "x", count: 64 * 1024))

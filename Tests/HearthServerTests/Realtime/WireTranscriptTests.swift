@@ -80,7 +80,7 @@ import Testing
             if case .string(let path)? = step["connect"] {
                 let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: substitute(path))
                 connections[name] = connection
-                let handshake = try JSONValue(parsing: try #require(try await connection.receive(), "\(where_): no handshake"))
+                let handshake = try JSONValue(parsing: try #require(try await connection.nextMessage(), "\(where_): no handshake"))
                 let expected = try JSONValue(parsing: #"{"t":"c","d":{"t":"h","d":{"ts":"<number>","v":"5","h":"<string>","s":"<string>"}}}"#)
                 #expect(WireTranscriptTests.matches(handshake, expected), "\(where_): handshake \(handshake.jsonText)")
                 if case .string(let capture)? = step["capture"], case .string(let id)? = handshake["d"]?["d"]?["s"] {
@@ -131,18 +131,14 @@ import Testing
         }
 
         func receive(_ connection: WireConnection, _ where_: String) async throws -> String {
-            try await withThrowingTaskGroup(of: String?.self) { group in
-                nonisolated(unsafe) let connection = connection
-                group.addTask { try await connection.receive() }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(5))
-                    return nil
-                }
-                let first = try await group.next()!
-                group.cancelAll()
-                guard let first else { throw TranscriptError("\(where_): no message within 5 s") }
-                return first
+            let text: String?
+            do {
+                text = try await connection.nextMessage()
+            } catch let timeout as WireConnection.ReceiveTimeout {
+                throw TranscriptError("\(where_): \(timeout)")
             }
+            guard let text else { throw TranscriptError("\(where_): the server closed the connection") }
+            return text
         }
 
         func substitute(_ text: String) throws -> String {
@@ -153,8 +149,8 @@ import Testing
                 let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
                 let replacement: String
                 switch parts.first {
-                case "token": replacement = try server.tokens.mint(uid: parts[1], claims: [], expiresIn: 3600, now: Date())
-                case "expired": replacement = try server.tokens.mint(uid: parts[1], claims: [], expiresIn: 60, now: Date() - 7200)
+                case "token": replacement = try server.tokens.mint(uid: parts[1], claims: [], expiresIn: 3600, now: server.wallDate)
+                case "expired": replacement = try server.tokens.mint(uid: parts[1], claims: [], expiresIn: 60, now: server.wallDate - 7200)
                 case "secret": replacement = TestServer.secret
                 case "session": replacement = sessions[parts[1]] ?? ""
                 default: throw TranscriptError("unknown placeholder \(spec)")

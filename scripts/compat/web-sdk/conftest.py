@@ -97,7 +97,7 @@ class OpError(AssertionError):
 class Page:
     """One fresh headless Chromium (its own profile, so no long-polling memory) running page.html."""
 
-    def __init__(self, name, test_name, dburl=None, log_sdk=True, mock_uid=None):
+    def __init__(self, name, test_name, dburl=None, log_sdk=True, mock_uid=None, auth=False):
         self.name = name
         self.test_name = test_name
         self.frames = []       # (ms, dir, payload) from the DevTools performance log
@@ -120,6 +120,8 @@ class Page:
             params["log"] = "1"
         if mock_uid:
             params["mock"] = mock_uid
+        if auth:
+            params["auth"] = "1"
         self.driver.get(f"http://127.0.0.1:{WEB_PORT}/page.html?" + urllib.parse.urlencode(params))
         self.wait(lambda: self.js("return H.ready || H.loadError"), 20, "page load")
         err = self.js("return H.loadError")

@@ -20,8 +20,8 @@ export WEB_SDK_OUT="${WEB_SDK_OUT:-/tmp/hearth-web-sdk-out}"
 export PYTHONDONTWRITEBYTECODE=1
 
 sdk="${FIREBASE_BOWER_DIR:-}"
-if [[ -z "$sdk" || ! -f "$sdk/firebase-app.js" || ! -f "$sdk/firebase-database.js" ]]; then
-    echo "FIREBASE_BOWER_DIR must name a directory with firebase-app.js and firebase-database.js" >&2
+if [[ -z "$sdk" || ! -f "$sdk/firebase-app.js" || ! -f "$sdk/firebase-database.js" || ! -f "$sdk/firebase-auth.js" ]]; then
+    echo "FIREBASE_BOWER_DIR must name a directory with firebase-app.js, firebase-database.js and firebase-auth.js" >&2
     echo "(see $here/README.md for how to get them)" >&2
     exit 2
 fi
@@ -40,4 +40,4 @@ export SDK_VERSION
 "$PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r "$here/requirements.txt"
 
 echo "SDK $SDK_VERSION, transcripts in $WEB_SDK_OUT"
-exec "$PYTHON" -m pytest -q -p no:cacheprovider --rootdir "$here" "$here/test_web_sdk.py" "$@"
+exec "$PYTHON" -m pytest -q -p no:cacheprovider --rootdir "$here" "$here/test_web_sdk.py" "$here/test_web_sdk_auth.py" "$@"

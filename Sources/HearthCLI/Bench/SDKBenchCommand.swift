@@ -1,0 +1,230 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Hearth
+import Synchronization
+
+/// The Swift SDK as a client sees it: events per second through `observe` and through the
+/// `AsyncSequence`, memory per idle listener, first value of a location the client already holds, and
+/// offline writes flushed after a reconnect. Runs against a `hearth serve --emulator` (the SDK connects
+/// as an emulator client: open rules).
+struct SDKBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sdk",
+        abstract: "The Swift SDK: child events/s to one client, memory per listener, first value from cache, offline flush.",
+        discussion: "Start the server with `hearth serve --emulator` (any rules that let the bench write its namespace work too)."
+    )
+
+    @Option(help: "The server's URL, with the namespace.")
+    var url = "http://127.0.0.1:9000?ns=sdkbench"
+
+    @Option(help: "Children in the bulk write whose child_added events are counted.")
+    var children = 100_000
+
+    @Option(help: "Single writes streamed by a second client while the first counts their events.")
+    var writes = 20_000
+
+    @Option(help: "Idle listeners opened to measure the client's memory per listener.")
+    var listeners = 10_000
+
+    @Option(help: "Times a second observer of a location already held is attached.")
+    var cacheReads = 1_000
+
+    @Option(help: "Writes made offline, then flushed when the client reconnects.")
+    var offlineWrites = 10_000
+
+    func run() async throws {
+        let run = UUID().uuidString.prefix(8)
+        print("Hearth SDK benchmark against \(url) (run \(run))")
+        try await bulkEvents(root: "bulk-\(run)")
+        try await streamedEvents(root: "stream-\(run)")
+        try await memoryPerListener(root: "idle-\(run)")
+        try await firstValueFromCache(root: "warm-\(run)")
+        try await offlineFlush(root: "offline-\(run)")
+    }
+
+    private func client() throws -> Database {
+        let database = try Database(url: url)
+        database.callbackQueue = DispatchQueue(label: "hearth.bench.callbacks")
+        return database
+    }
+
+    /// Child events for one write of many children: through `observe`, then through the AsyncSequence.
+    private func bulkEvents(root: String) async throws {
+        let data = Dictionary(uniqueKeysWithValues: (0..<children).map { (String(format: "k%07d", $0), $0 as Any) })
+        for mode in ["observe", "AsyncSequence"] {
+            let reader = try client()
+            let writer = try client()
+            let location = "\(root)-\(mode == "observe" ? "o" : "s")"
+            let query = reader.reference(withPath: location)
+            // Wait until the listen is in place (its first value arrives), so the write's events are counted.
+            _ = try await query.getData()
+            let counter = EventCounter(target: children)
+            var consumer: Task<Void, any Error>?
+            if mode == "observe" {
+                query.observe(.childAdded) { _ in counter.count() }
+            } else {
+                let events = query.events(.childAdded)
+                consumer = Task { for try await _ in events { if counter.count() { break } } }
+            }
+            try await waitForListen(reader, location)
+            let started = ContinuousClock.now
+            _ = try await writer.reference(withPath: location).setValue(data)
+            try await counter.done(within: .seconds(300), what: "\(children) child_added events")
+            let elapsed = ContinuousClock.now - started
+            consumer?.cancel()
+            report("bulk write of \(children) children, child_added through \(mode)", events: children, elapsed)
+            query.removeAllObservers()
+            reader.goOffline()
+            writer.goOffline()
+        }
+    }
+
+    /// Child events for many single writes made by another client.
+    private func streamedEvents(root: String) async throws {
+        let reader = try client()
+        let writer = try client()
+        let counter = EventCounter(target: writes)
+        reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
+        try await waitForListen(reader, root)
+        let started = ContinuousClock.now
+        let list = writer.reference(withPath: root)
+        for index in 0..<writes { list.child(String(format: "w%07d", index)).setValue(index, withCompletionBlock: nil) }
+        try await counter.done(within: .seconds(300), what: "\(writes) child_added events")
+        report("\(writes) single writes from another client, child_added through observe", events: writes, ContinuousClock.now - started)
+        reader.goOffline()
+        writer.goOffline()
+    }
+
+    /// The client's resident memory per idle `.value` listener (distinct locations).
+    private func memoryPerListener(root: String) async throws {
+        let reader = try client()
+        _ = try await reader.reference(withPath: "\(root)/warmup").getData()
+        let before = residentBytes(of: getpid()) ?? 0
+        let counter = EventCounter(target: listeners)
+        for index in 0..<listeners {
+            reader.reference(withPath: "\(root)/l\(index)").observe(.value) { _ in counter.count() }
+        }
+        try await counter.done(within: .seconds(300), what: "the first value of \(listeners) listeners")
+        let after = residentBytes(of: getpid()) ?? 0
+        let perListener = Double(after - before) / Double(listeners)
+        print(String(format: "  %d idle listeners: client RSS +%d KiB, %.2f KiB per listener", listeners, (after - before) / 1024, perListener / 1024))
+        reader.goOffline()
+    }
+
+    /// Time from `observe` to the first value of a location the client already holds (another listener
+    /// keeps it synced): served from the client's cache, without a round trip.
+    private func firstValueFromCache(root: String) async throws {
+        let reader = try client()
+        let location = reader.reference(withPath: root)
+        _ = try await location.setValue(["title": "warm", "items": Dictionary(uniqueKeysWithValues: (0..<100).map { ("i\($0)", $0) })])
+        location.observe(.value) { _ in }
+        try await waitForListen(reader, root)
+        var samples: [Duration] = []
+        for _ in 0..<cacheReads {
+            let started = ContinuousClock.now
+            let arrived = EventCounter(target: 1)
+            let handle = location.observe(.value) { _ in arrived.count() }
+            try await arrived.done(within: .seconds(30), what: "a first value from the cache")
+            samples.append(ContinuousClock.now - started)
+            location.removeObserver(withHandle: handle)
+        }
+        samples.sort()
+        let median = samples[samples.count / 2], p99 = samples[min(samples.count - 1, samples.count * 99 / 100)]
+        print("  first value from cache (\(cacheReads) observers): median \(microseconds(median)) µs, p99 \(microseconds(p99)) µs")
+        reader.goOffline()
+    }
+
+    /// Writes made while offline, flushed in order when the client reconnects.
+    private func offlineFlush(root: String) async throws {
+        let writer = try client()
+        _ = try await writer.reference(withPath: "\(root)/ready").setValue(true)
+        writer.goOffline()
+        let acknowledged = EventCounter(target: offlineWrites)
+        let list = writer.reference(withPath: "\(root)/items")
+        for index in 0..<offlineWrites {
+            list.child(String(format: "o%07d", index)).setValue(index) { error, _ in
+                if error == nil { acknowledged.count() }
+            }
+        }
+        let started = ContinuousClock.now
+        writer.goOnline()
+        try await acknowledged.done(within: .seconds(300), what: "\(offlineWrites) offline writes acknowledged")
+        report("\(offlineWrites) offline writes flushed after reconnecting", events: offlineWrites, ContinuousClock.now - started, unit: "writes")
+        let stored = try await writer.reference(withPath: "\(root)/items").getData()
+        guard stored.childrenCount == offlineWrites else {
+            throw CLIError("the server holds \(stored.childrenCount) of the \(offlineWrites) offline writes")
+        }
+        writer.goOffline()
+    }
+
+    /// Waits until the client's listen on `path` is acknowledged: a write by the same client to a
+    /// sibling marker is echoed after it.
+    private func waitForListen(_ database: Database, _ path: String) async throws {
+        _ = try await database.reference(withPath: "\(path)-ready").setValue(true)
+    }
+
+    private func report(_ what: String, events: Int, _ elapsed: Duration, unit: String = "events") {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print(String(format: "  %@: %.3f s, %.0f %@/s", what, seconds, Double(events) / seconds, unit))
+    }
+
+    private func microseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+    }
+}
+
+/// Counts callbacks from any thread; `done` waits until the target is reached.
+private final class EventCounter: Sendable {
+    let target: Int
+    private let state = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+
+    init(target: Int) {
+        self.target = target
+    }
+
+    /// Counts one event; true once the target is reached.
+    @discardableResult
+    func count() -> Bool {
+        let (reached, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+            state.count += 1
+            guard state.count == target, let waiter = state.waiter else { return (state.count >= target, nil) }
+            state.waiter = nil
+            return (true, waiter)
+        }
+        waiter?.resume()
+        return reached
+    }
+
+    func done(within limit: Duration, what: String) async throws {
+        let finished = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let already = self.state.withLock { state -> Bool in
+                        if state.count >= self.target { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if already { continuation.resume() }
+                }
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                // Release the waiter so the group can end.
+                let waiter = self.state.withLock { state in defer { state.waiter = nil }; return state.waiter }
+                waiter?.resume()
+            }
+            group.cancelAll()
+            return first
+        }
+        if !finished {
+            let seen = state.withLock { $0.count }
+            throw CLIError("timed out waiting for \(what): \(seen) of \(target) after \(limit)")
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import HearthCore
+import HearthServer
+import HearthSQLite
+import HearthStorage
+
+/// `hearth users list|create|delete`: the users of the Authentication API, in the data directory.
+struct UsersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "users",
+        abstract: "List, create and delete the users of the Authentication API (with the server stopped).",
+        discussion: """
+            Works on <data>/users.sqlite. While the server runs, use the admin API instead (firebase-admin, \
+            or POST /identitytoolkit.googleapis.com/v1/projects/<project>/accounts with the admin secret).
+            """,
+        subcommands: [List.self, Create.self, Delete.self]
+    )
+
+    /// Options every `users` subcommand takes.
+    struct UserStoreOptions: ParsableArguments {
+        @OptionGroup var dataOptions: DataOptions
+
+        @Option(help: ArgumentHelp("The project (default: $HEARTH_PROJECT, else 'hearth').", valueName: "id"))
+        var project: String?
+
+        var projectID: String {
+            project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
+        }
+
+        /// Opens the user store, holding the data directory's lock for as long as the storage lives.
+        func open() throws -> (storage: SQLiteStorage, administration: UserAdministration) {
+            let storage = try dataOptions.openStorage(
+                whileServing: "Use the admin API of the running server, e.g. firebase-admin's auth module"
+            )
+            do {
+                let store = try SQLiteUserStore(directory: storage.directory)
+                return (storage, UserAdministration(store: store, project: projectID))
+            } catch {
+                throw CLIError("cannot open the user store in \(storage.directory.path): \(error)")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the users of a project, ordered by uid.")
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Flag(help: "One JSON object per line, as accounts:lookup returns users.")
+        var json = false
+
+        func run() async throws {
+            let (storage, administration) = try options.open()
+            var count = 0
+            if !json { print(["UID", "EMAIL", "NAME", "CREATED", "LAST SIGN-IN", "STATE"].joined(separator: "\t")) }
+            for try await user in administration.list() {
+                count += 1
+                if json {
+                    print(administration.userInfo(user).jsonText)
+                    continue
+                }
+                let state = [user.disabled ? "disabled" : nil, user.passwordHash == nil && user.email == nil && !user.customAuth ? "anonymous" : nil]
+                    .compactMap { $0 }.joined(separator: ",")
+                print([user.localId, user.email ?? "-", user.displayName ?? "-", Self.date(user.createdAt), user.lastLoginAt.map(Self.date) ?? "-", state.isEmpty ? "-" : state]
+                    .joined(separator: "\t"))
+            }
+            if !json { FileHandle.standardError.write(Data("\(count) user(s) in project \(options.projectID)\n".utf8)) }
+            withExtendedLifetime(storage) {}
+        }
+
+        static func date(_ millis: Int64) -> String {
+            let formatter = ISO8601DateFormatter()
+            return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a user.",
+            discussion: "The password is read from standard input (one line) with --password-stdin, so it never appears in the process list."
+        )
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Option(help: "The uid (default: a random one).")
+        var uid: String?
+
+        @Option(help: "The email address.")
+        var email: String?
+
+        @Flag(help: "Read the password from the first line of standard input.")
+        var passwordStdin = false
+
+        @Option(help: "The display name.")
+        var displayName: String?
+
+        @Flag(help: "Mark the email as verified.")
+        var emailVerified = false
+
+        @Flag(help: "Create the user disabled.")
+        var disabled = false
+
+        @Option(help: "Custom claims as a JSON object (auth.token.<name> in rules).")
+        var claims: String?
+
+        func run() async throws {
+            var user = UserAdministration.NewUser(uid: uid, email: email, displayName: displayName)
+            if passwordStdin {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError("--password-stdin: no password on standard input") }
+                user.password = line
+            }
+            user.emailVerified = emailVerified
+            user.disabled = disabled
+            user.claims = claims
+            let (storage, administration) = try options.open()
+            do {
+                let created = try await administration.create(user)
+                print(created.localId)
+            } catch let failure as UserAdministration.Failure {
+                throw CLIError(failure.description)
+            }
+            withExtendedLifetime(storage) {}
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete users by uid or email.")
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Argument(help: "The uids or emails of the users to delete.")
+        var users: [String]
+
+        func run() async throws {
+            let (storage, administration) = try options.open()
+            for user in users {
+                do {
+                    try await administration.delete(user)
+                    print("deleted \(user)")
+                } catch let failure as UserAdministration.Failure {
+                    throw CLIError("\(user): \(failure.description)")
+                }
+            }
+            withExtendedLifetime(storage) {}
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import HearthCore
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Serves Firebase Authentication's REST API on the database's port, at the paths the Auth emulator
+/// uses (auth-storage.md §1, §3): `/identitytoolkit.googleapis.com/v1/…`, `/securetoken.googleapis.com/v1/token`,
+/// the legacy `/www.googleapis.com/identitytoolkit/v3/relyingparty/…` names, and in emulator mode the
+/// `/emulator/v1/projects/{p}/…` hooks.
+///
+/// Clients authenticate with an API key (`?key=` or `x-goog-api-key`); admin calls with
+/// `Authorization: Bearer <admin secret>` (or `Bearer owner` in emulator mode). Every answer is JSON,
+/// errors in Firebase's envelope, with CORS headers for browsers.
+struct IdentityToolkitController: Sendable {
+    let service: IdentityService
+    let adminSecret: AdminSecret?
+    let emulatorMode: Bool
+    let logger: Logger
+
+    var configuration: IdentityConfiguration { service.configuration }
+
+    static let maximumBodyBytes = 1024 * 1024
+    static let apiKeyHeader = HTTPField.Name("x-goog-api-key")!
+    static let privateNetworkRequest = HTTPField.Name("Access-Control-Request-Private-Network")!
+    static let privateNetworkAllow = HTTPField.Name("Access-Control-Allow-Private-Network")!
+
+    /// v3 RPC names (the iOS SDK's) and their v1 operations.
+    static let legacyNames: [String: String] = [
+        "signupNewUser": "accounts:signUp", "verifyPassword": "accounts:signInWithPassword",
+        "verifyCustomToken": "accounts:signInWithCustomToken", "getAccountInfo": "accounts:lookup",
+        "setAccountInfo": "accounts:update", "deleteAccount": "accounts:delete",
+        "getOobConfirmationCode": "accounts:sendOobCode", "resetPassword": "accounts:resetPassword",
+        "createAuthUri": "accounts:createAuthUri", "emailLinkSignin": "accounts:signInWithEmailLink",
+        "verifyAssertion": "accounts:signInWithIdp", "sendVerificationCode": "accounts:sendVerificationCode",
+        "verifyPhoneNumber": "accounts:signInWithPhoneNumber", "signOutUser": "signOutUser",
+    ]
+
+    /// Operations Firebase has that this server does not implement yet: 501, not 404.
+    static let unimplemented: Set<String> = [
+        "accounts:sendOobCode", "accounts:resetPassword", "accounts:createAuthUri", "accounts:signInWithEmailLink",
+        "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber", "accounts:batchCreate",
+        "accounts:revokeToken", "signOutUser",
+    ]
+
+    func register(on router: Router<BasicRequestContext>) {
+        var prefixes = ["/identitytoolkit.googleapis.com/**", "/securetoken.googleapis.com/**", "/www.googleapis.com/identitytoolkit/v3/relyingparty/**"]
+        if emulatorMode { prefixes.append("/emulator/v1/**") }
+        for prefix in prefixes {
+            for method: HTTPRequest.Method in [.get, .post, .patch, .delete, .options] {
+                router.on(RouterPath(prefix), method: method) { request, context in await self.respond(to: request, context: context) }
+            }
+        }
+    }
+
+    func respond(to request: Request, context: BasicRequestContext) async -> Response {
+        let origin = request.headers[.origin]
+        if request.method == .options { return preflight(request) }
+        do {
+            return json(try await handle(request), status: 200, origin: origin)
+        } catch let error as IdentityError {
+            return json(error.body, status: error.code, origin: origin)
+        } catch let error as UserStoreError {
+            switch error {
+            case .emailExists: return json(IdentityError.emailExists.body, status: 400, origin: origin)
+            case .localIdExists: return json(IdentityError.duplicateLocalID.body, status: 400, origin: origin)
+            case .userNotFound: return json(IdentityError.userNotFound.body, status: 400, origin: origin)
+            case .unavailable(let reason):
+                context.logger.error("User store failed", metadata: ["hearth.error": "\(reason)"])
+                return json(IdentityError(code: 500, message: "INTERNAL_ERROR", reason: "backendError").body, status: 500, origin: origin)
+            }
+        } catch {
+            context.logger.error("Identity request failed", metadata: ["hearth.error": "\(error)"])
+            return json(IdentityError(code: 500, message: "INTERNAL_ERROR", reason: "backendError").body, status: 500, origin: origin)
+        }
+    }
+
+    /// What a request path names: the operation and the project named in the path, if any.
+    struct Route: Equatable {
+        var operation: String
+        var project: String?
+    }
+
+    static func route(_ rawPath: String) -> Route? {
+        let path = rawPath.removingPercentEncoding ?? rawPath
+        if path == "/securetoken.googleapis.com/v1/token" { return Route(operation: "token") }
+        if let name = path.dropPrefix("/www.googleapis.com/identitytoolkit/v3/relyingparty/") {
+            return legacyNames[name].map { Route(operation: $0) }
+        }
+        if let rest = path.dropPrefix("/emulator/v1/projects/") {
+            let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else { return nil }
+            return Route(operation: "emulator/" + parts[1], project: String(parts[0]))
+        }
+        guard let rest = path.dropPrefix("/identitytoolkit.googleapis.com/v1/") else { return nil }
+        guard let projectPath = rest.dropPrefix("projects/") else { return Route(operation: rest) }
+        // projects/{p}/accounts:lookup, projects/{p}/accounts, projects/{p}:queryAccounts
+        if let slash = projectPath.firstIndex(of: "/") {
+            let project = String(projectPath[..<slash])
+            let operation = String(projectPath[projectPath.index(after: slash)...])
+            guard !project.isEmpty, !operation.contains("/") else { return nil }
+            return Route(operation: operation, project: project)
+        }
+        if let colon = projectPath.firstIndex(of: ":") {
+            return Route(operation: String(projectPath[colon...]), project: String(projectPath[..<colon]))
+        }
+        return nil
+    }
+
+    func handle(_ request: Request) async throws -> JSONValue {
+        guard let route = IdentityToolkitController.route(request.uri.path) else { throw IdentityError.notFound }
+        let query = IdentityRequestBody(form: request.uri.query ?? "")
+
+        // The emulator's hooks need no credential (they exist only in emulator mode).
+        if route.operation.hasPrefix("emulator/"), let project = route.project {
+            switch (route.operation, request.method) {
+            case ("emulator/accounts", .delete):
+                try await service.store.deleteAll(project: project)
+                return .object([])
+            case ("emulator/config", .get):
+                return .object([
+                    ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
+                    ("emailPrivacyConfig", .object([("enableImprovedEmailPrivacy", .bool(service.enumerationProtection))])),
+                ])
+            default:
+                throw IdentityError.notFound
+            }
+        }
+
+        let caller = try self.caller(request, query: query)
+        let project = try self.project(route.project, caller: caller)
+        if IdentityToolkitController.unimplemented.contains(route.operation) {
+            throw IdentityError.notImplemented
+        }
+        let body = request.method == .get ? query : try await self.body(of: request)
+
+        switch (route.operation, request.method) {
+        case ("token", .post):
+            return try await service.refresh(body, project: project)
+        case ("accounts:signUp", .post):
+            return try await service.signUp(body, project: project, caller: caller)
+        case ("accounts", .post) where route.project != nil:
+            try requireAdmin(caller)
+            return try await service.signUp(body, project: project, caller: .admin)
+        case ("accounts:signInWithPassword", .post):
+            return try await service.signInWithPassword(body, project: project)
+        case ("accounts:signInWithCustomToken", .post):
+            return try await service.signInWithCustomToken(body, project: project)
+        case ("accounts:lookup", .post):
+            return try await service.lookup(body, project: project, caller: caller)
+        case ("accounts:update", .post):
+            return try await service.update(body, project: project, caller: caller)
+        case ("accounts:delete", .post):
+            return try await service.delete(body, project: project, caller: caller)
+        case ("accounts:batchGet", .get):
+            try requireAdmin(caller)
+            return try await service.batchGet(query, project: project)
+        case ("accounts:batchDelete", .post):
+            try requireAdmin(caller)
+            return try await service.batchDelete(body, project: project)
+        case ("accounts:query", .post), (":queryAccounts", .post):
+            try requireAdmin(caller)
+            return try await service.query(body, project: project)
+        case (":createSessionCookie", .post):
+            try requireAdmin(caller)
+            return try await service.createSessionCookie(body, project: project)
+        case ("projects", .get):
+            return service.projectConfig()
+        default:
+            throw IdentityError.notFound
+        }
+    }
+
+    /// Admin with the admin secret (or `owner` in emulator mode) as a Bearer token; otherwise a client
+    /// with an API key. Any other Bearer token is refused, as Google does.
+    func caller(_ request: Request, query: IdentityRequestBody) throws -> IdentityCaller {
+        if let token = Authenticator.bearerToken(request.headers[.authorization]) {
+            if adminSecret?.verify(token) == true || (emulatorMode && token.lowercased() == "owner") { return .admin }
+            throw IdentityError.badCredentials
+        }
+        guard let key = nonEmpty(query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]) else {
+            throw IdentityError.missingAPIKey
+        }
+        if !emulatorMode, !configuration.apiKeys.isEmpty, !configuration.apiKeys.contains(key) { throw IdentityError.invalidAPIKey }
+        return .client
+    }
+
+    /// The project a request acts on: the one in its path (admin only; in the default mode it must be the
+    /// server's), else the server's.
+    func project(_ named: String?, caller: IdentityCaller) throws -> String {
+        guard let named else { return configuration.projectID }
+        guard caller == .admin else {
+            throw IdentityError.invalid("INSUFFICIENT_PERMISSION : Only authenticated requests can specify target_project_id.")
+        }
+        if !emulatorMode, named != configuration.projectID { throw IdentityError.invalid("CONFIGURATION_NOT_FOUND") }
+        return named
+    }
+
+    func requireAdmin(_ caller: IdentityCaller) throws {
+        guard caller == .admin else { throw IdentityError.adminOnly }
+    }
+
+    func body(of request: Request) async throws -> IdentityRequestBody {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: IdentityToolkitController.maximumBodyBytes)
+        } catch {
+            throw IdentityError(code: 413, message: "Request body too large", reason: "invalid", status: "INVALID_ARGUMENT")
+        }
+        let bytes = Array(buffer.readableBytesView)
+        if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            return IdentityRequestBody(form: String(decoding: bytes, as: UTF8.self))
+        }
+        return try IdentityRequestBody(json: bytes)
+    }
+
+    // MARK: Responses
+
+    func json(_ value: JSONValue, status: Int, origin: String?) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let origin {
+            headers[.accessControlAllowOrigin] = origin
+            headers[.vary] = "Origin"
+        }
+        return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: value.jsonText)))
+    }
+
+    /// CORS preflight: the origin and requested headers reflected, 204, as the Auth emulator answers.
+    func preflight(_ request: Request) -> Response {
+        var headers: HTTPFields = [
+            .accessControlAllowOrigin: request.headers[.origin] ?? "*",
+            .accessControlAllowMethods: "GET, POST, PATCH, DELETE, OPTIONS",
+            .accessControlMaxAge: "86400",
+            .vary: "Origin",
+        ]
+        if let requested = request.headers[.accessControlRequestHeaders] { headers[.accessControlAllowHeaders] = requested }
+        if request.headers[IdentityToolkitController.privateNetworkRequest] != nil {
+            headers[IdentityToolkitController.privateNetworkAllow] = "true"
+        }
+        return Response(status: .noContent, headers: headers)
+    }
+}
+
+extension String {
+    /// The rest of the string after `prefix`, or nil when it does not start with it.
+    func dropPrefix(_ prefix: String) -> String? {
+        hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+public import HearthCore
+public import HearthStorage
+
+/// User management for tools that work on a user store directly (`hearth users`), with the same
+/// validation and hashing as the Identity Toolkit API's admin calls.
+///
+/// For example:
+/// ```swift
+/// let admin = UserAdministration(store: try SQLiteUserStore(directory: dir), project: "demo")
+/// let user = try await admin.create(.init(email: "ada@example.com", password: "s3cret-pw"))
+/// ```
+public struct UserAdministration: Sendable {
+    /// What a new user gets; everything optional, as in firebase-admin's `create_user`.
+    public struct NewUser: Sendable {
+        public var uid: String?
+        public var email: String?
+        public var password: String?
+        public var displayName: String?
+        public var emailVerified = false
+        public var disabled = false
+        /// Custom claims as a JSON object text.
+        public var claims: String?
+
+        public init(uid: String? = nil, email: String? = nil, password: String? = nil, displayName: String? = nil) {
+            self.uid = uid
+            self.email = email
+            self.password = password
+            self.displayName = displayName
+        }
+    }
+
+    /// A refused change, with Firebase's code (`EMAIL_EXISTS`, `WEAK_PASSWORD : …`).
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    let service: IdentityService
+    let project: String
+
+    public init(store: any UserStore, project: String, hashing: PasswordHasher = PasswordHasher()) {
+        var configuration = IdentityConfiguration()
+        configuration.projectID = project
+        configuration.passwordHashing = hashing
+        service = IdentityService(store: store, signer: .generate(), configuration: configuration, emulatorMode: false)
+        self.project = project
+    }
+
+    /// Creates a user; returns it as stored.
+    public func create(_ user: NewUser) async throws -> UserRecord {
+        var fields: [String: JSONValue] = ["emailVerified": .bool(user.emailVerified), "disabled": .bool(user.disabled)]
+        fields["localId"] = user.uid.map(JSONValue.string)
+        fields["email"] = user.email.map(JSONValue.string)
+        fields["password"] = user.password.map(JSONValue.string)
+        fields["displayName"] = user.displayName.map(JSONValue.string)
+        let localId: String
+        do {
+            let created = try await service.signUp(IdentityRequestBody(fields: fields), project: project, caller: .admin)
+            guard case .string(let id)? = created["localId"] else { throw Failure(description: "INTERNAL_ERROR") }
+            localId = id
+            if let claims = user.claims {
+                _ = try await service.update(
+                    IdentityRequestBody(fields: ["localId": .string(localId), "customAttributes": .string(claims)]), project: project, caller: .admin
+                )
+            }
+        } catch let error as IdentityError {
+            throw Failure(description: error.message)
+        } catch UserStoreError.emailExists {
+            throw Failure(description: "EMAIL_EXISTS")
+        } catch UserStoreError.localIdExists {
+            throw Failure(description: "DUPLICATE_LOCAL_ID")
+        }
+        guard let stored = try await service.store.user(project: project, localId: localId) else { throw Failure(description: "USER_NOT_FOUND") }
+        return stored
+    }
+
+    /// Deletes a user by uid, or by email when the argument contains `@`.
+    public func delete(_ uidOrEmail: String) async throws {
+        let user = uidOrEmail.contains("@")
+            ? try await service.store.user(project: project, email: uidOrEmail.lowercased())
+            : try await service.store.user(project: project, localId: uidOrEmail)
+        guard let user, try await service.store.delete(project: project, localId: user.localId) else {
+            throw Failure(description: "USER_NOT_FOUND")
+        }
+    }
+
+    /// Every user, ordered by uid, a page at a time.
+    public func list(pageSize: Int = 500) -> AsyncThrowingStream<UserRecord, any Error> {
+        let store = service.store
+        let project = project
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var after: String?
+                    while true {
+                        let page = try await store.users(project: project, after: after, limit: pageSize)
+                        for user in page { continuation.yield(user) }
+                        guard page.count == pageSize, let last = page.last else { break }
+                        after = last.localId
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// A user as the API's `accounts:lookup` shows it (password hash redacted).
+    public func userInfo(_ user: UserRecord) -> JSONValue {
+        service.userInfo(user)
+    }
+}

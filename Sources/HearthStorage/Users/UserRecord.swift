@@ -1,0 +1,84 @@
+/// One user of the identity service, as stored. Field names and meanings follow Firebase's
+/// `UserInfo` (auth-storage.md §2); times are milliseconds since 1970 unless named otherwise.
+///
+/// The password is kept only as an encoded slow hash (see `PasswordHasher` in HearthServer); this
+/// type never holds a plain password.
+///
+/// For example:
+/// ```swift
+/// var user = UserRecord(localId: "ada", createdAt: 1_700_000_000_000)
+/// user.email = "ada@example.com"
+/// ```
+public struct UserRecord: Sendable, Equatable, Codable {
+    public var localId: String
+    /// Lower-cased; unique within a project.
+    public var email: String?
+    public var emailVerified = false
+    public var displayName: String?
+    public var photoUrl: String?
+    public var phoneNumber: String?
+    /// The encoded password hash (`scrypt$…`), nil for users without a password.
+    public var passwordHash: String?
+    public var passwordUpdatedAt: Int64?
+    /// Tokens issued before this (seconds since 1970) are revoked, as Firebase's `validSince`.
+    public var validSince: Int64?
+    /// Raised whenever the user's tokens are revoked (password or email change, `validSince`); refresh
+    /// tokens of an older generation are refused. Exact where `validSince`, in whole seconds, is not: a
+    /// revocation also ends refresh tokens made earlier in the same second.
+    public var tokenGeneration: Int64 = 0
+    public var createdAt: Int64
+    public var lastLoginAt: Int64?
+    public var lastRefreshAt: Int64?
+    public var disabled = false
+    /// Custom claims as a JSON object text (at most 1000 characters).
+    public var customAttributes: String?
+    /// Created by a custom-token sign-in.
+    public var customAuth = false
+    /// The first email address the user had, for email recovery.
+    public var initialEmail: String?
+
+    public init(localId: String, createdAt: Int64) {
+        self.localId = localId
+        self.createdAt = createdAt
+    }
+}
+
+/// A refresh token as stored: only the SHA-256 of the token itself, with what it grants.
+public struct RefreshTokenRecord: Sendable, Equatable, Codable {
+    /// Hex SHA-256 of the token.
+    public var tokenHash: String
+    public var project: String
+    public var localId: String
+    /// `password`, `anonymous`, `custom`: the `firebase.sign_in_provider` of the ID tokens it grants.
+    public var provider: String
+    /// Claims of a custom-token sign-in (a JSON object text) that every refreshed ID token carries.
+    public var extraClaims: String?
+    /// When it was created (milliseconds since 1970).
+    public var createdAt: Int64
+    /// When the user signed in (seconds since 1970): the `auth_time` of every ID token it grants.
+    public var authTime: Int64
+    /// The user's ``UserRecord/tokenGeneration`` when it was made; the store sets it.
+    public var generation: Int64 = 0
+
+    public init(tokenHash: String, project: String, localId: String, provider: String, extraClaims: String?, createdAt: Int64, authTime: Int64) {
+        self.tokenHash = tokenHash
+        self.project = project
+        self.localId = localId
+        self.provider = provider
+        self.extraClaims = extraClaims
+        self.createdAt = createdAt
+        self.authTime = authTime
+    }
+}
+
+/// Why the user store refused a change. Descriptions never contain passwords or tokens.
+public enum UserStoreError: Error, Sendable, Equatable {
+    /// Another user of the project has this email.
+    case emailExists
+    /// A user with this `localId` exists already.
+    case localIdExists
+    /// No user with this `localId`.
+    case userNotFound
+    /// The store could not be read or written.
+    case unavailable(String)
+}

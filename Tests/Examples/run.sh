@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds nothing: runs the README's Swift SDK example (Examples/QuickStart, `hearth-quickstart`) against a
+# fresh `hearth serve --emulator --in-memory` and checks what it printed. Exits non-zero on failure.
+#
+#   Tests/Examples/run.sh          (binaries: $HEARTH_BIN and $QUICKSTART_BIN, default .build/debug/…)
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+hearth="${HEARTH_BIN:-$repo/.build/debug/hearth}"
+quickstart="${QUICKSTART_BIN:-$repo/.build/debug/hearth-quickstart}"
+for binary in "$hearth" "$quickstart"; do
+    [[ -x "$binary" ]] || { echo "FAIL: $binary is missing: run 'swift build' first" >&2; exit 1; }
+done
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+log=$(mktemp)
+"$hearth" serve --emulator --in-memory --port "$port" >"$log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+
+# Wait (up to 30 s) until the server answers.
+for _ in $(seq 300); do
+    curl -sf "http://127.0.0.1:$port/.json?ns=quickstart&shallow=true" >/dev/null && break
+    kill -0 "$server" 2>/dev/null || { echo "FAIL: hearth exited while starting:"; cat "$log"; exit 1; }
+    sleep 0.1
+done
+
+output=$(timeout 60 "$quickstart" "http://127.0.0.1:$port?ns=quickstart") || {
+    echo "FAIL: hearth-quickstart exited with $?:"; echo "$output"; exit 1
+}
+echo "$output"
+expect() {
+    grep -qE "$1" <<<"$output" || { echo "FAIL: expected a line matching: $1"; exit 1; }
+}
+expect '^added   -[A-Za-z0-9_-]{19}: \{likes: 0, text: hello\}$'
+expect '^changed -[A-Za-z0-9_-]{19}: \{likes: 0, text: hello, world\}$'
+expect '^like committed: true, likes now 1$'
+expect '^stored  -[A-Za-z0-9_-]{19}: \{likes: 1, text: hello, world\}$'
+# The server holds what the example wrote.
+stored=$(curl -sf "http://127.0.0.1:$port/messages.json?ns=quickstart")
+python3 -c 'import json, sys; [m] = json.loads(sys.argv[1]).values(); assert m == {"likes": 1, "text": "hello, world"}, m' "$stored" \
+    || { echo "FAIL: the server holds $stored"; exit 1; }
+echo "1 passed, 0 failed"

@@ -1,0 +1,87 @@
+import Foundation
+import HearthCore
+import HearthRealtimeClient
+@testable import HearthServer
+import HearthSQLite
+import HearthStorage
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Disabling, deleting or revoking a user ends its ID tokens in the database too, not only in the
+/// identity service: REST requests are refused and open WebSocket sessions are told with `ac`.
+@Suite struct TokenRevocationTests {
+    static let rules = #"{"rules": {"notes": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}}}"#
+
+    @Test func disabledAndRevokedUsersTokensAreRefusedByTheDatabase() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            try await auth.send(.put, "/.settings/rules.json", Self.rules, headers: TestServer.admin)
+            let created = try await auth.signUp("db@example.com")
+            let uid = created["localId"]!.stringValue!
+            let token = created["idToken"]!.stringValue!
+            #expect(try await auth.send(.put, "/notes/\(uid).json?auth=\(token)", "1").status == .ok)
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":true}"#)
+            let refused = try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil)
+            #expect(refused.status == .unauthorized)
+            #expect(refused.error == "Auth token is expired")
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":false}"#)
+            #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil).status == .ok)
+            let future = Int(Date().timeIntervalSince1970) + 5
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","validSince":\#(future)}"#)
+            #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil).status == .unauthorized)
+        }
+    }
+
+    @Test func deletedUsersTokensAreRefused() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            try await auth.send(.put, "/.settings/rules.json", Self.rules, headers: TestServer.admin)
+            let created = try await auth.signUp("del@example.com")
+            let uid = created["localId"]!.stringValue!
+            let token = created["idToken"]!.stringValue!
+            #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil).status == .ok)
+            try await auth.post("accounts:delete", #"{"idToken":"\#(token)"}"#)
+            #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil).status == .unauthorized)
+        }
+    }
+
+    @Test func disablingAUserEndsItsWebSocketAuthAndListens() async throws {
+        try await IdentityTestServer().runLive { auth, port async throws in
+            try await auth.send(.put, "/.settings/rules.json?ns=demo", Self.rules, headers: TestServer.admin)
+            let created = try await auth.signUp("ws@example.com")
+            let uid = created["localId"]!.stringValue!
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.receive()
+            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(created["idToken"]!.stringValue!)"}"#))
+            #expect(try await connection.receive()?.contains(#""s":"ok""#) == true)
+            try await connection.send(RealtimeConnectionTests.request(2, "q", #"{"p":"/notes/\#(uid)","h":""}"#))
+            #expect(try await connection.receive()?.contains(#""r":2,"b":{"s":"ok""#) == true)
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":true}"#)
+            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+            #expect(try await connection.receive() == #"{"t":"d","d":{"a":"c","b":{"p":"notes/\#(uid)"}}}"#)
+            // The same token cannot sign the connection in again.
+            try await connection.send(RealtimeConnectionTests.request(3, "auth", #"{"cred":"\#(created["idToken"]!.stringValue!)"}"#))
+            #expect(try await connection.receive()?.contains(#""s":"expired_token""#) == true)
+            await connection.close()
+        }
+    }
+
+    @Test func disabledUsersAreStillRefusedAfterARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-revocations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = IdentityTestServer()
+        let token = Mutex<(String, String)?>(nil)
+        let first = try SQLiteUserStore(directory: directory)
+        try await server.run(users: first) { auth async throws in
+            let created = try await auth.signUp("restart@example.com")
+            let uid = created["localId"]!.stringValue!
+            token.withLock { $0 = (uid, created["idToken"]!.stringValue!) }
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":true}"#)
+        }
+        let second = try SQLiteUserStore(directory: directory)
+        try await server.run(users: second) { auth async throws in
+            let (uid, idToken) = try #require(token.withLock { $0 })
+            #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(idToken)", nil).status == .unauthorized)
+        }
+    }
+}

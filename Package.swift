@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "HearthRealtimeClient",
             dependencies: [
-                "HearthProtocol",
+                "Hearth", "HearthProtocol",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,14 +1,15 @@
 import DequeModule
+import Hearth
 import HearthProtocol
 public import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import Synchronization
 
 /// A bare client connection speaking the Realtime Database WebSocket protocol: raw frames in and out,
 /// with the protocol's fragment counts handled. Used by the protocol tests and `hearth bench`; it has
-/// no cache, no listens bookkeeping and no reconnects.
+/// no cache, no listens bookkeeping and no reconnects. It opens its socket through the Swift SDK's
+/// `WebSocketChannel`, so both clients share one WebSocket implementation.
 ///
 /// The socket is read only when ``receive()`` asks for more (automatic reading is off after the
 /// upgrade), so a client that stops receiving pushes back on the server, as a slow real client would.
@@ -44,43 +45,19 @@ public final class WireConnection {
         localAddress: String? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> WireConnection {
-        var bootstrap = ClientBootstrap(group: group)
-        if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
-        let upgradeResult: EventLoopFuture<InboundFrames?> = try await bootstrap.connect(host: host, port: port) { channel in
-            channel.eventLoop.makeCompletedFuture {
-                let upgrader = NIOTypedWebSocketClientUpgrader<InboundFrames?>(
-                    maxFrameSize: 1 << 24,
-                    upgradePipelineHandler: { channel, _ in
-                        channel.eventLoop.makeCompletedFuture {
-                            let inbound = InboundFrames(channel: channel)
-                            try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
-                                minNonFinalFragmentSize: 1,
-                                maxAccumulatedFrameCount: 1 << 16,
-                                maxAccumulatedFrameSize: 1 << 26
-                            ))
-                            try channel.pipeline.syncOperations.addHandler(inbound)
-                            try channel.syncOptions?.setOption(.autoRead, value: false)
-                            return inbound
-                        }
-                    }
-                )
-                var headers = HTTPHeaders()
-                headers.add(name: "Host", value: "\(host):\(port)")
-                headers.add(name: "Content-Length", value: "0")
-                let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)
-                let configuration = NIOTypedHTTPClientUpgradeConfiguration(
-                    upgradeRequestHead: head,
-                    upgraders: [upgrader],
-                    notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(nil) }
-                )
-                var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
-                // The server's first frame (the handshake) may arrive in the same read as the 101 response.
-                pipeline.leftOverBytesStrategy = .forwardBytes
-                return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+        do {
+            let inbound = try await WebSocketChannel.connect(
+                host: host, port: port, path: path, localAddress: localAddress, group: group
+            ) { channel in
+                let inbound = InboundFrames(channel: channel)
+                try channel.pipeline.syncOperations.addHandler(inbound)
+                try channel.syncOptions?.setOption(.autoRead, value: false)
+                return inbound
             }
+            return WireConnection(inbound: inbound)
+        } catch WebSocketTransportError.notUpgraded {
+            throw ConnectError.notUpgraded
         }
-        guard let inbound = try await upgradeResult.get() else { throw ConnectError.notUpgraded }
-        return WireConnection(inbound: inbound)
     }
 
     /// Sends one text frame as is.

@@ -162,3 +162,66 @@ struct SkewedClock: HearthClock {
         }
     }
 }
+
+@Suite struct LiveRestartTests {
+    @Test func writesMadeWhileTheServerIsDownArriveOnceAfterItRestarts() async throws {
+        let server = RestartableServer()
+        try await server.start()
+        let alice = try Hearth.Database(url: server.url, transport: NIOWebSocketTransport(), clock: FastClock())
+        alice.callbackQueue = DispatchQueue(label: "hearth.test.alice")
+        let log = alice.reference(withPath: "log")
+        let recorder = Recorder()
+        recorder.observe(log, .childAdded)
+        try await log.child("1").setValue("one")
+        #expect(await recorder.wait(count: 1) == [#"added 1 prev=- "one""#])
+
+        await server.stop()
+        let completions = Recorder()
+        withoutWaiting {
+            log.child("2").setValue("two") { error, _ in completions.append("2 \(error == nil)") }
+            log.child("3").setValue("three") { error, _ in completions.append("3 \(error == nil)") }
+        }
+        // Shown at once, while the server is down.
+        #expect(await recorder.wait(count: 3) == [#"added 1 prev=- "one""#, #"added 2 prev=1 "two""#, #"added 3 prev=2 "three""#])
+
+        try await server.start()
+        #expect(await completions.wait(count: 2) == ["2 true", "3 true"])
+        let bob = try makeClient(server.url)
+        try await bob.reference(withPath: "log/4").setValue("four")
+        #expect(await recorder.wait(count: 4).last == #"added 4 prev=3 "four""#)
+        await drain(alice)
+        #expect(recorder.all.count == 4)
+        let stored = try await bob.reference(withPath: "log").getData()
+        // Integer keys: Firebase's value is an array ([null, "one", …]); compare the children.
+        #expect(stored.children.map { $0.value as? String } == ["one", "two", "three", "four"])
+        alice.goOffline()
+        bob.goOffline()
+        await server.stop()
+    }
+}
+
+@Suite struct LiveToggleTests {
+    @Test func togglingOfflineAndOnlineQuicklyEndsWithOneWorkingConnection() async throws {
+        try await LiveServer.run { url, _ in
+            let transport = RecordingTransport()
+            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+            client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+            // A slow credential fetch widens the window in which a cancelled loop could interfere.
+            client.authTokenProvider = {
+                try? await Task.sleep(nanoseconds: 3_000_000)
+                return "owner"
+            }
+            let connected = Recorder()
+            connected.observe(client.reference(withPath: ".info/connected"), .value)
+            for _ in 0..<20 {
+                client.goOffline()
+                client.goOnline()
+            }
+            try await client.reference(withPath: "after/toggle").setValue(true)
+            await waitUntil { connected.all.last == "value connected prev=- true" }
+            let read = try await client.reference(withPath: "after/toggle").getData()
+            #expect(read.value as? Bool == true)
+            client.goOffline()
+        }
+    }
+}

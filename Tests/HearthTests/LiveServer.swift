@@ -102,3 +102,38 @@ func drain(_ database: Hearth.Database) async {
         database.callbackQueue.async { continuation.resume() }
     }
 }
+
+/// A server that can be stopped and started again on the same port and storage, to test reconnects.
+final class RestartableServer: Sendable {
+    let storage = InMemoryStorage()
+    private let running = Mutex<Task<Void, any Error>?>(nil)
+    private let boundPort = Mutex(0)
+
+    var port: Int { boundPort.withLock { $0 } }
+    var url: String { "http://127.0.0.1:\(port)?ns=demo" }
+
+    /// Starts on the port of the previous run (any free port the first time).
+    func start() async throws {
+        var configuration = ServerConfiguration()
+        configuration.emulatorMode = true
+        configuration.port = port
+        configuration.enforceIndexes = false
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let (app, _, _) = try await makeApplication(
+            configuration: configuration, storage: storage, adminSecret: nil,
+            onServerRunning: { port in portContinuation.yield(port) }
+        )
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        running.withLock { $0 = task }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        boundPort.withLock { $0 = port }
+    }
+
+    /// Stops the server and waits until it has shut down (its connections are closed).
+    func stop() async {
+        guard let task = running.withLock({ state in defer { state = nil }; return state }) else { return }
+        task.cancel()
+        _ = try? await task.value
+    }
+}

@@ -44,10 +44,13 @@ public final class DataSnapshot: Sendable, CustomStringConvertible {
         return DataSnapshot(reference: DatabaseReference(database: ref.database, path: ref.path.appending(relative)), node: node.child(at: relative), index: .key)
     }
 
+    /// Whether there is data at a path below (`"a/b"` works).
     public func hasChild(_ path: String) -> Bool { !node.child(at: Database.parsePath(path)).isEmpty }
 
+    /// Whether this is an object with at least one child.
     public func hasChildren() -> Bool { node.childCount > 0 }
 
+    /// The number of direct children.
     public var childrenCount: UInt { UInt(node.childCount) }
 
     /// The children, in the query's order.
@@ -72,6 +75,7 @@ public final class DataSnapshot: Sendable, CustomStringConvertible {
 /// while let child = enumerator.nextObject() { print(child.key) }
 /// ```
 public final class DataSnapshotChildren: Sequence, Sendable {
+    /// Every child, in order.
     public let allObjects: [DataSnapshot]
     private let position = Mutex(0)
 

@@ -71,6 +71,7 @@ public class DatabaseQuery: @unchecked Sendable {
         observeSingleEvent(of: eventType, andPreviousSiblingKeyWith: { snapshot, _ in block(snapshot) }, withCancel: nil)
     }
 
+    /// As ``observeSingleEvent(of:with:)``, with `cancelBlock` called if the listen is refused.
     public func observeSingleEvent(
         of eventType: DataEventType,
         with block: @escaping @Sendable (DataSnapshot) -> Void,
@@ -79,6 +80,7 @@ public class DatabaseQuery: @unchecked Sendable {
         observeSingleEvent(of: eventType, andPreviousSiblingKeyWith: { snapshot, _ in block(snapshot) }, withCancel: cancelBlock)
     }
 
+    /// Calls `block` once with the first event and the previous sibling's key.
     public func observeSingleEvent(
         of eventType: DataEventType,
         andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void
@@ -86,6 +88,7 @@ public class DatabaseQuery: @unchecked Sendable {
         observeSingleEvent(of: eventType, andPreviousSiblingKeyWith: block, withCancel: nil)
     }
 
+    /// As ``observeSingleEvent(of:andPreviousSiblingKeyWith:)``, with a cancel block.
     public func observeSingleEvent(
         of eventType: DataEventType,
         andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void,
@@ -181,13 +184,17 @@ public class DatabaseQuery: @unchecked Sendable {
         with { $0.index = .child(Database.parsePath(key)) }
     }
 
+    /// Orders children by key (the default order).
     public func queryOrderedByKey() -> DatabaseQuery { with { $0.index = .key } }
+    /// Orders children by their own value.
     public func queryOrderedByValue() -> DatabaseQuery { with { $0.index = .value } }
+    /// Orders children by priority.
     public func queryOrderedByPriority() -> DatabaseQuery { with { $0.index = .priority } }
 
     /// Children from `startValue` on (inclusive).
     public func queryStarting(atValue startValue: Any?) -> DatabaseQuery { queryStarting(atValue: startValue, childKey: nil) }
 
+    /// Children from `startValue` on; among equal values, from the child `childKey` on.
     public func queryStarting(atValue startValue: Any?, childKey: String?) -> DatabaseQuery {
         with { $0.start = bound(startValue, childKey, inclusive: true, index: $0.index) }
     }
@@ -195,6 +202,7 @@ public class DatabaseQuery: @unchecked Sendable {
     /// Children strictly after `startValue`.
     public func queryStarting(afterValue startValue: Any?) -> DatabaseQuery { queryStarting(afterValue: startValue, childKey: nil) }
 
+    /// Children after `startValue`; among equal values, after the child `childKey`.
     public func queryStarting(afterValue startValue: Any?, childKey: String?) -> DatabaseQuery {
         with { $0.start = bound(startValue, childKey, inclusive: false, index: $0.index) }
     }
@@ -202,6 +210,7 @@ public class DatabaseQuery: @unchecked Sendable {
     /// Children up to `endValue` (inclusive).
     public func queryEnding(atValue endValue: Any?) -> DatabaseQuery { queryEnding(atValue: endValue, childKey: nil) }
 
+    /// Children up to `endValue`; among equal values, up to the child `childKey`.
     public func queryEnding(atValue endValue: Any?, childKey: String?) -> DatabaseQuery {
         with { $0.end = bound(endValue, childKey, inclusive: true, index: $0.index) }
     }
@@ -209,6 +218,7 @@ public class DatabaseQuery: @unchecked Sendable {
     /// Children strictly before `endValue`.
     public func queryEnding(beforeValue endValue: Any?) -> DatabaseQuery { queryEnding(beforeValue: endValue, childKey: nil) }
 
+    /// Children before `endValue`; among equal values, before the child `childKey`.
     public func queryEnding(beforeValue endValue: Any?, childKey: String?) -> DatabaseQuery {
         with { $0.end = bound(endValue, childKey, inclusive: false, index: $0.index) }
     }
@@ -216,6 +226,7 @@ public class DatabaseQuery: @unchecked Sendable {
     /// Children whose ordered value equals `value`.
     public func queryEqual(toValue value: Any?) -> DatabaseQuery { queryEqual(toValue: value, childKey: nil) }
 
+    /// The child whose ordered value is `value` and whose key is `childKey`.
     public func queryEqual(toValue value: Any?, childKey: String?) -> DatabaseQuery {
         with {
             $0.start = bound(value, childKey, inclusive: true, index: $0.index)

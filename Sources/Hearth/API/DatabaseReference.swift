@@ -24,6 +24,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// The parent location; nil at the root.
     public var parent: DatabaseReference? { path.parent.map { DatabaseReference(database: database, path: $0) } }
 
+    /// The reference to the root of the database.
     public var root: DatabaseReference { DatabaseReference(database: database, path: .root) }
 
     /// The full URL of this location.
@@ -53,6 +54,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         setValue(value, withCompletionBlock: nil)
     }
 
+    /// As ``setValue(_:)``, with `block` called when the server confirms or refuses the write.
     public func setValue(_ value: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         write(value, priority: nil, hasPriority: false, block)
     }
@@ -64,10 +66,12 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         return try await completion { self.repo.set(path: self.path, json: json, completion: $0) }
     }
 
+    /// Replaces the data here and gives it a priority (a string or a number).
     public func setValue(_ value: Any?, andPriority priority: Any?) {
         setValue(value, andPriority: priority, withCompletionBlock: nil)
     }
 
+    /// As ``setValue(_:andPriority:)``, with a completion block.
     public func setValue(
         _ value: Any?, andPriority priority: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?
     ) {
@@ -110,6 +114,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// Removes the data here.
     public func removeValue() { setValue(nil) }
 
+    /// As ``removeValue()``, with a completion block.
     public func removeValue(completionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         setValue(nil, withCompletionBlock: block)
     }
@@ -120,6 +125,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// Sets the priority of the data here.
     public func setPriority(_ priority: Any?) { setPriority(priority, withCompletionBlock: nil) }
 
+    /// As ``setPriority(_:)``, with a completion block.
     public func setPriority(_ priority: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         let completion = wrap(block)
         do {
@@ -141,6 +147,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         updateChildValues(values, withCompletionBlock: nil)
     }
 
+    /// As ``updateChildValues(_:)``, with a completion block.
     public func updateChildValues(_ values: [AnyHashable: Any], withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         let completion = wrap(block)
         do {
@@ -177,6 +184,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// When this client's connection ends, the server sets this value.
     public func onDisconnectSetValue(_ value: Any?) { onDisconnectSetValue(value, withCompletionBlock: nil) }
 
+    /// As ``onDisconnectSetValue(_:)``, with `block` called when the server has registered it.
     public func onDisconnectSetValue(_ value: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         onDisconnect("o", { () throws(DatabaseError) in try FoundationValue.json(from: value) }, block)
     }
@@ -187,10 +195,12 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         return try await completion { self.repo.onDisconnect(action: "o", path: self.path, data: json, completion: $0) }
     }
 
+    /// When this client's connection ends, the server sets this value and priority.
     public func onDisconnectSetValue(_ value: Any?, andPriority priority: Any?) {
         onDisconnectSetValue(value, andPriority: priority, withCompletionBlock: nil)
     }
 
+    /// As ``onDisconnectSetValue(_:andPriority:)``, with a completion block.
     public func onDisconnectSetValue(
         _ value: Any?, andPriority priority: Any?, withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?
     ) {
@@ -208,6 +218,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// When this client's connection ends, the server removes the data here.
     public func onDisconnectRemoveValue() { onDisconnectSetValue(nil) }
 
+    /// As ``onDisconnectRemoveValue()``, with a completion block.
     public func onDisconnectRemoveValue(completionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         onDisconnectSetValue(nil, withCompletionBlock: block)
     }
@@ -220,6 +231,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         onDisconnectUpdateChildValues(values, withCompletionBlock: nil)
     }
 
+    /// As ``onDisconnectUpdateChildValues(_:)``, with a completion block.
     public func onDisconnectUpdateChildValues(
         _ values: [AnyHashable: Any], withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?
     ) {
@@ -237,6 +249,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// Cancels the onDisconnect operations at and below this location.
     public func cancelDisconnectOperations() { cancelDisconnectOperations(withCompletionBlock: nil) }
 
+    /// As ``cancelDisconnectOperations()``, with a completion block.
     public func cancelDisconnectOperations(withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         onDisconnect("oc", { () throws(DatabaseError) in .null }, block)
     }
@@ -266,6 +279,7 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         runTransactionBlock(block, andCompletionBlock: nil, withLocalEvents: true)
     }
 
+    /// Runs a transaction; `completionBlock` gets the error, whether it committed, and the data.
     public func runTransactionBlock(
         _ block: @escaping @Sendable (MutableData) -> TransactionResult,
         andCompletionBlock completionBlock: (@Sendable ((any Error)?, Bool, DataSnapshot?) -> Void)?

@@ -64,10 +64,13 @@ public final class MutableData {
     /// The last segment of the location.
     public var key: String? { path.last?.string ?? rootKey }
 
+    /// Whether the data here is an object with at least one child.
     public func hasChildren() -> Bool { node.childCount > 0 }
 
+    /// Whether there is data at a path below.
     public func hasChild(atPath path: String) -> Bool { !node.child(at: Database.parsePath(path)).isEmpty }
 
+    /// The number of direct children.
     public var childrenCount: UInt { UInt(node.childCount) }
 
     /// The data at a path below, which can be changed through the result.

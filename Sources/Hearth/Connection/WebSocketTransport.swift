@@ -37,6 +37,7 @@ public enum WebSocketTransportError: Error, Sendable {
 public struct NIOWebSocketTransport: WebSocketTransport {
     let group: any EventLoopGroup
 
+    /// A transport on `group` (NIO's shared event loops by default).
     public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.group = group
     }
@@ -50,43 +51,68 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection {
         if secure { throw WebSocketTransportError.tlsUnavailable }
-        let upgradeResult: EventLoopFuture<NIOWebSocketConnection?> = try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(30))
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let upgrader = NIOTypedWebSocketClientUpgrader<NIOWebSocketConnection?>(
-                        maxFrameSize: 1 << 24,
-                        upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
-                                let handler = TextFrameHandler(onFrame: onFrame, onClose: onClose)
-                                try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
-                                    minNonFinalFragmentSize: 1,
-                                    maxAccumulatedFrameCount: 1 << 16,
-                                    maxAccumulatedFrameSize: 1 << 26
-                                ))
-                                try channel.pipeline.syncOperations.addHandler(handler)
-                                return NIOWebSocketConnection(channel: channel)
-                            }
+        return try await WebSocketChannel.connect(
+            host: host, port: port, path: path, headers: [("User-Agent", "Firebase/5/hearth-swift-0.1")], group: group
+        ) { channel in
+            try channel.pipeline.syncOperations.addHandler(TextFrameHandler(onFrame: onFrame, onClose: onClose))
+            return NIOWebSocketConnection(channel: channel)
+        }
+    }
+}
+
+/// Opens a TCP connection, upgrades it to a WebSocket and hands the channel (with fragmented frames
+/// already joined) to `configure`, which adds the handler that reads frames. The SDK's transport and
+/// the bare protocol client of the tests and `hearth bench` (`WireConnection`) both connect this way.
+///
+/// For example:
+/// ```swift
+/// let channel = try await WebSocketChannel.connect(host: "127.0.0.1", port: 9000, path: "/.ws?v=5&ns=demo") { $0 }
+/// ```
+public enum WebSocketChannel {
+    public static func connect<Output: Sendable>(
+        host: String,
+        port: Int,
+        path: String,
+        headers extraHeaders: [(String, String)] = [],
+        localAddress: String? = nil,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        configure: @escaping @Sendable (any Channel) throws -> Output
+    ) async throws -> Output {
+        var bootstrap = ClientBootstrap(group: group).connectTimeout(.seconds(30))
+        if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
+        let upgradeResult: EventLoopFuture<Output?> = try await bootstrap.connect(host: host, port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let upgrader = NIOTypedWebSocketClientUpgrader<Output?>(
+                    maxFrameSize: 1 << 24,
+                    upgradePipelineHandler: { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+                                minNonFinalFragmentSize: 1,
+                                maxAccumulatedFrameCount: 1 << 16,
+                                maxAccumulatedFrameSize: 1 << 26
+                            ))
+                            return try configure(channel)
                         }
-                    )
-                    var headers = HTTPHeaders()
-                    headers.add(name: "Host", value: "\(host):\(port)")
-                    headers.add(name: "User-Agent", value: "Firebase/5/hearth-swift-0.1")
-                    headers.add(name: "Content-Length", value: "0")
-                    let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)
-                    let configuration = NIOTypedHTTPClientUpgradeConfiguration(
-                        upgradeRequestHead: head,
-                        upgraders: [upgrader],
-                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(nil) }
-                    )
-                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
-                    // The handshake may arrive in the same read as the 101 response.
-                    pipeline.leftOverBytesStrategy = .forwardBytes
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
-                }
+                    }
+                )
+                var headers = HTTPHeaders()
+                headers.add(name: "Host", value: "\(host):\(port)")
+                for (name, value) in extraHeaders { headers.add(name: name, value: value) }
+                headers.add(name: "Content-Length", value: "0")
+                let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)
+                let configuration = NIOTypedHTTPClientUpgradeConfiguration(
+                    upgradeRequestHead: head,
+                    upgraders: [upgrader],
+                    notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(nil) }
+                )
+                var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                // The server's first frame (the handshake) may arrive in the same read as the 101 response.
+                pipeline.leftOverBytesStrategy = .forwardBytes
+                return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
             }
-        guard let connection = try await upgradeResult.get() else { throw WebSocketTransportError.notUpgraded }
-        return connection
+        }
+        guard let output = try await upgradeResult.get() else { throw WebSocketTransportError.notUpgraded }
+        return output
     }
 }
 

@@ -16,6 +16,8 @@ enum FoundationValue {
         guard let value else { return .null }
         if value is NSNull { return .null }
         if type(of: value) == Bool.self, let bool = value as? Bool { return .bool(bool) }
+        // Before the Swift number casts, which would also accept an NSNumber holding a boolean.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber { return try json(from: number) }
         switch value {
         case let string as String: return .string(string)
         case let int as Int: return .number(Double(int))

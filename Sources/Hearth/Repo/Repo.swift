@@ -145,15 +145,17 @@ final class Repo: Sendable {
             do { try await clock.sleep(milliseconds: delay) } catch { return }
             let provider = state.withLock { $0.tokenProvider }
             let token = await provider?()
-            let (generation, info, query) = state.withLock { state -> (Int, RepoInfo, String) in
+            // A cancelled loop (goOffline, perhaps followed by goOnline and a new loop) must not touch
+            // the connection state any more: the check and the update happen under one lock.
+            guard let (generation, info, query) = state.withLock({ state -> (Int, RepoInfo, String)? in
+                guard !Task.isCancelled else { return nil }
                 state.generation += 1
                 state.machine.authToken = token
                 state.machine.connecting()
                 state.assembler = WireFrameAssembler()
                 state.earlyFrames = []
                 return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace))
-            }
-            if Task.isCancelled { return }
+            }) else { return }
             let socket: any WebSocketConnection
             do {
                 socket = try await transport.connect(
@@ -224,14 +226,16 @@ final class Repo: Sendable {
     private func startKeepAlive(generation: Int) {
         let task = Task { [self] in
             while !Task.isCancelled {
-                let wait = state.withLock { Repo.keepAliveInterval - (clock.milliseconds() - $0.lastTraffic) }
+                // nil once this connection is over: the task ends.
+                let wait = state.withLock { state -> Double? in
+                    guard state.generation == generation else { return nil }
+                    let wait = Repo.keepAliveInterval - (clock.milliseconds() - state.lastTraffic)
+                    if wait <= 0 { send(&state, [ClientWire.keepAlive]) }
+                    return max(wait, 0)
+                }
+                guard let wait else { return }
                 if wait > 0 {
                     do { try await clock.sleep(milliseconds: wait) } catch { return }
-                    continue
-                }
-                state.withLock { state in
-                    guard state.generation == generation else { return }
-                    send(&state, [ClientWire.keepAlive])
                 }
             }
         }
@@ -620,6 +624,24 @@ final class Repo: Sendable {
             let token = state.machine.makeToken()
             state.operations[token] = .get(path: spec.path, query: spec.query, completion: completion)
             send(&state, state.machine.enqueue(token: token, action: "g", body: .object(body)))
+            if state.machine.phase != .connected { failGetIfStillOffline(token: token) }
+        }
+    }
+
+    /// How long a read made while offline waits for a connection before failing (as iOS: 3 s).
+    static let getConnectTimeout: Double = 3_000
+
+    private func failGetIfStillOffline(token: Int) {
+        Task { [self] in
+            try? await clock.sleep(milliseconds: Repo.getConnectTimeout)
+            state.withLock { state in
+                guard state.machine.phase != .connected || state.socket == nil,
+                      case .get(_, _, let completion)? = state.operations[token] else { return }
+                state.operations[token] = nil
+                state.machine.cancel(token: token)
+                let error = DatabaseError(.disconnected, "The client is offline and has no complete cached data for this location")
+                deliver(&state, events: [], after: [{ completion(.failure(error)) }])
+            }
         }
     }
 
@@ -697,7 +719,8 @@ final class Repo: Sendable {
         transaction.writeID = nil
         if rerun {
             if status == "datastale" { transaction.retries += 1 }
-            if transaction.retries < Repo.maximumTransactionRetries {
+            // The first run plus at most 25 retries, as the official SDKs allow.
+            if transaction.retries <= Repo.maximumTransactionRetries {
                 state.transactions[id] = transaction
                 runTransaction(id: id)
                 return []

@@ -84,7 +84,9 @@ enum EventGenerator {
             changed.append(Change(type: .childChanged, key: child.key, node: child.node, previousKey: previous))
         }
         var result = removed + added + moved + changed
-        if new.complete && (!valueRaised || !old.complete || old.node != new.node) {
+        // A view that was complete, lost its listen's acknowledgement (a parent listen came or went)
+        // and regained it with the same data raises no second value.
+        if new.complete && (!valueRaised || old.node != new.node) {
             result.append(Change(type: .value, key: nil, node: new.node, previousKey: nil))
         }
         return result

@@ -141,8 +141,16 @@ struct SyncTree: Sendable {
         return serverTree.child(at: listen.path).hash
     }
 
+    /// The owner sent a listen. A filtered listen that takes over from a default listen above it (which
+    /// is going away) starts from that listen's data, so the view does not flicker and its hash lets
+    /// the server skip resending it.
     mutating func listenStarted(_ listen: ServerListen) {
         activeListens.insert(listen)
+        if let query = listen.query, isComplete(listen.path) {
+            let spec = QuerySpec(path: listen.path, query: query)
+            views[spec]?.ownCache = query.evaluate(on: serverTree.child(at: listen.path))
+            views[spec]?.ownComplete = true
+        }
     }
 
     /// The owner stopped a listen: its data no longer counts as complete and, unless a view still

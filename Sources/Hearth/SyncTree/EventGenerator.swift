@@ -44,51 +44,70 @@ enum EventGenerator {
         var previousKey: String?
     }
 
+    /// A child of the new snapshot that may have changed: its position there and its old data.
+    struct Candidate: Sendable {
+        var position: Int
+        var key: Key
+        var node: Node
+        /// The child's data in the old snapshot (nil when it is new).
+        var before: Node?
+    }
+
     static func changes(from old: ViewSnapshot, to new: ViewSnapshot, index: QueryIndex, valueRaised: Bool) -> [Change] {
         var oldByKey: [Key: Node] = [:]
         for child in old.children { oldByKey[child.key] = child.node }
         var newKeys: Set<Key> = []
         for child in new.children { newKeys.insert(child.key) }
-
-        var removed: [Change] = []
-        for child in old.children where !newKeys.contains(child.key) {
-            removed.append(Change(type: .childRemoved, key: child.key, node: child.node, previousKey: nil))
+        let removed = old.children.filter { !newKeys.contains($0.key) }
+        let candidates = new.children.enumerated().map { position, child in
+            Candidate(position: position, key: child.key, node: child.node, before: oldByKey[child.key])
         }
-        // Children whose ordered value changed are reported as moved, after the added ones.
-        var movedKeys: Set<Key> = []
-        if index != .key {
-            for child in new.children {
-                if let before = oldByKey[child.key], before != child.node,
-                   Node.compareValues(index.sortValue(of: before), index.sortValue(of: child.node)) != 0 {
-                    movedKeys.insert(child.key)
-                }
-            }
-        }
-        var added: [Change] = []
-        var moved: [Change] = []
-        var changed: [Change] = []
-        for (position, child) in new.children.enumerated() {
-            let previous = position > 0 ? new.children[position - 1].key.string : nil
-            guard let before = oldByKey[child.key] else {
-                // An added child's previous sibling is the nearest one already in place: a child still
-                // to be moved is not, so applying the events in order always rebuilds the view.
-                var anchor = position - 1
-                while anchor >= 0, movedKeys.contains(new.children[anchor].key) { anchor -= 1 }
-                added.append(Change(type: .childAdded, key: child.key, node: child.node, previousKey: anchor >= 0 ? new.children[anchor].key.string : nil))
-                continue
-            }
-            guard before != child.node else { continue }
-            if movedKeys.contains(child.key) {
-                moved.append(Change(type: .childMoved, key: child.key, node: child.node, previousKey: previous))
-            }
-            changed.append(Change(type: .childChanged, key: child.key, node: child.node, previousKey: previous))
-        }
-        var result = removed + added + moved + changed
+        var result = childChanges(removed: removed, candidates: candidates, in: new.children, index: index)
         // A view that was complete, lost its listen's acknowledgement (a parent listen came or went)
         // and regained it with the same data raises no second value.
         if new.complete && (!valueRaised || old.node != new.node) {
             result.append(Change(type: .value, key: nil, node: new.node, previousKey: nil))
         }
         return result
+    }
+
+    /// The child events when only some children may differ: `removed` in the old order, `candidates`
+    /// (every other child that may differ) in the new order, `children` the new ones. Costs time in
+    /// the number of candidates, not the view's size, apart from the walk past moved siblings.
+    static func childChanges(
+        removed: [(key: Key, node: Node)], candidates: [Candidate], in children: [(key: Key, node: Node)], index: QueryIndex
+    ) -> [Change] {
+        let removedChanges = removed.map { Change(type: .childRemoved, key: $0.key, node: $0.node, previousKey: nil) }
+        // Children whose ordered value changed are reported as moved, after the added ones.
+        var movedKeys: Set<Key> = []
+        if index != .key {
+            for candidate in candidates {
+                if let before = candidate.before, before != candidate.node,
+                   Node.compareValues(index.sortValue(of: before), index.sortValue(of: candidate.node)) != 0 {
+                    movedKeys.insert(candidate.key)
+                }
+            }
+        }
+        var added: [Change] = []
+        var moved: [Change] = []
+        var changed: [Change] = []
+        for candidate in candidates {
+            let position = candidate.position
+            let previous = position > 0 ? children[position - 1].key.string : nil
+            guard let before = candidate.before else {
+                // An added child's previous sibling is the nearest one already in place: a child still
+                // to be moved is not, so applying the events in order always rebuilds the view.
+                var anchor = position - 1
+                while anchor >= 0, movedKeys.contains(children[anchor].key) { anchor -= 1 }
+                added.append(Change(type: .childAdded, key: candidate.key, node: candidate.node, previousKey: anchor >= 0 ? children[anchor].key.string : nil))
+                continue
+            }
+            guard before != candidate.node else { continue }
+            if movedKeys.contains(candidate.key) {
+                moved.append(Change(type: .childMoved, key: candidate.key, node: candidate.node, previousKey: previous))
+            }
+            changed.append(Change(type: .childChanged, key: candidate.key, node: candidate.node, previousKey: previous))
+        }
+        return removedChanges + added + moved + changed
     }
 }

@@ -28,7 +28,14 @@ struct SyncTree: Sendable {
         var shown = ViewSnapshot.empty
         var valueRaised = false
         var registrations: [(id: UInt, type: DataEventType)] = []
+        /// Data under the view went away without events (a listen below it stopped), so what it shows
+        /// must be recomputed whole, not child by child.
+        var needsFullRefresh = false
     }
+
+    /// Whether views that show a whole location are updated child by child when a change lies below
+    /// them (false recomputes every view whole: the reference the tests compare with).
+    var refreshesIncrementally = true
 
     private(set) var serverTree: Node = .empty
     private(set) var writes = WriteTree()
@@ -167,6 +174,9 @@ struct SyncTree: Sendable {
             pruned = pruned.setting(serverTree.child(at: path), at: relative)
         }
         serverTree = serverTree.setting(pruned, at: listen.path)
+        for spec in views.keys where spec.path.contains(listen.path) && spec.path != listen.path {
+            views[spec]?.needsFullRefresh = true
+        }
         return []
     }
 
@@ -289,6 +299,61 @@ struct SyncTree: Sendable {
         return ViewSnapshot(node: shownNode, children: window, complete: baseComplete || covered)
     }
 
+    /// What a view of a whole location shows after the children `keys` changed, and its events;
+    /// nil when the change is not confined to those children (the caller recomputes the view whole).
+    private func incrementalUpdate(of view: View, keys: Set<Key>) -> (ViewSnapshot, [EventGenerator.Change])? {
+        let spec = view.spec
+        let old = view.shown
+        guard spec.loadsAllData, keys.count <= max(8, old.children.count / 8) else { return nil }
+        let (node, covered) = writes.apply(to: serverTree.child(at: spec.path), at: spec.path, skipUnknownChildren: false)
+        let complete = isComplete(spec.path) || covered
+        // A leaf has no children to move: turning into or out of one changes the whole location.
+        guard complete == old.complete, !node.isLeaf, !old.node.isLeaf else { return nil }
+        let query = spec.query
+
+        func lowerBound(_ entry: (key: Key, node: Node), in children: [(key: Key, node: Node)]) -> Int {
+            var low = 0
+            var high = children.count
+            while low < high {
+                let middle = (low + high) / 2
+                if query.compareChildren(children[middle], entry) < 0 { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        // Take every touched child out at its old place, then put back those that still exist.
+        var previous: [(position: Int, key: Key, node: Node)] = []
+        for key in keys {
+            let before = old.node.child(key)
+            guard !before.isEmpty else { continue }
+            let position = lowerBound((key, before), in: old.children)
+            guard position < old.children.count, old.children[position].key == key else { return nil }
+            previous.append((position, key, before))
+        }
+        previous.sort { $0.position < $1.position }
+        var children = old.children
+        for entry in previous.reversed() { children.remove(at: entry.position) }
+        var before: [Key: Node] = [:]
+        for entry in previous { before[entry.key] = entry.node }
+        var present: [(key: Key, node: Node)] = []
+        for key in keys {
+            let now = node.child(key)
+            guard !now.isEmpty else { continue }
+            children.insert((key, now), at: lowerBound((key, now), in: children))
+            present.append((key, now))
+        }
+        let removed = previous.filter { node.child($0.key).isEmpty }.map { (key: $0.key, node: $0.node) }
+        let candidates = present
+            .map { EventGenerator.Candidate(position: lowerBound($0, in: children), key: $0.key, node: $0.node, before: before[$0.key]) }
+            .sorted { $0.position < $1.position }
+        var changes = EventGenerator.childChanges(removed: removed, candidates: candidates, in: children, index: query.index)
+        let changed = !removed.isEmpty || candidates.contains { $0.before != $0.node }
+        if complete && (!view.valueRaised || changed) {
+            changes.append(EventGenerator.Change(type: .value, key: nil, node: node, previousKey: nil))
+        }
+        return (ViewSnapshot(node: node, children: children, complete: complete), changes)
+    }
+
     private mutating func refreshViews(related paths: [DatabasePath]) -> [RaisedEvent] {
         let affected = viewOrder.filter { spec in paths.contains { $0.contains(spec.path) || spec.path.contains($0) } }
         // Deeper locations first, as the official SDKs raise them; creation order among equals.
@@ -296,15 +361,36 @@ struct SyncTree: Sendable {
             a.element.path.count != b.element.path.count ? a.element.path.count > b.element.path.count : a.offset < b.offset
         }
         var events: [RaisedEvent] = []
-        for (_, spec) in ordered { events += refresh(spec) }
+        for (_, spec) in ordered { events += refresh(spec, touching: paths) }
         return events
     }
 
-    private mutating func refresh(_ spec: QuerySpec) -> [RaisedEvent] {
+    /// The keys of the children of `location` that `paths` lie in; nil when one of them is at or above
+    /// it (the whole location may have changed). Paths elsewhere are ignored.
+    static func childKeys(below location: DatabasePath, of paths: [DatabasePath]) -> Set<Key>? {
+        var keys: Set<Key> = []
+        for path in paths where location.contains(path) || path.contains(location) {
+            guard path.count > location.count else { return nil }
+            keys.insert(path.keys[location.count])
+        }
+        return keys
+    }
+
+    /// Recomputes what a view shows and raises the difference. A change below a view of a whole
+    /// location touches only some children: those are moved in the sorted children and compared, so
+    /// one event costs O(log n) in a list of n children instead of a sort and a diff of all of them.
+    private mutating func refresh(_ spec: QuerySpec, touching paths: [DatabasePath]? = nil) -> [RaisedEvent] {
         guard var view = views[spec] else { return [] }
-        let new = snapshot(of: view)
-        let changes = EventGenerator.changes(from: view.shown, to: new, index: spec.query.index, valueRaised: view.valueRaised)
-        view.shown = new
+        let changes: [EventGenerator.Change]
+        if refreshesIncrementally, !view.needsFullRefresh, let paths,
+           let keys = Self.childKeys(below: spec.path, of: paths), let update = incrementalUpdate(of: view, keys: keys) {
+            (view.shown, changes) = update
+        } else {
+            let new = snapshot(of: view)
+            changes = EventGenerator.changes(from: view.shown, to: new, index: spec.query.index, valueRaised: view.valueRaised)
+            view.shown = new
+            view.needsFullRefresh = false
+        }
         if changes.contains(where: { $0.type == .value }) { view.valueRaised = true }
         views[spec] = view
         var events: [RaisedEvent] = []

@@ -104,6 +104,18 @@ public struct Query: Sendable, Hashable {
         return true
     }
 
+    /// Compares two children in the query's order (its index, then the key): negative when `a` comes
+    /// first. `window(over:)` sorts with the same order, so a sorted window can be kept up to date
+    /// child by child.
+    ///
+    /// For example:
+    /// ```swift
+    /// Query.all.compareChildren((Key("a"), .empty), (Key("b"), .empty)) // < 0
+    /// ```
+    public func compareChildren(_ a: (key: Key, node: Node), _ b: (key: Key, node: Node)) -> Int {
+        compareEntries(a.key, index.sortValue(of: a.node), b.key, index.sortValue(of: b.node))
+    }
+
     func compareEntries(_ keyA: Key, _ sortA: Node, _ keyB: Key, _ sortB: Node) -> Int {
         if index != .key {
             let c = Node.compareValues(sortA, sortB)

@@ -77,19 +77,20 @@ final class Recorder: Sendable {
         }
     }
 
-    /// Waits until at least `count` items arrived (deadline 10 s), then returns them all.
+    /// Waits until at least `count` items arrived (deadline 30 s), then returns them all.
     func wait(count: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
         await waitUntil(sourceLocation: sourceLocation) { self.all.count >= count }
         return all
     }
 }
 
-/// Polls `condition` until it holds; records an issue after a generous deadline (10 s).
+/// Polls `condition` until it holds; records an issue after a generous deadline (30 s: it only matters
+/// when something is really broken, and a loaded machine must not trip it).
 func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool) async {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(30)
     while !condition() {
         if Date() > deadline {
-            Issue.record("condition not met within 10 s", sourceLocation: sourceLocation)
+            Issue.record("condition not met within 30 s", sourceLocation: sourceLocation)
             return
         }
         try? await Task.sleep(nanoseconds: 2_000_000)

@@ -22,7 +22,6 @@ public final class Database: Sendable {
     private let settings = Mutex(Settings())
 
     private struct Settings {
-        var persistenceEnabled = false
         var cacheSize: UInt = 10 * 1024 * 1024
     }
 
@@ -108,13 +107,39 @@ public final class Database: Sendable {
         repo.updateAuthToken(token)
     }
 
-    /// Accepted for compatibility; on-disk persistence is not implemented yet.
+    /// Keeps writes the server has not confirmed on disk, so a write made offline reaches the server
+    /// even if the app is closed first: the next launch with persistence on sends it. Set it before
+    /// the database is first used, as in Firebase. Server data is not cached on disk yet.
+    ///
+    /// ```swift
+    /// let database = Database.database(url: "http://127.0.0.1:9000?ns=demo")
+    /// database.isPersistenceEnabled = true
+    /// database.reference(withPath: "drafts/1").setValue("written offline")
+    /// ```
     public var isPersistenceEnabled: Bool {
-        get { settings.withLock { $0.persistenceEnabled } }
-        set { settings.withLock { $0.persistenceEnabled = newValue } }
+        get { repo.state.withLock { $0.persistenceEnabled } }
+        set {
+            repo.state.withLock { state in
+                precondition(!state.started, "Hearth: isPersistenceEnabled must be set before the database is used")
+                state.persistenceEnabled = newValue
+            }
+        }
     }
 
-    /// Accepted for compatibility (1 MB … 100 MB); on-disk persistence is not implemented yet.
+    /// The folder persistence keeps its files in (one subfolder per database); by default the
+    /// platform's application-support folder (`~/.local/share/hearth` on Linux). Set it before the
+    /// database is first used.
+    public var persistenceDirectory: URL {
+        get { repo.state.withLock { $0.persistenceRoot } }
+        set {
+            repo.state.withLock { state in
+                precondition(!state.started, "Hearth: persistenceDirectory must be set before the database is used")
+                state.persistenceRoot = newValue
+            }
+        }
+    }
+
+    /// Accepted for compatibility (1 MB … 100 MB); server data is not cached on disk yet.
     public var persistenceCacheSizeBytes: UInt {
         get { settings.withLock { $0.cacheSize } }
         set { settings.withLock { $0.cacheSize = min(max(newValue, 1024 * 1024), 100 * 1024 * 1024) } }

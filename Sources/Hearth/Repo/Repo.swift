@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HearthCore
 import HearthProtocol
 import Synchronization
@@ -70,6 +71,11 @@ final class Repo: Sendable {
         var callbackQueue = DispatchQueue.main
         var tokenProvider: (@Sendable () async -> String?)?
         var info: RepoInfo
+        /// Persistence (set before the first use): unconfirmed writes are kept across launches in a
+        /// folder of `persistenceRoot` named for the database.
+        var persistenceEnabled = false
+        var persistenceRoot = Repo.defaultPersistenceRoot
+        var pendingLog: PendingWriteLog?
     }
 
     let state: Mutex<State>
@@ -108,6 +114,7 @@ final class Repo: Sendable {
         state.withLock { state in
             guard !state.started else { return }
             state.started = true
+            if state.persistenceEnabled { restorePendingWrites(&state) }
             if state.wantsOnline { startLoop(&state) }
         }
     }
@@ -367,6 +374,7 @@ final class Repo: Sendable {
             let error: DatabaseError? = status == "ok" ? nil : DatabaseError(status: status, reason: reason)
             switch operation {
             case .write(let writeID, let completion):
+                state.pendingLog?.confirm(id: writeID)
                 let events = state.tree.ackWrite(writeID: writeID, revert: error != nil)
                 deliver(&state, events: events, after: completion.map { completion in [{ completion(error) }] } ?? [])
             case .onDisconnect(let completion):
@@ -504,66 +512,124 @@ final class Repo: Sendable {
 
     func set(path: DatabasePath, json: JSONValue, completion: WriteCompletion?) {
         start()
-        state.withLock { state in
-            let node: Node
-            do {
-                node = try Node(json: json, depth: path.count, context: ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: path)))
-            } catch {
-                deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
-                return
-            }
-            var events: [RaisedEvent] = []
-            let after = abortTransactions(&state, at: path, events: &events)
-            let writeID = state.nextWriteID
-            state.nextWriteID += 1
-            events += state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
-            let token = state.machine.makeToken()
-            state.operations[token] = .write(writeID: writeID, completion: completion)
-            send(&state, state.machine.enqueue(token: token, action: "p", body: .object([("p", ClientWire.path(path)), ("d", json)])))
-            deliver(&state, events: events, after: after)
+        state.withLock { state in performSet(&state, path: path, json: json, completion: completion) }
+    }
+
+    private func performSet(_ state: inout State, path: DatabasePath, json: JSONValue, completion: WriteCompletion?) {
+        let node: Node
+        do {
+            node = try Node(json: json, depth: path.count, context: ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: path)))
+        } catch {
+            deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
+            return
         }
+        var events: [RaisedEvent] = []
+        let after = abortTransactions(&state, at: path, events: &events)
+        let writeID = state.nextWriteID
+        state.nextWriteID += 1
+        let body = JSONValue.object([("p", ClientWire.path(path)), ("d", json)])
+        state.pendingLog?.append(.init(id: writeID, action: "p", body: body))
+        events += state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
+        let token = state.machine.makeToken()
+        state.operations[token] = .write(writeID: writeID, completion: completion)
+        send(&state, state.machine.enqueue(token: token, action: "p", body: body))
+        deliver(&state, events: events, after: after)
     }
 
     func update(path: DatabasePath, children: [(path: DatabasePath, json: JSONValue)], completion: WriteCompletion?) {
         start()
-        state.withLock { state in
-            var nodes: [(path: DatabasePath, node: Node)] = []
-            do {
-                for child in children {
-                    let absolute = path.appending(child.path)
-                    let context = ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: absolute))
-                    nodes.append((child.path, try Node(json: child.json, depth: absolute.count, context: context)))
-                }
-            } catch {
-                deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
-                return
+        state.withLock { state in performUpdate(&state, path: path, children: children, completion: completion) }
+    }
+
+    private func performUpdate(_ state: inout State, path: DatabasePath, children: [(path: DatabasePath, json: JSONValue)], completion: WriteCompletion?) {
+        var nodes: [(path: DatabasePath, node: Node)] = []
+        do {
+            for child in children {
+                let absolute = path.appending(child.path)
+                let context = ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: absolute))
+                nodes.append((child.path, try Node(json: child.json, depth: absolute.count, context: context)))
             }
-            let writeID = state.nextWriteID
-            state.nextWriteID += 1
-            let events = state.tree.applyUserMerge(writeID: writeID, path: path, children: nodes)
-            let token = state.machine.makeToken()
-            state.operations[token] = .write(writeID: writeID, completion: completion)
-            let data = JSONValue.object(children.map { (key: $0.path.keys.map(\.string).joined(separator: "/"), value: $0.json) })
-            send(&state, state.machine.enqueue(token: token, action: "m", body: .object([("p", ClientWire.path(path)), ("d", data)])))
-            deliver(&state, events: events)
+        } catch {
+            deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
+            return
         }
+        let writeID = state.nextWriteID
+        state.nextWriteID += 1
+        let data = JSONValue.object(children.map { (key: $0.path.keys.map(\.string).joined(separator: "/"), value: $0.json) })
+        let body = JSONValue.object([("p", ClientWire.path(path)), ("d", data)])
+        state.pendingLog?.append(.init(id: writeID, action: "m", body: body))
+        let events = state.tree.applyUserMerge(writeID: writeID, path: path, children: nodes)
+        let token = state.machine.makeToken()
+        state.operations[token] = .write(writeID: writeID, completion: completion)
+        send(&state, state.machine.enqueue(token: token, action: "m", body: body))
+        deliver(&state, events: events)
     }
 
     /// `setPriority`: a `p` to `path/.priority`; locally the node keeps its data with the new priority.
     func setPriority(path: DatabasePath, priority: JSONValue, completion: WriteCompletion?) {
         start()
-        state.withLock { state in
-            let priorityValue = try? Node.convertPriority(priority, context: nil)
-            let node = state.tree.localValue(at: path).withPriority(priorityValue)
-            let writeID = state.nextWriteID
-            state.nextWriteID += 1
-            let events = state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
-            let token = state.machine.makeToken()
-            state.operations[token] = .write(writeID: writeID, completion: completion)
-            let wirePath = JSONValue.string(path.isRoot ? "/.priority" : path.description + "/.priority")
-            send(&state, state.machine.enqueue(token: token, action: "p", body: .object([("p", wirePath), ("d", priority)])))
-            deliver(&state, events: events)
+        state.withLock { state in performSetPriority(&state, path: path, priority: priority, completion: completion) }
+    }
+
+    private func performSetPriority(_ state: inout State, path: DatabasePath, priority: JSONValue, completion: WriteCompletion?) {
+        let priorityValue = try? Node.convertPriority(priority, context: nil)
+        let node = state.tree.localValue(at: path).withPriority(priorityValue)
+        let writeID = state.nextWriteID
+        state.nextWriteID += 1
+        let events = state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
+        let token = state.machine.makeToken()
+        state.operations[token] = .write(writeID: writeID, completion: completion)
+        let wirePath = JSONValue.string(path.isRoot ? "/.priority" : path.description + "/.priority")
+        let body = JSONValue.object([("p", wirePath), ("d", priority)])
+        state.pendingLog?.append(.init(id: writeID, action: "p", body: body))
+        send(&state, state.machine.enqueue(token: token, action: "p", body: body))
+        deliver(&state, events: events)
+    }
+
+    // MARK: Persistence
+
+    /// Where persistence keeps its files when the app names no folder: Application Support on Apple
+    /// platforms, `$XDG_DATA_HOME` (or `~/.local/share`) elsewhere, each in a `Hearth` folder.
+    static var defaultPersistenceRoot: URL {
+        #if canImport(Darwin)
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("Hearth", isDirectory: true)
+        #else
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        return base.appendingPathComponent("hearth", isDirectory: true)
+        #endif
+    }
+
+    /// Reopens the log of unconfirmed writes and queues them again, in order. They take the first
+    /// write ids of this process, which are the ids the reopened log gives them.
+    private func restorePendingWrites(_ state: inout State) {
+        let directory = state.persistenceRoot.appendingPathComponent(state.info.storageName, isDirectory: true)
+        // Without a usable folder the database still works; only the writes' survival is lost.
+        guard let log = try? PendingWriteLog(directory: directory) else { return }
+        for write in log.recovered {
+            state.nextWriteID = write.id
+            guard case .object(let members) = write.body,
+                  case .string(let wirePath)? = members.first(where: { $0.key == "p" })?.value,
+                  let data = members.first(where: { $0.key == "d" })?.value else {
+                log.confirm(id: write.id)
+                continue
+            }
+            if write.action == "m", case .object(let children) = data, let path = try? DatabasePath(wirePath) {
+                let relative = children.compactMap { key, value in (try? DatabasePath(key)).map { (path: $0, json: value) } }
+                performUpdate(&state, path: path, children: relative, completion: nil)
+            } else if wirePath.hasSuffix("/.priority"), let path = try? DatabasePath(String(wirePath.dropLast("/.priority".count))) {
+                performSetPriority(&state, path: path, priority: data, completion: nil)
+            } else if let path = try? DatabasePath(wirePath) {
+                performSet(&state, path: path, json: data, completion: nil)
+            } else {
+                log.confirm(id: write.id)
+            }
         }
+        state.nextWriteID = (log.recovered.last?.id ?? 0) + 1
+        state.pendingLog = log
     }
 
     // MARK: onDisconnect
@@ -759,6 +825,7 @@ final class Repo: Sendable {
             for (token, operation) in state.operations.sorted(by: { $0.key < $1.key }) {
                 switch operation {
                 case .write(let writeID, let completion):
+                    state.pendingLog?.confirm(id: writeID)
                     state.operations[token] = nil
                     state.machine.cancel(token: token)
                     events += state.tree.ackWrite(writeID: writeID, revert: true)

@@ -48,6 +48,11 @@ struct RepoInfo: Sendable, Hashable {
         return "\(scheme)://\(host)\(portText)"
     }
 
+    /// A folder name for this database's persisted data: host, port and namespace.
+    var storageName: String {
+        "\(host)_\(port)_\(namespace)".map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "_" }.map(String.init).joined()
+    }
+
     /// The `?ns=` suffix for hosts that do not carry the namespace.
     var namespaceQuery: String {
         let labels = host.split(separator: ".")

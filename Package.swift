@@ -102,6 +102,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                // Persistence: pending writes and cached data in SQLite (the server's library too).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).

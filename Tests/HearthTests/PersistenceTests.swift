@@ -5,8 +5,9 @@ import HearthServer
 import Synchronization
 import Testing
 
-/// Persistence of unconfirmed writes: the log's format and recovery, and a write made offline by one
-/// client reaching the server through the next client that opens the same folder.
+/// Persistence: the store's recovery and cache, a write made offline by one client reaching the server
+/// through the next client that opens the same folder, and a launch without a connection showing the
+/// last data.
 @Suite struct PersistenceTests {
     static func temporaryFolder() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("hearth-persistence-\(UUID().uuidString)", isDirectory: true)
@@ -16,31 +17,80 @@ import Testing
         .object([("p", .string(path)), ("d", try! JSONValue(parsing: data))])
     }
 
-    @Test func reopeningKeepsOnlyUnconfirmedWritesRenumberedAndIgnoresATornLine() throws {
+    @Test func reopeningKeepsOnlyUnconfirmedWritesRenumbered() throws {
         let folder = Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
-            let log = try PendingWriteLog(directory: folder)
-            #expect(log.recovered.isEmpty)
-            log.append(.init(id: 1, action: "p", body: Self.body("/a", "1")))
-            log.append(.init(id: 2, action: "m", body: Self.body("/b", #"{"x":1,"y/z":2}"#)))
-            log.append(.init(id: 3, action: "p", body: Self.body("/c", #""three""#)))
-            log.confirm(id: 2)
+            let store = try PersistentStore(directory: folder)
+            #expect(store.recoveredWrites.isEmpty)
+            store.append(.init(id: 1, action: "p", body: Self.body("/a", "1")))
+            store.append(.init(id: 2, action: "m", body: Self.body("/b", #"{"x":1,"y/z":2}"#)))
+            store.append(.init(id: 3, action: "p", body: Self.body("/c", #""three""#)))
+            store.confirm(id: 2)
         }
-        // A process killed in the middle of a line leaves it torn.
-        let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("pending-writes.jsonl"))
-        handle.seekToEndOfFile()
-        handle.write(Data(#"{"w":4,"a":"p","b":{"p":"/d""#.utf8))
-        try handle.close()
-
-        let reopened = try PendingWriteLog(directory: folder)
-        #expect(reopened.recovered == [
+        let reopened = try PersistentStore(directory: folder)
+        #expect(reopened.recoveredWrites == [
             .init(id: 1, action: "p", body: Self.body("/a", "1")),
             .init(id: 2, action: "p", body: Self.body("/c", #""three""#)),
         ])
+        #expect(reopened.pendingWrites() == reopened.recoveredWrites)
         reopened.confirm(id: 1)
         reopened.confirm(id: 2)
-        #expect(try PendingWriteLog(directory: folder).recovered.isEmpty)
+        #expect(try PersistentStore(directory: folder).recoveredWrites.isEmpty)
+    }
+
+    @Test func cachedLocationsReplaceThoseBelowAndTheOldestUnheldAreEvictedBeyondTheLimit() throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try PersistentStore(directory: folder)
+        let big = Node.leaf(.string(String(repeating: "x", count: 400)))
+        store.saveCache([(SyncTreeTests.path("/a/b"), big), (SyncTreeTests.path("/a_b"), big)], savedAt: 1, limit: 10_000, active: [])
+        store.saveCache([(SyncTreeTests.path("/a"), SyncTreeTests.json(#"{"b":1,"c":{".value":2,".priority":1}}"#))], savedAt: 2, limit: 10_000, active: [])
+        #expect(Set(store.cachedLocations().keys) == ["/a", "/a_b"])
+        store.saveCache([(SyncTreeTests.path("/d"), big), (SyncTreeTests.path("/e"), big)], savedAt: 3, limit: 10_000, active: [])
+        // Over a 500-byte limit: /a_b (oldest) goes; /a is held by a listener and stays; then /d.
+        store.saveCache([], savedAt: 4, limit: 500, active: [SyncTreeTests.path("/a")])
+        #expect(Set(store.cachedLocations().keys) == ["/a", "/e"])
+        let reopened = try PersistentStore(directory: folder)
+        let restored = Dictionary(uniqueKeysWithValues: reopened.recoveredCache.map { ($0.path.description, $0.node) })
+        #expect(restored["/a"]?.jsonString(format: .export) == #"{"b":1,"c":{".value":2,".priority":1}}"#)
+        #expect(restored["/e"] == big)
+    }
+
+    @Test func aLaunchWithoutAConnectionShowsTheLastDataThenTheServersNewer() async throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await LiveServer.run { url, _ in
+            let writer = try makeClient(url)
+            try await writer.reference(withPath: "notes").setValue(["n1": "first", "n2": "second"])
+
+            let first = try makeClient(url)
+            first.persistenceDirectory = folder
+            first.isPersistenceEnabled = true
+            let seen = Recorder()
+            seen.observe(first.reference(withPath: "notes"), .value)
+            #expect(await seen.wait(count: 1) == [#"value notes prev=- {"n1":"first","n2":"second"}"#])
+            first.goOffline()
+
+            // While the app is closed the data changes on the server.
+            try await writer.reference(withPath: "notes/n3").setValue("third")
+
+            let second = try makeClient(url)
+            second.persistenceDirectory = folder
+            second.isPersistenceEnabled = true
+            second.goOffline()
+            let recorder = Recorder()
+            recorder.observe(second.reference(withPath: "notes"), .value)
+            recorder.observe(second.reference(withPath: "notes").queryOrderedByKey().queryLimited(toLast: 1), .childAdded)
+            #expect(await recorder.wait(count: 2) == [#"value notes prev=- {"n1":"first","n2":"second"}"#, #"added n2 prev=- "second""#])
+            second.goOnline()
+            #expect(await recorder.wait(count: 4) == [
+                #"value notes prev=- {"n1":"first","n2":"second"}"#, #"added n2 prev=- "second""#,
+                #"value notes prev=- {"n1":"first","n2":"second","n3":"third"}"#, #"added n3 prev=- "third""#,
+            ])
+            writer.goOffline()
+            second.goOffline()
+        }
     }
 
     @Test func aWriteMadeOfflineIsSentByTheNextClientOpeningTheSameFolder() async throws {
@@ -73,9 +123,8 @@ import Testing
             second.goOnline()
             let drafts = try DatabasePath("/drafts")
             await waitUntil { server.snapshot().child(at: drafts).jsonString(format: .export) == #"{"a":{"text":"written offline",".priority":5},"b":2,"c":{"d":true}}"# }
-            // Once confirmed, a third launch has nothing left to send.
-            let logFile = folder.appendingPathComponent(second.repo.state.withLock { $0.info.storageName }).appendingPathComponent("pending-writes.jsonl")
-            await waitUntil { (try? PendingWriteLog.unconfirmed(in: Data(contentsOf: logFile)).isEmpty) == true }
+            // Once confirmed, nothing is left to send at the next launch.
+            await waitUntil { second.repo.state.withLock { $0.store?.pendingWrites().isEmpty } == true }
             first.goOffline()
             second.goOffline()
         }

@@ -19,11 +19,7 @@ public typealias DatabaseHandle = UInt
 /// ```
 public final class Database: Sendable {
     let repo: Repo
-    private let settings = Mutex(Settings())
 
-    private struct Settings {
-        var cacheSize: UInt = 10 * 1024 * 1024
-    }
 
     private static let instances = Mutex<[String: Database]>([:])
     private static let defaultURL = Mutex<String?>(nil)
@@ -107,9 +103,10 @@ public final class Database: Sendable {
         repo.updateAuthToken(token)
     }
 
-    /// Keeps writes the server has not confirmed on disk, so a write made offline reaches the server
-    /// even if the app is closed first: the next launch with persistence on sends it. Set it before
-    /// the database is first used, as in Firebase. Server data is not cached on disk yet.
+    /// Keeps what the client knows on disk (a SQLite file per database): the data of the locations it
+    /// listened to, so a launch without a connection shows its last data, and the writes the server
+    /// has not confirmed, so a write made offline reaches the server even if the app is closed first.
+    /// Set it before the database is first used, as in Firebase.
     ///
     /// ```swift
     /// let database = Database.database(url: "http://127.0.0.1:9000?ns=demo")
@@ -139,10 +136,11 @@ public final class Database: Sendable {
         }
     }
 
-    /// Accepted for compatibility (1 MB … 100 MB); server data is not cached on disk yet.
+    /// The size the persisted cache of server data is kept under (1 MB … 100 MB, 10 MB by default):
+    /// beyond it, the least recently updated locations that no observer holds are evicted.
     public var persistenceCacheSizeBytes: UInt {
-        get { settings.withLock { $0.cacheSize } }
-        set { settings.withLock { $0.cacheSize = min(max(newValue, 1024 * 1024), 100 * 1024 * 1024) } }
+        get { UInt(repo.state.withLock { $0.cacheSizeBytes }) }
+        set { repo.state.withLock { $0.cacheSizeBytes = Int(min(max(newValue, 1024 * 1024), 100 * 1024 * 1024)) } }
     }
 
     /// A reference to the root.

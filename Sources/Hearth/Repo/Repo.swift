@@ -75,7 +75,11 @@ final class Repo: Sendable {
         /// folder of `persistenceRoot` named for the database.
         var persistenceEnabled = false
         var persistenceRoot = Repo.defaultPersistenceRoot
-        var pendingLog: PendingWriteLog?
+        var cacheSizeBytes = 10 * 1024 * 1024
+        var store: PersistentStore?
+        /// Listened locations whose data changed since the cache was last saved.
+        var cacheDirty: Set<DatabasePath> = []
+        var cacheFlushScheduled = false
     }
 
     let state: Mutex<State>
@@ -114,7 +118,7 @@ final class Repo: Sendable {
         state.withLock { state in
             guard !state.started else { return }
             state.started = true
-            if state.persistenceEnabled { restorePendingWrites(&state) }
+            if state.persistenceEnabled { restorePersistedState(&state) }
             if state.wantsOnline { startLoop(&state) }
         }
     }
@@ -144,6 +148,8 @@ final class Repo: Sendable {
         }
         loop?.cancel()
         socket?.close()
+        // What the client knew until now is what a launch without a connection will show.
+        flushCache()
     }
 
     private func runConnectionLoop() async {
@@ -323,10 +329,12 @@ final class Repo: Sendable {
         case .overwrite(let path, let data, let tag):
             guard let node = try? Node(json: data) else { return false }
             deliver(&state, events: state.tree.applyServerOverwrite(path: path, node: node, tag: tag))
+            if tag == nil { markCacheDirty(&state, [path]) }
         case .merge(let path, let items, let tag):
             var nodes: [(path: DatabasePath, node: Node)] = []
             for item in items { if let node = try? Node(json: item.value) { nodes.append((item.path, node)) } }
             deliver(&state, events: state.tree.applyServerMerge(path: path, items: nodes, tag: tag))
+            if tag == nil { markCacheDirty(&state, nodes.map { path.appending($0.path) }) }
         case .listenRevoked(let path):
             for (listen, token) in state.listenTokens where listen.path == path {
                 handle(&state, .listen(token: token, status: "permission_denied", data: .string("Permission denied")))
@@ -351,6 +359,7 @@ final class Repo: Sendable {
             guard let listen = state.listenByToken[token] else { return }
             if status == "ok" {
                 deliver(&state, events: state.tree.listenCompleted(listen))
+                if listen.isDefault { markCacheDirty(&state, [listen.path]) }
                 return
             }
             state.listenByToken[token] = nil
@@ -374,7 +383,7 @@ final class Repo: Sendable {
             let error: DatabaseError? = status == "ok" ? nil : DatabaseError(status: status, reason: reason)
             switch operation {
             case .write(let writeID, let completion):
-                state.pendingLog?.confirm(id: writeID)
+                state.store?.confirm(id: writeID)
                 let events = state.tree.ackWrite(writeID: writeID, revert: error != nil)
                 deliver(&state, events: events, after: completion.map { completion in [{ completion(error) }] } ?? [])
             case .onDisconnect(let completion):
@@ -528,7 +537,7 @@ final class Repo: Sendable {
         let writeID = state.nextWriteID
         state.nextWriteID += 1
         let body = JSONValue.object([("p", ClientWire.path(path)), ("d", json)])
-        state.pendingLog?.append(.init(id: writeID, action: "p", body: body))
+        state.store?.append(.init(id: writeID, action: "p", body: body))
         events += state.tree.applyUserOverwrite(writeID: writeID, path: path, node: node)
         let token = state.machine.makeToken()
         state.operations[token] = .write(writeID: writeID, completion: completion)
@@ -557,7 +566,7 @@ final class Repo: Sendable {
         state.nextWriteID += 1
         let data = JSONValue.object(children.map { (key: $0.path.keys.map(\.string).joined(separator: "/"), value: $0.json) })
         let body = JSONValue.object([("p", ClientWire.path(path)), ("d", data)])
-        state.pendingLog?.append(.init(id: writeID, action: "m", body: body))
+        state.store?.append(.init(id: writeID, action: "m", body: body))
         let events = state.tree.applyUserMerge(writeID: writeID, path: path, children: nodes)
         let token = state.machine.makeToken()
         state.operations[token] = .write(writeID: writeID, completion: completion)
@@ -581,7 +590,7 @@ final class Repo: Sendable {
         state.operations[token] = .write(writeID: writeID, completion: completion)
         let wirePath = JSONValue.string(path.isRoot ? "/.priority" : path.description + "/.priority")
         let body = JSONValue.object([("p", wirePath), ("d", priority)])
-        state.pendingLog?.append(.init(id: writeID, action: "p", body: body))
+        state.store?.append(.init(id: writeID, action: "p", body: body))
         send(&state, state.machine.enqueue(token: token, action: "p", body: body))
         deliver(&state, events: events)
     }
@@ -603,13 +612,14 @@ final class Repo: Sendable {
         #endif
     }
 
-    /// Reopens the log of unconfirmed writes and queues them again, in order. They take the first
-    /// write ids of this process, which are the ids the reopened log gives them.
-    private func restorePendingWrites(_ state: inout State) {
+    /// Loads the cached data, then queues the unconfirmed writes again, in order. They take the first
+    /// write ids of this process, which are the ids the reopened store gives them.
+    private func restorePersistedState(_ state: inout State) {
         let directory = state.persistenceRoot.appendingPathComponent(state.info.storageName, isDirectory: true)
-        // Without a usable folder the database still works; only the writes' survival is lost.
-        guard let log = try? PendingWriteLog(directory: directory) else { return }
-        for write in log.recovered {
+        // Without a usable folder the database still works; only what it would have kept is lost.
+        guard let log = try? PersistentStore(directory: directory) else { return }
+        state.tree.restoreCache(log.recoveredCache)
+        for write in log.recoveredWrites {
             state.nextWriteID = write.id
             guard case .object(let members) = write.body,
                   case .string(let wirePath)? = members.first(where: { $0.key == "p" })?.value,
@@ -628,8 +638,35 @@ final class Repo: Sendable {
                 log.confirm(id: write.id)
             }
         }
-        state.nextWriteID = (log.recovered.last?.id ?? 0) + 1
-        state.pendingLog = log
+        state.nextWriteID = (log.recoveredWrites.last?.id ?? 0) + 1
+        state.store = log
+    }
+
+    /// Server data changed at `paths`: the listened locations holding them are saved to the cache
+    /// soon (changes within half a second are saved together).
+    private func markCacheDirty(_ state: inout State, _ paths: [DatabasePath]) {
+        guard state.store != nil else { return }
+        state.cacheDirty.formUnion(state.tree.completeListenRoots(containing: paths))
+        guard !state.cacheDirty.isEmpty, !state.cacheFlushScheduled else { return }
+        state.cacheFlushScheduled = true
+        Task { [self] in
+            try? await clock.sleep(milliseconds: 500)
+            flushCache()
+        }
+    }
+
+    /// Saves the changed listened locations to the persisted cache now.
+    func flushCache() {
+        let work = state.withLock { state -> (PersistentStore, [(path: DatabasePath, node: Node)], Set<DatabasePath>, Int)? in
+            state.cacheFlushScheduled = false
+            guard let store = state.store, !state.cacheDirty.isEmpty else { return nil }
+            let roots = state.cacheDirty.filter { state.tree.isComplete($0) }
+            state.cacheDirty = []
+            let locations = roots.map { (path: $0, node: state.tree.serverValue(at: $0)) }
+            return (store, locations, state.tree.listenedPaths, state.cacheSizeBytes)
+        }
+        guard let (store, locations, active, limit) = work else { return }
+        store.saveCache(locations, savedAt: Int(clock.milliseconds()), limit: limit, active: active)
     }
 
     // MARK: onDisconnect
@@ -825,7 +862,7 @@ final class Repo: Sendable {
             for (token, operation) in state.operations.sorted(by: { $0.key < $1.key }) {
                 switch operation {
                 case .write(let writeID, let completion):
-                    state.pendingLog?.confirm(id: writeID)
+                    state.store?.confirm(id: writeID)
                     state.operations[token] = nil
                     state.machine.cancel(token: token)
                     events += state.tree.ackWrite(writeID: writeID, revert: true)

@@ -46,6 +46,8 @@ struct SyncTree: Sendable {
     private var nextTag = 1
     /// Locations whose default listen the server has acknowledged.
     private var completePaths: Set<DatabasePath> = []
+    /// Locations whose data came complete from the persisted cache (shown until the server answers).
+    private var cachedPaths: Set<DatabasePath> = []
     /// Listens the owner has sent and not stopped.
     private(set) var activeListens: Set<ServerListen> = []
 
@@ -165,7 +167,10 @@ struct SyncTree: Sendable {
     mutating func listenStopped(_ listen: ServerListen) -> [RaisedEvent] {
         activeListens.remove(listen)
         guard listen.isDefault, completePaths.remove(listen.path) != nil else { return [] }
-        if completePaths.contains(where: { $0.contains(listen.path) }) { return [] }
+        if completePaths.contains(where: { $0.contains(listen.path) }) || cachedPaths.contains(where: { $0.contains(listen.path) }) {
+            return []
+        }
+        cachedPaths = cachedPaths.filter { !listen.path.contains($0) }
         // Keep data other views at or below still show.
         let kept = views.keys.filter { listen.path.contains($0.path) }.map(\.path)
         var pruned = Node.empty
@@ -188,6 +193,8 @@ struct SyncTree: Sendable {
             return refresh(spec)
         }
         completePaths.insert(listen.path)
+        // The server's answer replaces what the cache said at and below the location.
+        cachedPaths = cachedPaths.filter { !listen.path.contains($0) }
         return refreshViews(related: [listen.path])
     }
 
@@ -254,7 +261,34 @@ struct SyncTree: Sendable {
 
     /// Whether the server data at `path` is known to be complete.
     func isComplete(_ path: DatabasePath) -> Bool {
-        completePaths.contains { $0.contains(path) }
+        completePaths.contains { $0.contains(path) } || cachedPaths.contains { $0.contains(path) }
+    }
+
+    /// Loads data persisted by an earlier run: it counts as complete, so observers see it at once,
+    /// and its hash lets the server skip resending it when the listen is made.
+    mutating func restoreCache(_ locations: [(path: DatabasePath, node: Node)]) {
+        for location in locations {
+            serverTree = serverTree.setting(location.node, at: location.path)
+            cachedPaths.insert(location.path)
+        }
+    }
+
+    /// The outermost locations whose default listen is complete and that contain one of `paths`
+    /// (what persistence saves when data under them changes).
+    func completeListenRoots(containing paths: [DatabasePath]) -> Set<DatabasePath> {
+        var roots: Set<DatabasePath> = []
+        for path in paths {
+            let holders = completePaths.filter { $0.contains(path) || path.contains($0) }
+            for holder in holders where !completePaths.contains(where: { $0 != holder && $0.contains(holder) }) {
+                roots.insert(holder)
+            }
+        }
+        return roots
+    }
+
+    /// The locations of the default listens in place (kept in the cache over its size limit).
+    var listenedPaths: Set<DatabasePath> {
+        Set(activeListens.filter(\.isDefault).map(\.path))
     }
 
     /// The server data at `path` (what the client knows of it).

@@ -12,8 +12,10 @@ import Testing
 /// A Hearth server on a loopback port, in process, on in-memory storage (emulator mode: open rules,
 /// `owner` is admin).
 enum LiveServer {
+    /// With `identity`, the server also serves the Identity Toolkit API (users in memory).
     static func run(
         rules: String? = nil,
+        identity: Bool = false,
         _ test: @Sendable (_ url: String, _ server: HearthServer.Database) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
@@ -23,6 +25,7 @@ enum LiveServer {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let (app, registry, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
+            tokens: identity ? TokenSigner.generate() : nil,
             onServerRunning: { port in portContinuation.yield(port) }
         )
         try await withThrowingTaskGroup(of: Void.self) { group in

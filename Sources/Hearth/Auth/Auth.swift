@@ -1,0 +1,229 @@
+import Dispatch
+import Foundation
+import HearthCore
+import Synchronization
+
+/// What a sign-in or sign-up returns, as FirebaseAuth's `AuthDataResult`.
+public struct AuthDataResult: Sendable {
+    public let user: User
+}
+
+/// The handle `addStateDidChangeListener` returns.
+public typealias AuthStateDidChangeListenerHandle = UInt
+
+/// Accounts on a Hearth server, as FirebaseAuth's `Auth`: sign up, sign in (email and password,
+/// anonymously, with a custom token), sign out, and the signed-in user. The database the Auth
+/// belongs to sends the user's ID token on its connection (and again after every refresh), so rules
+/// see `auth.uid`; signing out sends `unauth`.
+///
+/// For example:
+/// ```swift
+/// Database.configure(url: "http://127.0.0.1:9000?ns=demo")
+/// let result = try await Auth.auth().createUser(withEmail: "ada@example.com", password: "correct horse")
+/// try await Database.database().reference(withPath: "users/\(result.user.uid)").setValue(["name": "Ada"])
+/// ```
+public final class Auth: Sendable {
+    /// The database whose connection carries the user's token; its host serves the identity API.
+    public let database: Database
+    let clock: any HearthClock
+    private let state = Mutex(State())
+
+    private struct State {
+        var user: User?
+        var apiKey = "hearth"
+        var emulatorOrigin: String?
+        var listeners: [UInt: @Sendable (Auth, User?) -> Void] = [:]
+        var nextHandle: UInt = 1
+        var streams: [UInt: AsyncStream<User?>.Continuation] = [:]
+    }
+
+    private static let instances = Mutex<[ObjectIdentifier: Auth]>([:])
+
+    /// The Auth of the default database (``Database/database()``).
+    public static func auth() -> Auth { auth(database: Database.database()) }
+
+    /// The Auth of a database (one per database instance, created on first use).
+    public static func auth(database: Database) -> Auth {
+        instances.withLock { instances in
+            if let existing = instances[ObjectIdentifier(database)] { return existing }
+            let auth = Auth(database: database, clock: database.repo.clock)
+            instances[ObjectIdentifier(database)] = auth
+            return auth
+        }
+    }
+
+    init(database: Database, clock: any HearthClock) {
+        self.database = database
+        self.clock = clock
+        // A (re)connection asks for the current token, refreshed if it is about to expire.
+        database.authTokenProvider = { [weak self] in
+            guard let user = self?.currentUser else { return nil }
+            return try? await user.getIDToken()
+        }
+    }
+
+    /// The API key sent with every call (`key=`); a server configured with API keys refuses others.
+    public var apiKey: String {
+        get { state.withLock { $0.apiKey } }
+        set { state.withLock { $0.apiKey = newValue } }
+    }
+
+    /// Sends identity calls to a local server or emulator instead of the database's host.
+    public func useEmulator(withHost host: String, port: Int) {
+        state.withLock { $0.emulatorOrigin = "http://\(host):\(port)" }
+    }
+
+    var client: IdentityClient {
+        let (origin, key) = state.withLock { ($0.emulatorOrigin, $0.apiKey) }
+        if let origin { return IdentityClient(origin: origin, apiKey: key) }
+        let info = database.repo.state.withLock { $0.info }
+        return IdentityClient(origin: "\(info.secure ? "https" : "http")://\(info.host):\(info.port)", apiKey: key)
+    }
+
+    /// The signed-in user, or nil.
+    public var currentUser: User? { state.withLock { $0.user } }
+
+    // MARK: Signing in and out
+
+    /// Creates an account with an email and password and signs in as it.
+    @discardableResult
+    public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
+        try await signIn("accounts:signUp", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))])
+    }
+
+    @discardableResult
+    public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
+        try await signIn("accounts:signInWithPassword", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))])
+    }
+
+    /// Signs in as a new anonymous account.
+    @discardableResult
+    public func signInAnonymously() async throws -> AuthDataResult {
+        try await signIn("accounts:signUp", [("returnSecureToken", .bool(true))])
+    }
+
+    /// Signs in with a custom token minted by the server's admin (`firebase-admin`'s `create_custom_token`).
+    @discardableResult
+    public func signIn(withCustomToken token: String) async throws -> AuthDataResult {
+        try await signIn("accounts:signInWithCustomToken", [("token", .string(token)), ("returnSecureToken", .bool(true))])
+    }
+
+    /// As ``createUser(withEmail:password:)``, with a completion handler.
+    public func createUser(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        complete(completion) { try await self.createUser(withEmail: email, password: password) }
+    }
+
+    /// As ``signIn(withEmail:password:)``, with a completion handler.
+    public func signIn(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        complete(completion) { try await self.signIn(withEmail: email, password: password) }
+    }
+
+    /// As ``signInAnonymously()``, with a completion handler.
+    public func signInAnonymously(completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        complete(completion) { try await self.signInAnonymously() }
+    }
+
+    /// Signs out: the database connection drops the credential (`unauth`) and listeners hear `nil`.
+    public func signOut() throws {
+        guard let user = currentUser else { return }
+        signedOut(user)
+    }
+
+    /// Asks the server to send a password-reset email.
+    public func sendPasswordReset(withEmail email: String) async throws {
+        _ = try await client.call("accounts:sendOobCode", [("requestType", .string("PASSWORD_RESET")), ("email", .string(email))])
+    }
+
+    private func signIn(_ operation: String, _ body: [(key: String, value: JSONValue)]) async throws -> AuthDataResult {
+        let client = self.client
+        let session = try IdentityClient.session(try await client.call(operation, body))
+        let lookup = try await client.call("accounts:lookup", [("idToken", .string(session.idToken))])
+        var profile = User.Profile()
+        if case .object(let members) = lookup, case .array(let users)? = members.first(where: { $0.key == "users" })?.value, let record = users.first {
+            profile = User.profile(of: record)
+        }
+        let user = User(uid: session.uid, auth: self, profile: profile, tokens: User.Tokens(idToken: "", refreshToken: "", expiry: 0))
+        user.adopt(session)
+        state.withLock { $0.user = user }
+        database.updateAuthToken(session.idToken)
+        notify(user)
+        return AuthDataResult(user: user)
+    }
+
+    private func complete(_ completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> AuthDataResult) {
+        let queue = database.callbackQueue
+        Task {
+            do {
+                let result = try await work()
+                queue.async { completion?(result, nil) }
+            } catch {
+                queue.async { completion?(nil, error) }
+            }
+        }
+    }
+
+    // MARK: Changes
+
+    /// A new ID token for the signed-in user: the database connection gets it.
+    func tokenChanged(_ user: User) {
+        guard state.withLock({ $0.user === user }) else { return }
+        database.updateAuthToken(user.tokens.withLock { $0.idToken })
+    }
+
+    func signedOut(_ user: User) {
+        let changed = state.withLock { state -> Bool in
+            guard state.user === user else { return false }
+            state.user = nil
+            return true
+        }
+        guard changed else { return }
+        database.updateAuthToken(nil)
+        notify(nil)
+    }
+
+    /// Calls `listener` now with the current user and after every sign-in and sign-out, on the
+    /// database's callback queue.
+    @discardableResult
+    public func addStateDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
+        let (handle, user) = state.withLock { state -> (UInt, User?) in
+            let handle = state.nextHandle
+            state.nextHandle += 1
+            state.listeners[handle] = listener
+            return (handle, state.user)
+        }
+        database.callbackQueue.async { listener(self, user) }
+        return handle
+    }
+
+    public func removeStateDidChangeListener(_ handle: AuthStateDidChangeListenerHandle) {
+        state.withLock { _ = $0.listeners.removeValue(forKey: handle) }
+    }
+
+    /// The signed-in user now and after every change, as an `AsyncSequence` (ends when the task that
+    /// iterates it is cancelled). Buffers only the newest value: a slow reader sees the latest user.
+    ///
+    /// ```swift
+    /// for await user in Auth.auth().authStates { print(user?.uid ?? "signed out") }
+    /// ```
+    public var authStates: AsyncStream<User?> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let handle = state.withLock { state -> UInt in
+                let handle = state.nextHandle
+                state.nextHandle += 1
+                state.streams[handle] = continuation
+                continuation.yield(state.user)
+                return handle
+            }
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLock { _ = $0.streams.removeValue(forKey: handle) }
+            }
+        }
+    }
+
+    private func notify(_ user: User?) {
+        let (listeners, streams) = state.withLock { (Array($0.listeners.values), Array($0.streams.values)) }
+        for stream in streams { stream.yield(user) }
+        let queue = database.callbackQueue
+        for listener in listeners { queue.async { listener(self, user) } }
+    }
+}

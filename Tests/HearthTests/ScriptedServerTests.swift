@@ -10,6 +10,8 @@ final class ScriptedTransport: WebSocketTransport {
     /// The status for a request (action and body); `ok` when nil.
     let answer: @Sendable (_ action: String, _ body: JSONValue) -> String?
     let requests = Mutex<[String]>([])
+    /// Pushes a frame from the "server" on the latest connection.
+    let push = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     init(answer: @escaping @Sendable (_ action: String, _ body: JSONValue) -> String?) {
         self.answer = answer
@@ -21,6 +23,7 @@ final class ScriptedTransport: WebSocketTransport {
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection {
         let connection = Connection(transport: self, onFrame: onFrame)
+        push.withLock { $0 = onFrame }
         // The handshake comes first, from the event loop in real life: here from another task.
         Task { onFrame(#"{"t":"c","d":{"t":"h","d":{"ts":\#(Int(Date().timeIntervalSince1970 * 1000)),"v":"5","h":"local","s":"s1"}}}"#) }
         return connection
@@ -46,6 +49,21 @@ final class ScriptedTransport: WebSocketTransport {
 }
 
 @Suite struct ScriptedServerTests {
+    @Test func aRevokedCredentialIsReplacedWithAFreshTokenFromTheProvider() async throws {
+        let transport = ScriptedTransport { _, _ in nil }
+        let database = try Hearth.Database(url: "http://scripted.local:1?ns=demo", transport: transport, clock: FastClock())
+        database.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+        let issued = Mutex(0)
+        database.authTokenProvider = { "header.payload.\(issued.withLock { $0 += 1; return $0 })" }
+        database.reference(withPath: "x").observe(.value) { _ in }
+        await waitUntil { transport.requests.withLock { $0.contains("q") } }
+        #expect(transport.requests.withLock { $0.filter { $0 == "auth" }.count } == 1)
+        transport.push.withLock { $0 }?(#"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+        await waitUntil { transport.requests.withLock { $0.filter { $0 == "auth" }.count } == 2 }
+        #expect(issued.withLock { $0 } == 2)
+        database.goOffline()
+    }
+
     @Test func aTransactionGivesUpAfterTwentyFiveStaleRetries() async throws {
         // Every transaction write is refused as stale.
         let transport = ScriptedTransport { action, body in action == "p" && body["h"] != nil ? "datastale" : nil }

@@ -315,8 +315,14 @@ final class Repo: Sendable {
             }
             deliver(&state, events: [], infoEvents: infoEvents)
             return true
-        case .reset, .authRevoked:
-            if case .reset = frame { state.socket?.close() }
+        case .reset:
+            state.socket?.close()
+        case .authRevoked:
+            // The server dropped the credential (expired or revoked): ask for a fresh one at once, as
+            // the official SDKs do. An Auth's provider refreshes a token that is about to expire.
+            if let provider = state.tokenProvider {
+                Task { [self] in updateAuthToken(await provider()) }
+            }
         case .shutdown:
             state.wantsOnline = false
             state.loop?.cancel()

@@ -140,4 +140,45 @@ import Testing
             == [#"2 childMoved /big/k0 prev=k3 {"n":7}"#])
         #expect(tree.views[spec]?.shown.children.prefix(5).map(\.key.string) == ["k1", "k2", "new", "k3", "k0"])
     }
+
+    /// The listens kept up to date view by view equal the ones computed from scratch, and the changes
+    /// handed to the owner, applied in turn, reproduce them.
+    @Test(arguments: [11, 12, 13])
+    func desiredListensFollowViewsAsTheyComeAndGo(seed: UInt64) {
+        var random = SeededGenerator(state: seed)
+        var tree = SyncTree()
+        var sent: Set<ServerListen> = []
+        var registered: [UInt] = []
+        var next: UInt = 1
+        let paths = ["/", "/a", "/a/b", "/a/b/c", "/a/d", "/e", "/e/f"]
+        for step in 0..<600 {
+            if registered.isEmpty || Int.random(in: 0..<10, using: &random) < 6 {
+                let path = Self.path(paths[Int.random(in: 0..<paths.count, using: &random)])
+                let query: Query = switch Int.random(in: 0..<4, using: &random) {
+                case 0: .all
+                case 1: Query(index: .value)
+                case 2: Query(index: .key, limit: .first(2))
+                default: Query(index: .value, limit: .last(Int.random(in: 1...2, using: &random)))
+                }
+                _ = tree.addRegistration(id: next, type: .value, spec: QuerySpec(path: path, query: query))
+                registered.append(next)
+                next += 1
+            } else {
+                tree.removeRegistration(id: registered.remove(at: Int.random(in: 0..<registered.count, using: &random)))
+            }
+            let defaults = Set(tree.views.keys.filter(\.loadsAllData).map(\.path))
+            var expected: Set<ServerListen> = []
+            for spec in tree.views.keys where !defaults.contains(where: { other in
+                spec.loadsAllData ? (other != spec.path && other.contains(spec.path)) : other.contains(spec.path)
+            }) {
+                expected.insert(spec.serverListen)
+            }
+            #expect(tree.desiredListens == expected, "seed \(seed) step \(step)")
+            let changes = tree.takeListenChanges()
+            #expect(changes.added.isDisjoint(with: changes.removed))
+            sent.subtract(changes.removed)
+            sent.formUnion(changes.added)
+            #expect(sent == expected, "seed \(seed) step \(step)")
+        }
+    }
 }

@@ -448,9 +448,8 @@ final class Repo: Sendable {
 
     /// Sends the listens the sync tree now wants and stops the ones it no longer does.
     private func syncListens(_ state: inout State) {
-        let desired = state.tree.desiredListens
-        let current = Set(state.listenTokens.keys)
-        for listen in desired.subtracting(current).sorted(by: { $0.path.count < $1.path.count }) {
+        let changes = state.tree.takeListenChanges()
+        for listen in changes.added.filter({ state.listenTokens[$0] == nil }).sorted(by: { $0.path.count < $1.path.count }) {
             let token = state.machine.makeToken()
             state.listenTokens[listen] = token
             state.listenByToken[token] = listen
@@ -458,7 +457,7 @@ final class Repo: Sendable {
             let body = listenBody(state, listen)
             send(&state, state.machine.listen(token: token, body: body))
         }
-        for listen in current.subtracting(desired) {
+        for listen in changes.removed {
             guard let token = state.listenTokens.removeValue(forKey: listen) else { continue }
             state.listenByToken[token] = nil
             var members: [(key: String, value: JSONValue)] = [("p", ClientWire.path(listen.path))]

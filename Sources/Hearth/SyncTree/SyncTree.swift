@@ -66,6 +66,7 @@ struct SyncTree: Sendable {
             }
             views[spec] = view
             viewOrder.append(spec)
+            viewAdded(spec)
         }
         views[spec]!.registrations.append((id, type))
         let view = views[spec]!
@@ -115,25 +116,94 @@ struct SyncTree: Sendable {
     }
 
     private mutating func removeView(_ spec: QuerySpec) {
-        if let tag = views[spec]?.tag { specByTag[tag] = nil }
-        views[spec] = nil
+        guard let view = views.removeValue(forKey: spec) else { return }
+        if let tag = view.tag { specByTag[tag] = nil }
         viewOrder.removeAll { $0 == spec }
+        viewRemoved(spec)
     }
 
     // MARK: Listens
 
+    /// Listens that joined and left ``desiredListens`` since the owner last took them.
+    struct ListenChanges: Sendable, Equatable {
+        var added: Set<ServerListen> = []
+        var removed: Set<ServerListen> = []
+    }
+
     /// The listens the server should have for the current views: one per location for views that load
     /// all data, one per filtered query, except those a default listen at or above already covers.
-    var desiredListens: Set<ServerListen> {
-        let defaults = Set(views.keys.filter(\.loadsAllData).map(\.path))
-        var result: Set<ServerListen> = []
-        for spec in views.keys {
-            let shadowed = defaults.contains { other in
-                spec.loadsAllData ? (other != spec.path && other.contains(spec.path)) : other.contains(spec.path)
-            }
-            if !shadowed { result.insert(spec.serverListen) }
+    /// Kept up to date as views come and go, in time proportional to a path's depth except when a
+    /// default listen starts or stops shadowing others (then it is recomputed).
+    private(set) var desiredListens: Set<ServerListen> = []
+    private var listenChanges = ListenChanges()
+    /// Per location, the views of the whole location there (they share its default listen).
+    private var defaultViewCounts: [DatabasePath: Int] = [:]
+    /// Per location, the views a default listen there would shadow: those strictly below it and the
+    /// filtered ones at it.
+    private var shadowableViewCounts: [DatabasePath: Int] = [:]
+
+    /// The changes to ``desiredListens`` since the last call.
+    mutating func takeListenChanges() -> ListenChanges {
+        defer { listenChanges = ListenChanges() }
+        return listenChanges
+    }
+
+    private func hasDefaultView(above path: DatabasePath, includingItself: Bool) -> Bool {
+        let end = includingItself ? path.count : path.count - 1
+        guard end >= 0 else { return false }
+        for length in 0...end where defaultViewCounts[DatabasePath(keys: Array(path.keys.prefix(length)))] != nil {
+            return true
         }
-        return result
+        return false
+    }
+
+    private mutating func count(_ spec: QuerySpec, _ delta: Int) {
+        func adjust(_ counts: inout [DatabasePath: Int], _ path: DatabasePath) {
+            let value = (counts[path] ?? 0) + delta
+            counts[path] = value == 0 ? nil : value
+        }
+        if spec.loadsAllData { adjust(&defaultViewCounts, spec.path) } else { adjust(&shadowableViewCounts, spec.path) }
+        for length in 0..<spec.path.count { adjust(&shadowableViewCounts, DatabasePath(keys: Array(spec.path.keys.prefix(length)))) }
+    }
+
+    private mutating func viewAdded(_ spec: QuerySpec) {
+        count(spec, 1)
+        if spec.loadsAllData {
+            // Another view of the whole location already has the listen, or one above covers it.
+            if defaultViewCounts[spec.path]! > 1 || hasDefaultView(above: spec.path, includingItself: false) { return }
+            if shadowableViewCounts[spec.path] != nil { return recomputeDesiredListens() }
+        } else if hasDefaultView(above: spec.path, includingItself: true) {
+            return
+        }
+        desire(spec.serverListen, true)
+    }
+
+    private mutating func viewRemoved(_ spec: QuerySpec) {
+        count(spec, -1)
+        if spec.loadsAllData {
+            if defaultViewCounts[spec.path] != nil || hasDefaultView(above: spec.path, includingItself: false) { return }
+            if shadowableViewCounts[spec.path] != nil { return recomputeDesiredListens() }
+        }
+        desire(spec.serverListen, false)
+    }
+
+    private mutating func desire(_ listen: ServerListen, _ wanted: Bool) {
+        if wanted {
+            guard desiredListens.insert(listen).inserted else { return }
+            if listenChanges.removed.remove(listen) == nil { listenChanges.added.insert(listen) }
+        } else {
+            guard desiredListens.remove(listen) != nil else { return }
+            if listenChanges.added.remove(listen) == nil { listenChanges.removed.insert(listen) }
+        }
+    }
+
+    private mutating func recomputeDesiredListens() {
+        var desired: Set<ServerListen> = []
+        for spec in views.keys where !hasDefaultView(above: spec.path, includingItself: !spec.loadsAllData) {
+            desired.insert(spec.serverListen)
+        }
+        for listen in desiredListens.subtracting(desired) { desire(listen, false) }
+        for listen in desired.subtracting(desiredListens) { desire(listen, true) }
     }
 
     /// The tag of a filtered listen.

@@ -35,7 +35,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let run = UUID().uuidString.prefix(8)
-        print("Hearth SDK benchmark against \(url) (run \(run))")
+        say("Hearth SDK benchmark against \(url) (run \(run))")
         try await bulkEvents(root: "bulk-\(run)")
         try await streamedEvents(root: "stream-\(run)")
         try await memoryPerListener(root: "idle-\(run)")
@@ -108,7 +108,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         try await counter.done(within: .seconds(300), what: "the first value of \(listeners) listeners")
         let after = residentBytes(of: getpid()) ?? 0
         let perListener = Double(after - before) / Double(listeners)
-        print(String(format: "  %d idle listeners: client RSS +%d KiB, %.2f KiB per listener", listeners, (after - before) / 1024, perListener / 1024))
+        say(String(format: "  %d idle listeners: client RSS +%d KiB, %.2f KiB per listener", listeners, (after - before) / 1024, perListener / 1024))
         reader.goOffline()
     }
 
@@ -131,7 +131,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         }
         samples.sort()
         let median = samples[samples.count / 2], p99 = samples[min(samples.count - 1, samples.count * 99 / 100)]
-        print("  first value from cache (\(cacheReads) observers): median \(microseconds(median)) µs, p99 \(microseconds(p99)) µs")
+        say("  first value from cache (\(cacheReads) observers): median \(microseconds(median)) µs, p99 \(microseconds(p99)) µs")
         reader.goOffline()
     }
 
@@ -166,7 +166,12 @@ struct SDKBenchCommand: AsyncParsableCommand {
 
     private func report(_ what: String, events: Int, _ elapsed: Duration, unit: String = "events") {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print(String(format: "  %@: %.3f s, %.0f %@/s", what, seconds, Double(events) / seconds, unit))
+        say(String(format: "  %@: %.3f s, %.0f %@/s", what, seconds, Double(events) / seconds, unit))
+    }
+
+    /// Writes a line at once (unbuffered), so a log file shows progress during a long run.
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     private func microseconds(_ duration: Duration) -> Int {

@@ -519,6 +519,12 @@ final class Repo: Sendable {
 
     // MARK: Writes
 
+    /// What a write's increments add to: the local value, computed only when the data holds a server
+    /// value (it layers every pending write, which a stream of plain writes must not pay for).
+    private static func existing(_ state: State, at path: DatabasePath, for json: JSONValue) -> Node {
+        json.containsServerValue ? state.tree.localValue(at: path) : .empty
+    }
+
     /// The estimated server time in ms, for `ServerValue.timestamp()`.
     private func serverNow(_ state: State) -> Double {
         (clock.milliseconds() + state.machine.serverTimeOffset).rounded()
@@ -532,7 +538,7 @@ final class Repo: Sendable {
     private func performSet(_ state: inout State, path: DatabasePath, json: JSONValue, completion: WriteCompletion?) {
         let node: Node
         do {
-            node = try Node(json: json, depth: path.count, context: ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: path)))
+            node = try Node(json: json, depth: path.count, context: ServerValueContext(now: serverNow(state), existing: Self.existing(state, at: path, for: json)))
         } catch {
             deliver(&state, events: [], after: completion.map { c in [{ c(DatabaseError(.invalidData, "\(error)")) }] } ?? [])
             return
@@ -560,7 +566,7 @@ final class Repo: Sendable {
         do {
             for child in children {
                 let absolute = path.appending(child.path)
-                let context = ServerValueContext(now: serverNow(state), existing: state.tree.localValue(at: absolute))
+                let context = ServerValueContext(now: serverNow(state), existing: Self.existing(state, at: absolute, for: child.json))
                 nodes.append((child.path, try Node(json: child.json, depth: absolute.count, context: context)))
             }
         } catch {
@@ -920,5 +926,16 @@ final class ServerTimeOffset: Sendable {
     var value: Double {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
+    }
+}
+
+extension JSONValue {
+    /// Whether a `{".sv": …}` placeholder occurs anywhere in the value.
+    var containsServerValue: Bool {
+        switch self {
+        case .object(let members): members.contains { $0.key == ".sv" || $0.value.containsServerValue }
+        case .array(let items): items.contains { $0.containsServerValue }
+        default: false
+        }
     }
 }

@@ -74,6 +74,9 @@ struct SDKBenchCommand: AsyncParsableCommand {
             let elapsed = ContinuousClock.now - started
             consumer?.cancel()
             report("bulk write of \(children) children, child_added through \(mode)", events: children, elapsed)
+            if let span = counter.deliverySpan {
+                report("  of which delivery at the client (first event to last)", events: children - 1, span)
+            }
             query.removeAllObservers()
             reader.goOffline()
             writer.goOffline()
@@ -92,6 +95,9 @@ struct SDKBenchCommand: AsyncParsableCommand {
         for index in 0..<writes { list.child(String(format: "w%07d", index)).setValue(index, withCompletionBlock: nil) }
         try await counter.done(within: .seconds(300), what: "\(writes) child_added events")
         report("\(writes) single writes from another client, child_added through observe", events: writes, ContinuousClock.now - started)
+        if let span = counter.deliverySpan {
+            report("  of which delivery at the client (first event to last)", events: writes - 1, span)
+        }
         reader.goOffline()
         writer.goOffline()
     }
@@ -182,7 +188,16 @@ struct SDKBenchCommand: AsyncParsableCommand {
 /// Counts callbacks from any thread; `done` waits until the target is reached.
 private final class EventCounter: Sendable {
     let target: Int
-    private let state = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+    private let state = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?, first: ContinuousClock.Instant?, last: ContinuousClock.Instant?)>((0, nil, nil, nil))
+
+    /// The time from the first event to the last: the client's delivery rate, without the time the
+    /// server took to store the data and start sending it.
+    var deliverySpan: Duration? {
+        state.withLock { state in
+            guard let first = state.first, let last = state.last else { return nil }
+            return last - first
+        }
+    }
 
     init(target: Int) {
         self.target = target
@@ -193,6 +208,9 @@ private final class EventCounter: Sendable {
     func count() -> Bool {
         let (reached, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             state.count += 1
+            let now = ContinuousClock.now
+            if state.first == nil { state.first = now }
+            if state.count <= target { state.last = now }
             guard state.count == target, let waiter = state.waiter else { return (state.count >= target, nil) }
             state.waiter = nil
             return (true, waiter)

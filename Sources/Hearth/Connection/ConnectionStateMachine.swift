@@ -1,3 +1,4 @@
+import DequeModule
 import HearthCore
 
 /// The protocol logic of one persistent connection, without any I/O: request numbers, the listens and
@@ -64,7 +65,8 @@ struct ConnectionStateMachine: Sendable {
     /// Active listens by token, in the order they were added.
     private var listens: [Operation] = []
     /// Writes, onDisconnect operations and gets waiting for an answer, in the order they were made.
-    private var outstanding: [Operation] = []
+    /// In the order made; replies arrive in that order, so the one answered is almost always first.
+    private var outstanding: Deque<Operation> = []
     /// What each in-flight request number is for.
     private var inflight: [Int: Kind] = [:]
     private var sentStats = false
@@ -163,7 +165,7 @@ struct ConnectionStateMachine: Sendable {
 
     /// Forgets a queued operation (a purge): it is not sent again, and a reply to it is ignored.
     mutating func cancel(token: Int) {
-        outstanding.removeAll { $0.token == token }
+        if let index = outstanding.firstIndex(where: { $0.token == token }) { outstanding.remove(at: index) }
         for (number, kind) in inflight {
             if case .operation(token) = kind { inflight[number] = .other }
         }
@@ -177,7 +179,7 @@ struct ConnectionStateMachine: Sendable {
             if status != "ok" { listens.removeAll { $0.token == token } }
             return .listen(token: token, status: status, data: data)
         case .operation(let token):
-            outstanding.removeAll { $0.token == token }
+            if let index = outstanding.firstIndex(where: { $0.token == token }) { outstanding.remove(at: index) }
             return .completed(token: token, status: status, data: data)
         case .auth:
             guard status == "ok" else {

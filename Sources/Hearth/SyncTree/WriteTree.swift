@@ -1,3 +1,4 @@
+import DequeModule
 import HearthCore
 
 /// A user write the server has not acknowledged yet.
@@ -21,7 +22,8 @@ struct WriteRecord: Sendable {
 /// #expect(tree.apply(to: .empty, at: .root, skipUnknownChildren: false).node.child(Key("a")) == .leaf(.number(1)))
 /// ```
 struct WriteTree: Sendable {
-    private(set) var records: [WriteRecord] = []
+    /// In the order made; the server confirms them in that order, so the one removed is almost always first.
+    private(set) var records: Deque<WriteRecord> = []
 
     mutating func add(_ record: WriteRecord) {
         records.append(record)

@@ -403,16 +403,16 @@ struct SyncTree: Sendable {
         return ViewSnapshot(node: shownNode, children: window, complete: baseComplete || covered)
     }
 
-    /// What a view of a whole location shows after the children `keys` changed, and its events;
-    /// nil when the change is not confined to those children (the caller recomputes the view whole).
-    private func incrementalUpdate(of view: View, keys: Set<Key>) -> (ViewSnapshot, [EventGenerator.Change])? {
+    /// Updates a view of a whole location after the children `keys` changed, in place, and returns its
+    /// events; nil (the view untouched) when the change is not confined to those children, and the
+    /// caller recomputes the view whole.
+    private func incrementalUpdate(of view: inout View, keys: Set<Key>) -> [EventGenerator.Change]? {
         let spec = view.spec
-        let old = view.shown
-        guard spec.loadsAllData, keys.count <= max(8, old.children.count / 8) else { return nil }
+        guard spec.loadsAllData, keys.count <= max(8, view.shown.children.count / 8) else { return nil }
         let (node, covered) = writes.apply(to: serverTree.child(at: spec.path), at: spec.path, skipUnknownChildren: false)
         let complete = isComplete(spec.path) || covered
         // A leaf has no children to move: turning into or out of one changes the whole location.
-        guard complete == old.complete, !node.isLeaf, !old.node.isLeaf else { return nil }
+        guard complete == view.shown.complete, !node.isLeaf, !view.shown.node.isLeaf else { return nil }
         let query = spec.query
 
         func lowerBound(_ entry: (key: Key, node: Node), in children: [(key: Key, node: Node)]) -> Int {
@@ -425,37 +425,38 @@ struct SyncTree: Sendable {
             return low
         }
 
-        // Take every touched child out at its old place, then put back those that still exist.
+        // Find every touched child at its old place, take them out, then put back those that exist.
         var previous: [(position: Int, key: Key, node: Node)] = []
         for key in keys {
-            let before = old.node.child(key)
+            let before = view.shown.node.child(key)
             guard !before.isEmpty else { continue }
-            let position = lowerBound((key, before), in: old.children)
-            guard position < old.children.count, old.children[position].key == key else { return nil }
+            let position = lowerBound((key, before), in: view.shown.children)
+            guard position < view.shown.children.count, view.shown.children[position].key == key else { return nil }
             previous.append((position, key, before))
         }
         previous.sort { $0.position < $1.position }
-        var children = old.children
-        for entry in previous.reversed() { children.remove(at: entry.position) }
+        for entry in previous.reversed() { view.shown.children.remove(at: entry.position) }
         var before: [Key: Node] = [:]
         for entry in previous { before[entry.key] = entry.node }
         var present: [(key: Key, node: Node)] = []
         for key in keys {
             let now = node.child(key)
             guard !now.isEmpty else { continue }
-            children.insert((key, now), at: lowerBound((key, now), in: children))
+            view.shown.children.insert((key, now), at: lowerBound((key, now), in: view.shown.children))
             present.append((key, now))
         }
         let removed = previous.filter { node.child($0.key).isEmpty }.map { (key: $0.key, node: $0.node) }
         let candidates = present
-            .map { EventGenerator.Candidate(position: lowerBound($0, in: children), key: $0.key, node: $0.node, before: before[$0.key]) }
+            .map { EventGenerator.Candidate(position: lowerBound($0, in: view.shown.children), key: $0.key, node: $0.node, before: before[$0.key]) }
             .sorted { $0.position < $1.position }
-        var changes = EventGenerator.childChanges(removed: removed, candidates: candidates, in: children, index: query.index)
+        var changes = EventGenerator.childChanges(removed: removed, candidates: candidates, in: view.shown.children, index: query.index)
         let changed = !removed.isEmpty || candidates.contains { $0.before != $0.node }
         if complete && (!view.valueRaised || changed) {
             changes.append(EventGenerator.Change(type: .value, key: nil, node: node, previousKey: nil))
         }
-        return (ViewSnapshot(node: node, children: children, complete: complete), changes)
+        view.shown.node = node
+        view.shown.complete = complete
+        return changes
     }
 
     private mutating func refreshViews(related paths: [DatabasePath]) -> [RaisedEvent] {
@@ -484,11 +485,13 @@ struct SyncTree: Sendable {
     /// location touches only some children: those are moved in the sorted children and compared, so
     /// one event costs O(log n) in a list of n children instead of a sort and a diff of all of them.
     private mutating func refresh(_ spec: QuerySpec, touching paths: [DatabasePath]? = nil) -> [RaisedEvent] {
-        guard var view = views[spec] else { return [] }
+        // Out of the dictionary while it changes, so the view's children array is referenced once and
+        // is updated in place rather than copied.
+        guard var view = views.removeValue(forKey: spec) else { return [] }
         let changes: [EventGenerator.Change]
         if refreshesIncrementally, !view.needsFullRefresh, let paths,
-           let keys = Self.childKeys(below: spec.path, of: paths), let update = incrementalUpdate(of: view, keys: keys) {
-            (view.shown, changes) = update
+           let keys = Self.childKeys(below: spec.path, of: paths), let update = incrementalUpdate(of: &view, keys: keys) {
+            changes = update
         } else {
             let new = snapshot(of: view)
             changes = EventGenerator.changes(from: view.shown, to: new, index: spec.query.index, valueRaised: view.valueRaised)

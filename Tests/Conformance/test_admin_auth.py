@@ -222,3 +222,25 @@ def test_session_cookies_from_an_id_token(fb_app, hearth_server, new_user):
     assert abs(claims['exp'] - (time.time() + 86400)) < 30
     with pytest.raises(auth.InvalidIdTokenError):
         auth.create_session_cookie('not.a.token', expires_in=datetime.timedelta(days=1), app=fb_app)
+
+
+def test_password_reset_and_verification_links_from_the_admin_work(fb_app, hearth_server, new_user):
+    """firebase_admin's generate_*_link calls accounts:sendOobCode with returnOobLink; the code in the
+    link resets the password (once) and verifies the email."""
+    from urllib.parse import parse_qs, urlparse
+
+    link = auth.generate_password_reset_link(new_user.email, app=fb_app)
+    query = parse_qs(urlparse(link).query)
+    assert query['mode'] == ['resetPassword']
+    code = query['oobCode'][0]
+    status, body = rest_call(hearth_server, 'accounts:resetPassword', {'oobCode': code, 'newPassword': 'new-secret-1'})
+    assert (status, body['email']) == (200, new_user.email), body
+    status, body = rest_call(hearth_server, 'accounts:resetPassword', {'oobCode': code, 'newPassword': 'new-secret-2'})
+    assert (status, body['error']['message']) == (400, 'INVALID_OOB_CODE')
+    sign_in(hearth_server, new_user.email, 'new-secret-1')
+
+    link = auth.generate_email_verification_link(new_user.email, app=fb_app)
+    code = parse_qs(urlparse(link).query)['oobCode'][0]
+    status, body = rest_call(hearth_server, 'accounts:update', {'oobCode': code})
+    assert (status, body['emailVerified']) == (200, True), body
+    assert auth.get_user(new_user.uid, app=fb_app).email_verified

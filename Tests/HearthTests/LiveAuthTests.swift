@@ -58,6 +58,8 @@ import Testing
             #expect(wrong == .wrongPassword || wrong == .invalidCredential)
             let unknown = await code { try await auth.signIn(withEmail: "nobody@example.com", password: "whatever1") }
             #expect(unknown == .userNotFound || unknown == .invalidCredential)
+            try await auth.sendPasswordReset(withEmail: "grace@example.com")
+            #expect(await code { try await auth.sendPasswordReset(withEmail: "nobody@example.com") } == .userNotFound)
             // A server that is not there is a network error.
             let offline = Auth(database: try makeClient("http://127.0.0.1:1?ns=demo"), clock: SystemClock())
             #expect(await code { try await offline.signInAnonymously() } == .networkError)

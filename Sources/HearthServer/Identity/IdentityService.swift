@@ -22,6 +22,8 @@ struct IdentityService: Sendable {
     let emulatorMode: Bool
     /// Nil when failed sign-ins are not limited (emulator mode by default).
     let throttle: SignInThrottle?
+    /// Password-reset and email codes issued and not yet used.
+    let oobCodes = OobCodeBook()
 
     init(store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool) {
         self.store = store
@@ -283,8 +285,8 @@ struct IdentityService: Sendable {
         } else if caller == .admin {
             guard let id = body.string("localId"), !id.isEmpty else { throw IdentityError.missingLocalID }
             localId = id
-        } else if body.has("oobCode") {
-            throw IdentityError.invalid("INVALID_OOB_CODE")
+        } else if let code = body.string("oobCode") {
+            return try await applyOobCode(code, project: project)
         } else {
             throw IdentityError.invalid("INVALID_REQ_TYPE : Unsupported request parameters.")
         }

@@ -40,7 +40,7 @@ struct IdentityToolkitController: Sendable {
 
     /// Operations Firebase has that this server does not implement yet: 501, not 404.
     static let unimplemented: Set<String> = [
-        "accounts:sendOobCode", "accounts:resetPassword", "accounts:createAuthUri", "accounts:signInWithEmailLink",
+        "accounts:createAuthUri", "accounts:signInWithEmailLink",
         "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber", "accounts:batchCreate",
         "accounts:revokeToken", "signOutUser",
     ]
@@ -119,6 +119,15 @@ struct IdentityToolkitController: Sendable {
             case ("emulator/accounts", .delete):
                 try await service.store.deleteAll(project: project)
                 return .object([])
+            case ("emulator/oobCodes", .get):
+                let codes = service.oobCodes.pending(project: project, now: Clock().millis).map { pending -> JSONValue in
+                    .object(compact([
+                        ("email", .string(pending.entry.newEmail ?? pending.entry.email)), ("requestType", .string(pending.entry.requestType)),
+                        ("oobCode", .string(pending.code)),
+                        ("oobLink", .string(service.oobLink(code: pending.code, requestType: pending.entry.requestType, origin: Self.origin(of: request)))),
+                    ]))
+                }
+                return .object([("oobCodes", .array(codes))])
             case ("emulator/config", .get):
                 return .object([
                     ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
@@ -150,6 +159,10 @@ struct IdentityToolkitController: Sendable {
             return try await service.signInWithCustomToken(body, project: project)
         case ("accounts:lookup", .post):
             return try await service.lookup(body, project: project, caller: caller)
+        case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
+            return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request))
+        case ("accounts:resetPassword", .post):
+            return try await service.resetPassword(body, project: project)
         case ("accounts:update", .post):
             return try await service.update(body, project: project, caller: caller)
         case ("accounts:delete", .post):
@@ -171,6 +184,11 @@ struct IdentityToolkitController: Sendable {
         default:
             throw IdentityError.notFound
         }
+    }
+
+    /// The server's address as the caller reached it (for the links in out-of-band codes).
+    static func origin(of request: Request) -> String {
+        "http://" + (request.head.authority ?? "127.0.0.1")
     }
 
     /// Admin with the admin secret (or `owner` in emulator mode) as a Bearer token; otherwise a client

@@ -364,8 +364,9 @@ import Testing
             let unknown = try await auth.post("accounts:doesNotExist", "{}")
             #expect(unknown.status == .notFound)
             #expect(unknown.json?["error"]?["status"] == .string("NOT_FOUND"))
-            let later = try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"a@b.c"}"#)
+            let later = try await auth.post("accounts:signInWithIdp", #"{"requestUri":"http://localhost","postBody":"","returnSecureToken":true}"#)
             #expect(later.status == .notImplemented)
+            #expect(later.json?["error"]?["status"] == .string("NOT_IMPLEMENTED"))
         }
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import HearthCore
+import HearthStorage
+
+/// The out-of-band flows: `accounts:sendOobCode` (password reset, email verification, email change),
+/// `accounts:resetPassword`, and `accounts:update` with an `oobCode`.
+extension IdentityService {
+    static let oobModes = ["PASSWORD_RESET": "resetPassword", "VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "verifyAndChangeEmail"]
+
+    /// The link a user would follow; `origin` is the server's own address as the caller reached it.
+    func oobLink(code: String, requestType: String, origin: String) -> String {
+        "\(origin)/emulator/action?mode=\(Self.oobModes[requestType] ?? "action")&lang=en&oobCode=\(code)&apiKey=hearth"
+    }
+
+    /// `accounts:sendOobCode`.
+    func sendOobCode(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, origin: String) async throws -> JSONValue {
+        let clock = Clock()
+        guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
+        let entry: OobCodeBook.Entry
+        switch requestType {
+        case "PASSWORD_RESET":
+            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            let email = try validEmail(raw)
+            guard let user = try await store.user(project: project, email: email) else {
+                // With enumeration protection the answer does not tell whether the account exists.
+                if enumerationProtection && caller == .client {
+                    return .object([("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(email))])
+                }
+                throw IdentityError.emailNotFound
+            }
+            entry = .init(project: project, localId: user.localId, email: email, requestType: requestType)
+        case "VERIFY_EMAIL", "VERIFY_AND_CHANGE_EMAIL":
+            let user: UserRecord
+            if let token = body.string("idToken") {
+                user = try await self.user(fromIDToken: token, project: project).user
+            } else if caller == .admin, let raw = body.string("email") {
+                guard let found = try await store.user(project: project, email: try validEmail(raw)) else { throw IdentityError.emailNotFound }
+                user = found
+            } else {
+                throw IdentityError.missingIDToken
+            }
+            guard let email = user.email else { throw IdentityError.missingEmail }
+            var newEmail: String?
+            if requestType == "VERIFY_AND_CHANGE_EMAIL" {
+                guard let raw = body.string("newEmail") else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
+                newEmail = try validEmail(raw)
+                if try await store.user(project: project, email: newEmail!) != nil { throw IdentityError.emailExists }
+            }
+            entry = .init(project: project, localId: user.localId, email: email, requestType: requestType, newEmail: newEmail)
+        default:
+            throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
+        }
+        let code = oobCodes.issue(entry, now: clock.millis)
+        var members: [(key: String, value: JSONValue?)] = [
+            ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
+        ]
+        if caller == .admin, body.bool("returnOobLink") == true {
+            members.append(("oobLink", .string(oobLink(code: code, requestType: requestType, origin: origin))))
+            members.append(("oobCode", .string(code)))
+        }
+        return .object(compact(members))
+    }
+
+    /// `accounts:resetPassword`: with only `oobCode`, tells what the code is for; with `newPassword`,
+    /// sets it (and revokes the account's sessions) and uses the code.
+    func resetPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+        let clock = Clock()
+        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let newPassword = body.string("newPassword") else {
+            let entry = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+            return .object([
+                ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
+                ("requestType", .string(entry.requestType)),
+            ])
+        }
+        let hash = try await hashNewPassword(newPassword)
+        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "PASSWORD_RESET" else {
+            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+            throw IdentityError.invalid("INVALID_OOB_CODE")
+        }
+        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
+            user.passwordHash = hash
+            user.passwordUpdatedAt = clock.millis
+            // Following the link proves the address.
+            if user.email == entry.email { user.emailVerified = true }
+            user.validSince = clock.seconds
+            user.tokenGeneration += 1
+        }
+        reportTokens(of: user, project: project)
+        return .object([
+            ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
+            ("requestType", .string("PASSWORD_RESET")),
+        ])
+    }
+
+    /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
+    func applyOobCode(_ code: String, project: String) async throws -> JSONValue {
+        let clock = Clock()
+        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        guard entry.requestType != "PASSWORD_RESET" else { throw IdentityError.invalid("INVALID_OOB_CODE") }
+        let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
+            if let newEmail = entry.newEmail {
+                if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
+                user.email = newEmail
+                user.validSince = clock.seconds
+                user.tokenGeneration += 1
+            } else if user.email != entry.email {
+                return
+            }
+            user.emailVerified = true
+        }
+        if entry.newEmail != nil { reportTokens(of: user, project: project) }
+        return .object(compact([
+            ("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.localId)),
+            ("email", user.email.map(JSONValue.string)), ("emailVerified", .bool(user.emailVerified)),
+            ("providerUserInfo", .array(providerUserInfo(user))),
+        ]))
+    }
+
+    static func valid(_ lookup: OobCodeBook.Lookup, project: String) throws -> OobCodeBook.Entry {
+        switch lookup {
+        case .valid(let entry) where entry.project == project: return entry
+        case .expired: throw IdentityError.invalid("EXPIRED_OOB_CODE")
+        default: throw IdentityError.invalid("INVALID_OOB_CODE")
+        }
+    }
+}

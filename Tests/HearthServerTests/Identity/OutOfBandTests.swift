@@ -1,0 +1,98 @@
+import Foundation
+import HearthCore
+@testable import HearthServer
+import HTTPTypes
+import Testing
+
+/// Password reset, email verification and email change by out-of-band code: codes issued by
+/// `accounts:sendOobCode`, listed by the emulator hook or returned to the admin, single-use, and the
+/// account changes they make.
+@Suite struct OutOfBandTests {
+    static let codesPath = "/emulator/v1/projects/\(IdentityTestServer.project)/oobCodes"
+
+    /// The pending codes the emulator hook lists: (email, requestType, oobCode).
+    static func pending(_ auth: IdentityClient) async throws -> [(email: String, type: String, code: String)] {
+        let reply = try await auth.send(.get, codesPath, nil)
+        #expect(reply.status == .ok, "\(reply.body)")
+        guard case .array(let codes)? = reply.json?["oobCodes"] else { return [] }
+        return codes.compactMap { code in
+            guard let email = code["email"]?.stringValue, let type = code["requestType"]?.stringValue, let value = code["oobCode"]?.stringValue
+            else { return nil }
+            return (email, type, value)
+        }
+    }
+
+    @Test func aPasswordResetCodeChangesThePasswordOnceAndEndsOldSessions() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            let account = try await auth.signUp("ada@example.com", "first-password")
+            let oldRefresh = try #require(account["refreshToken"]?.stringValue)
+            let sent = try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"Ada@example.com"}"#)
+            #expect(sent.status == .ok)
+            #expect(sent.string("email") == "ada@example.com")
+            #expect(sent.json?["oobLink"] == nil, "a client never gets the link")
+            let codes = try await Self.pending(auth)
+            #expect(codes.map(\.type) == ["PASSWORD_RESET"])
+            let code = try #require(codes.first?.code)
+
+            // Checking a code does not use it.
+            let check = try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code)"}"#)
+            #expect(check.string("requestType") == "PASSWORD_RESET")
+            #expect(check.string("email") == "ada@example.com")
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code)","newPassword":"123"}"#).authError
+                == "WEAK_PASSWORD : Password should be at least 6 characters")
+            let reset = try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code)","newPassword":"second-password"}"#)
+            #expect(reset.status == .ok, "\(reset.body)")
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code)","newPassword":"third-password"}"#).authError == "INVALID_OOB_CODE")
+            #expect(try await Self.pending(auth).isEmpty)
+
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"ada@example.com","password":"first-password"}"#).authError == "INVALID_PASSWORD")
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"ada@example.com","password":"second-password"}"#).status == .ok)
+            // The sessions from before the reset are over.
+            let refresh = try await auth.send(
+                .post, "/securetoken.googleapis.com/v1/token?key=\(IdentityClient.key)", "grant_type=refresh_token&refresh_token=\(oldRefresh)",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(refresh.authError == "TOKEN_EXPIRED")
+        }
+    }
+
+    @Test func verifyingAndChangingAnEmailByCode() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            let account = try await auth.signUp("grace@example.com")
+            let idToken = try #require(account["idToken"]?.stringValue)
+            try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_EMAIL","idToken":"\#(idToken)"}"#)
+            let verify = try #require(try await Self.pending(auth).first { $0.type == "VERIFY_EMAIL" })
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(verify.code)","newPassword":"whatever1"}"#).authError == "INVALID_OOB_CODE")
+            let verified = try await auth.post("accounts:update", #"{"oobCode":"\#(verify.code)"}"#)
+            #expect(verified.json?["emailVerified"] == .bool(true), "\(verified.body)")
+
+            try await auth.signUp("taken@example.com")
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(idToken)","newEmail":"taken@example.com"}"#).authError == "EMAIL_EXISTS")
+            try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(idToken)","newEmail":"hopper@example.com"}"#)
+            let change = try #require(try await Self.pending(auth).first { $0.type == "VERIFY_AND_CHANGE_EMAIL" })
+            #expect(change.email == "hopper@example.com")
+            let changed = try await auth.post("accounts:update", #"{"oobCode":"\#(change.code)"}"#)
+            #expect(changed.string("email") == "hopper@example.com")
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"hopper@example.com","password":"secret123"}"#).status == .ok)
+            #expect(try await auth.post("accounts:update", #"{"oobCode":"not-a-code"}"#).authError == "INVALID_OOB_CODE")
+        }
+    }
+
+    @Test func theAdminGetsTheLinkAndUnknownAddressesFollowEnumerationProtection() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            try await auth.signUp("alan@example.com")
+            let link = try await auth.send(
+                .post, "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode",
+                #"{"requestType":"PASSWORD_RESET","email":"alan@example.com","returnOobLink":true}"#, headers: TestServer.admin
+            )
+            #expect(link.status == .ok, "\(link.body)")
+            let oobLink = try #require(link.string("oobLink"))
+            #expect(oobLink.contains("mode=resetPassword") && oobLink.contains("oobCode="))
+            // Default mode protects against enumeration: an unknown address is not revealed to clients.
+            let unknown = try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"nobody@example.com"}"#)
+            #expect(unknown.status == .ok)
+            // And there is no emulator hook outside emulator mode.
+            #expect(try await auth.send(.get, Self.codesPath, nil).status == .notFound)
+        }
+    }
+}

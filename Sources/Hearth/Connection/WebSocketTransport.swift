@@ -122,11 +122,26 @@ struct NIOWebSocketConnection: WebSocketConnection {
     func send(_ text: String) {
         var data = channel.allocator.buffer(capacity: text.utf8.count)
         data.writeString(text)
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data), promise: nil)
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data)
+        let channel = self.channel
+        onEventLoopLater { channel.writeAndFlush(frame, promise: nil) }
     }
 
     func close() {
-        channel.close(promise: nil)
+        let channel = self.channel
+        onEventLoopLater { channel.close(promise: nil) }
+    }
+
+    /// Runs `work` on the channel's event loop, never inline. The engine calls in while holding its
+    /// lock, and a write to a closing channel (or a close) runs the close callback, which takes that
+    /// lock again: inline, on the event loop's own thread, that would be a recursive lock. From another
+    /// thread NIO hops anyway; the order of frames is kept either way (one FIFO queue per loop).
+    private func onEventLoopLater(_ work: @escaping @Sendable () -> Void) {
+        if channel.eventLoop.inEventLoop {
+            channel.eventLoop.execute(work)
+        } else {
+            work()
+        }
     }
 }
 

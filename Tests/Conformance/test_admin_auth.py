@@ -244,3 +244,33 @@ def test_password_reset_and_verification_links_from_the_admin_work(fb_app, heart
     status, body = rest_call(hearth_server, 'accounts:update', {'oobCode': code})
     assert (status, body['emailVerified']) == (200, True), body
     assert auth.get_user(new_user.uid, app=fb_app).email_verified
+
+
+def test_import_users_with_firebase_scrypt_hashes_then_sign_in(fb_app, hearth_server):
+    """import_users with Firebase's modified scrypt (the published firebase/scrypt test vector): the
+    imported user signs in with its old password; a bad entry is reported by index."""
+    import base64
+
+    uid = unique('imported')
+    email = f'{uid}@example.com'
+    hash_config = auth.UserImportHash.scrypt(
+        key=base64.b64decode('jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA=='),
+        salt_separator=base64.b64decode('Bw=='), rounds=8, memory_cost=14)
+    users = [
+        auth.ImportUserRecord(uid=uid, email=email, display_name='Imported',
+                              password_hash=base64.b64decode(
+                                  'lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ=='),
+                              password_salt=base64.b64decode('42xEC+ixf3L2lw==')),
+        auth.ImportUserRecord(uid=uid, email=f'other-{email}'),
+    ]
+    result = auth.import_users(users, hash_alg=hash_config, app=fb_app)
+    assert (result.success_count, result.failure_count) == (1, 1)
+    assert [error.index for error in result.errors] == [1]
+    try:
+        body = sign_in(hearth_server, email, 'user1password')
+        assert body['localId'] == uid
+        status, body = rest_call(hearth_server, 'accounts:signInWithPassword', {'email': email, 'password': 'wrong-password'})
+        assert status == 400
+        assert auth.get_user(uid, app=fb_app).display_name == 'Imported'
+    finally:
+        auth.delete_user(uid, app=fb_app)

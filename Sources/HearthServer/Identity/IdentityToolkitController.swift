@@ -36,12 +36,13 @@ struct IdentityToolkitController: Sendable {
         "createAuthUri": "accounts:createAuthUri", "emailLinkSignin": "accounts:signInWithEmailLink",
         "verifyAssertion": "accounts:signInWithIdp", "sendVerificationCode": "accounts:sendVerificationCode",
         "verifyPhoneNumber": "accounts:signInWithPhoneNumber", "signOutUser": "signOutUser",
+        "uploadAccount": "accounts:batchCreate",
     ]
 
     /// Operations Firebase has that this server does not implement yet: 501, not 404.
     static let unimplemented: Set<String> = [
         "accounts:createAuthUri", "accounts:signInWithEmailLink",
-        "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber", "accounts:batchCreate",
+        "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber",
         "accounts:revokeToken", "signOutUser",
     ]
 
@@ -170,6 +171,9 @@ struct IdentityToolkitController: Sendable {
         case ("accounts:batchGet", .get):
             try requireAdmin(caller)
             return try await service.batchGet(query, project: project)
+        case ("accounts:batchCreate", .post):
+            try requireAdmin(caller)
+            return try await service.batchCreate(body, project: project)
         case ("accounts:batchDelete", .post):
             try requireAdmin(caller)
             return try await service.batchDelete(body, project: project)

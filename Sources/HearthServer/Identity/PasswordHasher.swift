@@ -49,6 +49,9 @@ public struct PasswordHasher: Sendable, Equatable {
 
     /// Whether `password` matches a stored hash (constant-time comparison). False for unreadable hashes.
     public func verify(_ password: String, against stored: String) async -> Bool {
+        if let imported = FirebaseScryptHash(stored) {
+            return (try? await NIOThreadPool.singleton.runIfActive { try imported.matches(password) }) ?? false
+        }
         guard let parsed = PasswordHasher.parse(stored) else { return false }
         return (try? await NIOThreadPool.singleton.runIfActive {
             let key = try parsed.parameters.derive(password, salt: parsed.salt)
@@ -86,3 +89,62 @@ public struct PasswordHasher: Sendable, Equatable {
         return (PasswordHasher(log2Rounds: log2N, blockSize: r, parallelism: p), Array(salt), Array(key))
     }
 }
+
+/// A password hash imported from Firebase (its "modified scrypt", `hashAlgorithm: SCRYPT`): scrypt of
+/// the password with the user's salt followed by the project's salt separator (N = 2^memoryCost,
+/// r = rounds, p = 1, 32 bytes) keys AES-256-CTR with a zero counter, which encrypts the project's
+/// signer key; the result is the stored hash. Verified at sign-in and then replaced by Hearth's own
+/// scrypt (`needsRehash` is true for it).
+///
+/// Stored as `fbscrypt$<rounds>$<memoryCost>$<salt separator>$<signer key>$<salt>$<hash>` (base64).
+///
+/// For example (the published test vector of firebase/scrypt):
+/// ```swift
+/// let hash = FirebaseScryptHash(rounds: 8, memoryCost: 14, saltSeparator: sep, signerKey: key, salt: salt, hash: expected)
+/// #expect(try hash.matches("user1password"))
+/// ```
+struct FirebaseScryptHash: Sendable, Equatable {
+    var rounds: Int
+    var memoryCost: Int
+    var saltSeparator: [UInt8]
+    var signerKey: [UInt8]
+    var salt: [UInt8]
+    var hash: [UInt8]
+
+    init(rounds: Int, memoryCost: Int, saltSeparator: [UInt8], signerKey: [UInt8], salt: [UInt8], hash: [UInt8]) {
+        self.rounds = rounds
+        self.memoryCost = memoryCost
+        self.saltSeparator = saltSeparator
+        self.signerKey = signerKey
+        self.salt = salt
+        self.hash = hash
+    }
+
+    init?(_ stored: String) {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 7, parts[0] == "fbscrypt", let rounds = Int(parts[1]), (1...32).contains(rounds),
+              let memoryCost = Int(parts[2]), (1...20).contains(memoryCost),
+              let separator = Data(base64Encoded: String(parts[3])), let key = Data(base64Encoded: String(parts[4])), !key.isEmpty,
+              let salt = Data(base64Encoded: String(parts[5])), let hash = Data(base64Encoded: String(parts[6])), !hash.isEmpty
+        else { return nil }
+        self.init(rounds: rounds, memoryCost: memoryCost, saltSeparator: Array(separator), signerKey: Array(key), salt: Array(salt), hash: Array(hash))
+    }
+
+    var stored: String {
+        "fbscrypt$\(rounds)$\(memoryCost)$" + [saltSeparator, signerKey, salt, hash].map { Data($0).base64EncodedString() }.joined(separator: "$")
+    }
+
+    /// Whether `password` produces the stored hash (constant-time comparison).
+    func matches(_ password: String) throws -> Bool {
+        let key = try KDF.Scrypt.deriveKey(
+            from: Array(password.utf8), salt: salt + saltSeparator, outputByteCount: 32,
+            rounds: 1 << memoryCost, blockSize: rounds, parallelism: 1
+        )
+        let derived = try AES._CTR.encrypt(signerKey, using: key, nonce: AES._CTR.Nonce(nonceBytes: [UInt8](repeating: 0, count: 16)))
+        guard derived.count == hash.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(derived, hash) { difference |= a ^ b }
+        return difference == 0
+    }
+}
+

@@ -1,0 +1,84 @@
+import Foundation
+import HearthCore
+import HearthStorage
+
+/// `accounts:batchCreate` (firebase-admin's `import_users`): users with their ids, profiles and,
+/// optionally, password hashes made elsewhere. Firebase's own "modified scrypt" (`SCRYPT` with the
+/// project's signer key, salt separator, rounds and memory cost) is stored as is, verified at sign-in
+/// and upgraded to Hearth's scrypt then.
+extension IdentityService {
+    func batchCreate(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+        guard case .array(let users)? = body.fields["users"] else { throw IdentityError.invalid("MISSING_USER_ACCOUNT") }
+        guard users.count <= 1000 else { throw IdentityError.invalid("MAXIMUM_USER_COUNT_EXCEEDED") }
+        let algorithm = body.string("hashAlgorithm")
+        var firebaseScrypt: (rounds: Int, memoryCost: Int, separator: [UInt8], key: [UInt8])?
+        switch algorithm {
+        case nil:
+            break
+        case "SCRYPT":
+            guard let key = body.string("signerKey").flatMap(Self.decodeBase64), !key.isEmpty else { throw IdentityError.invalid("MISSING_SIGNER_KEY") }
+            let separator = body.string("saltSeparator").flatMap(Self.decodeBase64) ?? []
+            guard let rounds = body.int64("rounds"), (1...32).contains(rounds) else { throw IdentityError.invalid("INVALID_ROUNDS") }
+            guard let memoryCost = body.int64("memoryCost"), (1...20).contains(memoryCost) else { throw IdentityError.invalid("INVALID_MEMORY_COST") }
+            firebaseScrypt = (Int(rounds), Int(memoryCost), separator, key)
+        default:
+            throw IdentityError.invalid("UNSUPPORTED_HASH_ALGORITHM : \(algorithm!)")
+        }
+        let now = Clock().millis
+        var errors: [JSONValue] = []
+        for (index, entry) in users.enumerated() {
+            func fail(_ message: String) { errors.append(.object([("index", .number(Double(index))), ("message", .string(message))])) }
+            let fields = IdentityRequestBody(fields: Dictionary(Self.members(entry), uniquingKeysWith: { _, last in last }))
+            guard let localId = fields.string("localId"), !localId.isEmpty, localId.utf8.count <= 128 else { fail("localId is missing or invalid"); continue }
+            var user = UserRecord(localId: localId, createdAt: fields.int64("createdAt") ?? now)
+            if let email = fields.string("email") {
+                guard let valid = try? validEmail(email) else { fail("email is invalid"); continue }
+                user.email = valid
+            }
+            user.emailVerified = fields.bool("emailVerified") ?? false
+            user.displayName = fields.string("displayName")
+            user.photoUrl = fields.string("photoUrl")
+            user.disabled = fields.bool("disabled") ?? false
+            user.lastLoginAt = fields.int64("lastLoginAt")
+            if let claims = fields.string("customAttributes") {
+                guard let valid = try? validCustomClaims(claims) else { fail("customAttributes are invalid"); continue }
+                user.customAttributes = valid
+            }
+            if let phone = fields.string("phoneNumber") {
+                guard let valid = try? validPhoneNumber(phone) else { fail("phoneNumber is invalid"); continue }
+                user.phoneNumber = valid
+            }
+            if let hashText = fields.string("passwordHash") {
+                guard let scrypt = firebaseScrypt else { fail("passwordHash needs a hashAlgorithm"); continue }
+                guard let hash = Self.decodeBase64(hashText), !hash.isEmpty else { fail("passwordHash is not base64"); continue }
+                let salt = fields.string("salt").flatMap(Self.decodeBase64) ?? []
+                user.passwordHash = FirebaseScryptHash(
+                    rounds: scrypt.rounds, memoryCost: scrypt.memoryCost, saltSeparator: scrypt.separator, signerKey: scrypt.key, salt: salt, hash: hash
+                ).stored
+                user.passwordUpdatedAt = now
+            }
+            do {
+                try await store.create(user, project: project, issuing: nil)
+            } catch UserStoreError.localIdExists {
+                fail("localId belongs to an existing account")
+            } catch UserStoreError.emailExists {
+                fail("email exists in other account")
+            }
+        }
+        return .object(compact([
+            ("kind", .string("identitytoolkit#UploadAccountResponse")), ("error", errors.isEmpty ? nil : .array(errors)),
+        ]))
+    }
+
+    static func members(_ value: JSONValue) -> [(String, JSONValue)] {
+        guard case .object(let members) = value else { return [] }
+        return members.map { ($0.key, $0.value) }
+    }
+
+    /// Standard or URL-safe base64, padded or not (firebase-admin sends URL-safe).
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+}

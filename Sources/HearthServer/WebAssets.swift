@@ -2,11 +2,13 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// Files the server hands to browsers: `/hearth.js`, the browser client. Compiled into the binary from
+/// Files the server hands to browsers: `/hearth.js`, the browser client, and `/hearth-auth.js`, its
+/// accounts part. Compiled into the binary from
 /// `Sources/HearthServer/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
 enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
-        ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8")
+        ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8"),
+        ("/hearth-auth.js", "hearth-auth.js", "text/javascript; charset=utf-8"),
     ]
 
     static func register(on router: Router<BasicRequestContext>) {

@@ -404,3 +404,59 @@ def test_invalid_input_is_rejected_synchronously(pages):
                    'query(ref(db), limitToFirst(1), limitToLast(1));', 'set(ref(db, ".info/connected"), true);'):
         with pytest.raises(PageError):
             a.call(script)
+
+
+def test_hearth_auth_signs_up_and_rules_see_the_uid(pages, hearth_server):
+    """hearth-auth.js: sign up, write where rules name the uid, sign out and be refused, sign in
+    again; Firebase's error codes; state listeners."""
+    import uuid
+    with urllib.request.urlopen(f'{hearth_server.base_url}/hearth-auth.js', timeout=5) as response:
+        assert response.read() == (SOURCE_JS.parent / 'hearth-auth.js').read_bytes(), 'rebuild the binary'
+    namespace = f'browserauth{uuid.uuid4().hex[:8]}'
+    rules = {'rules': {'users': {'$uid': {'.read': 'auth != null && auth.uid == $uid',
+                                          '.write': 'auth != null && auth.uid == $uid'}}}}
+    request = urllib.request.Request(f'{hearth_server.base_url}/.settings/rules.json?ns={namespace}',
+                                     data=json.dumps(rules).encode(), method='PUT',
+                                     headers={'Authorization': 'Bearer owner'})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+    a, _, _ = pages
+    outcome = a.call('''
+        const A = await import("/hearth-auth.js");
+        const mine = initializeDatabase({url: location.origin, namespace: args[0]});
+        const auth = A.getAuth(mine);
+        const states = [];
+        A.onAuthStateChanged(auth, (user) => states.push(user ? (user.isAnonymous ? "anonymous" : user.email) : null));
+        const email = `ada-${Date.now()}@example.com`;
+        const {user} = await A.createUserWithEmailAndPassword(auth, email, "correct horse");
+        await set(ref(mine, `users/${user.uid}`), {name: "Ada"});
+        const read = (await get(ref(mine, `users/${user.uid}`))).val();
+        let refusedElsewhere = null;
+        try { await set(ref(mine, "users/someone-else"), 1); } catch (e) { refusedElsewhere = String(e.message || e); }
+        await A.signOut(auth);
+        let refusedSignedOut = null;
+        try { await set(ref(mine, `users/${user.uid}`), {name: "Eve"}); } catch (e) { refusedSignedOut = String(e.message || e); }
+        const codes = [];
+        for (const attempt of [
+            () => A.createUserWithEmailAndPassword(auth, email, "another one"),
+            () => A.signInWithEmailAndPassword(auth, email, "wrong password"),
+            () => A.createUserWithEmailAndPassword(auth, `weak-${Date.now()}@example.com`, "123"),
+        ]) {
+            try { await attempt(); codes.push("no error"); } catch (e) { codes.push(e.code); }
+        }
+        const again = await A.signInWithEmailAndPassword(auth, email, "correct horse");
+        await set(ref(mine, `users/${again.user.uid}/name`), "Ada Lovelace");
+        const token = await again.user.getIdToken(true);
+        await A.signOut(auth);
+        await A.signInAnonymously(auth);
+        await A.signOut(auth);
+        return {same: again.user.uid === user.uid, read, refusedElsewhere, refusedSignedOut, codes, states,
+                tokenParts: token.split(".").length, email};
+    ''', namespace)
+    assert outcome['same'] is True
+    assert outcome['read'] == {'name': 'Ada'}
+    assert 'permission' in (outcome['refusedElsewhere'] or '').lower()
+    assert 'permission' in (outcome['refusedSignedOut'] or '').lower()
+    assert outcome['codes'] == ['auth/email-already-in-use', 'auth/wrong-password', 'auth/weak-password']
+    assert outcome['tokenParts'] == 3
+    assert outcome['states'] == [None, outcome['email'], None, outcome['email'], None, 'anonymous', None]

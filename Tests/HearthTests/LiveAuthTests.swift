@@ -124,4 +124,32 @@ import Testing
             database.goOffline()
         }
     }
+
+    @Test func withPersistenceTheSessionOutlivesTheClientAndSignOutEndsIt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-auth-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await LiveServer.run(rules: Self.rules, identity: true) { url, _ in
+            func launch() throws -> (Database, Auth) {
+                let database = try makeClient(url)
+                database.persistenceDirectory = folder
+                database.isPersistenceEnabled = true
+                return (database, Auth.auth(database: database))
+            }
+            let (first, firstAuth) = try launch()
+            let uid = try await firstAuth.createUser(withEmail: "kept@example.com", password: "kept-password").user.uid
+            first.goOffline()
+
+            // The next launch is signed in at once, and its connection authenticates as that user.
+            let (second, secondAuth) = try launch()
+            #expect(secondAuth.currentUser?.uid == uid)
+            #expect(secondAuth.currentUser?.email == "kept@example.com")
+            try await second.reference(withPath: "users/\(uid)").setValue(["kept": true])
+            try secondAuth.signOut()
+            second.goOffline()
+
+            let (third, thirdAuth) = try launch()
+            #expect(thirdAuth.currentUser == nil)
+            third.goOffline()
+        }
+    }
 }

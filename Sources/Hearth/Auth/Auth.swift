@@ -55,6 +55,11 @@ public final class Auth: Sendable {
     init(database: Database, clock: any HearthClock) {
         self.database = database
         self.clock = clock
+        // A session kept by an earlier launch is the current user again; its token is refreshed on
+        // first use (the connection asks for it).
+        if let saved = Self.loadSession(from: sessionFile) {
+            state.withLock { $0.user = User(uid: saved.uid, auth: self, profile: saved.profile, tokens: saved.tokens) }
+        }
         // A (re)connection asks for the current token, refreshed if it is about to expire.
         database.authTokenProvider = { [weak self] in
             guard let user = self?.currentUser else { return nil }
@@ -145,6 +150,7 @@ public final class Auth: Sendable {
         let user = User(uid: session.uid, auth: self, profile: profile, tokens: User.Tokens(idToken: "", refreshToken: "", expiry: 0))
         user.adopt(session)
         state.withLock { $0.user = user }
+        saveSession(user)
         database.updateAuthToken(session.idToken)
         notify(user)
         return AuthDataResult(user: user)
@@ -167,6 +173,7 @@ public final class Auth: Sendable {
     /// A new ID token for the signed-in user: the database connection gets it.
     func tokenChanged(_ user: User) {
         guard state.withLock({ $0.user === user }) else { return }
+        saveSession(user)
         database.updateAuthToken(user.tokens.withLock { $0.idToken })
     }
 
@@ -177,8 +184,56 @@ public final class Auth: Sendable {
             return true
         }
         guard changed else { return }
+        saveSession(nil)
         database.updateAuthToken(nil)
         notify(nil)
+    }
+
+    // MARK: The session across launches
+
+    /// Where the signed-in session is kept when the database's persistence is on: `auth-session.json`
+    /// beside its cache (readable by the user only). It holds the refresh token: treat it as a password.
+    var sessionFile: URL? {
+        database.repo.state.withLock { state in
+            guard state.persistenceEnabled else { return nil }
+            return state.persistenceRoot.appendingPathComponent(state.info.storageName, isDirectory: true)
+                .appendingPathComponent("auth-session.json")
+        }
+    }
+
+    private func saveSession(_ user: User?) {
+        guard let file = sessionFile else { return }
+        guard let user else {
+            try? FileManager.default.removeItem(at: file)
+            return
+        }
+        let profile = user.profile.withLock { $0 }
+        let members: [(key: String, value: JSONValue)] = [
+            ("uid", .string(user.uid)), ("refreshToken", .string(user.refreshToken)),
+            ("email", profile.email.map(JSONValue.string) ?? .null), ("displayName", profile.displayName.map(JSONValue.string) ?? .null),
+            ("photoURL", profile.photoURL.map { .string($0.absoluteString) } ?? .null),
+            ("emailVerified", .bool(profile.emailVerified)), ("isAnonymous", .bool(profile.isAnonymous)),
+        ]
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(JSONValue.object(members).jsonText.utf8).write(to: file, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        } catch {
+            // The session still works; only its survival of a restart is lost.
+        }
+    }
+
+    private static func loadSession(from file: URL?) -> (uid: String, profile: User.Profile, tokens: User.Tokens)? {
+        guard let file, let data = try? Data(contentsOf: file), let json = try? JSONValue(parsing: data),
+              let uid = json.text("uid"), let refresh = json.text("refreshToken") else { return nil }
+        var profile = User.Profile()
+        profile.email = json.text("email")
+        profile.displayName = json.text("displayName")
+        profile.photoURL = json.text("photoURL").flatMap(URL.init(string:))
+        profile.emailVerified = json.text("emailVerified") == "true"
+        profile.isAnonymous = json.text("isAnonymous") == "true"
+        // No ID token yet: the first use refreshes it.
+        return (uid, profile, User.Tokens(idToken: "", refreshToken: refresh, expiry: 0))
     }
 
     /// Calls `listener` now with the current user and after every sign-in and sign-out, on the

@@ -46,6 +46,7 @@ let package = Package(
             name: "HearthRules",
             dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")]
         ),
+        .target(name: "HearthStorageRules", dependencies: ["HearthCore", "HearthRules"]),
         .target(
             name: "HearthStorage",
             dependencies: ["HearthCore", .product(name: "HashTreeCollections", package: "swift-collections")]
@@ -127,6 +128,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HearthStorageRulesTests", dependencies: ["HearthStorageRules", "HearthCore"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "HearthStorageTests",
             dependencies: [

@@ -71,6 +71,18 @@ public enum JSONValue: Sendable, Equatable {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
+
+    /// The string, if this is a string: `json["name"]?.stringValue`.
+    public var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    /// The elements, if this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
 }
 
 /// A JSON syntax error, with the byte offset where it was found.

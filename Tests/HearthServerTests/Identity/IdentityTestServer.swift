@@ -93,18 +93,6 @@ extension Reply {
     }
 }
 
-extension JSONValue {
-    var stringValue: String? {
-        if case .string(let text) = self { return text }
-        return nil
-    }
-
-    var arrayValue: [JSONValue]? {
-        if case .array(let items) = self { return items }
-        return nil
-    }
-}
-
 /// The header and payload of a JWT, unverified.
 func jwtParts(_ token: String) throws -> (header: JSONValue, payload: JSONValue) {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)

@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Files: streaming multipart/related uploads.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
@@ -62,8 +64,9 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -113,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthSQLite", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

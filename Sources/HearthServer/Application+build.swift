@@ -1,6 +1,7 @@
 public import HearthStorage
 public import Hummingbird
 public import Logging
+public import Foundation
 import NIOCore
 import HummingbirdCore
 
@@ -20,6 +21,7 @@ public func buildApplication(
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
     users: (any UserStore)? = nil,
+    files: FileStorage? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -29,9 +31,26 @@ public func buildApplication(
         adminSecret: adminSecret,
         tokens: tokens,
         users: users,
+        files: files,
         logger: logger,
         onServerRunning: onServerRunning
     ).application
+}
+
+/// Where the file service keeps its data: blob files under `directory`, metadata in `catalog`.
+///
+/// For example:
+/// ```swift
+/// let files = FileStorage(directory: data.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: data))
+/// ```
+public struct FileStorage: Sendable {
+    public var directory: URL
+    public var catalog: any ObjectCatalog
+
+    public init(directory: URL, catalog: any ObjectCatalog) {
+        self.directory = directory
+        self.catalog = catalog
+    }
 }
 
 /// The application and its registry (tests reach into the registry to observe listeners).
@@ -41,6 +60,7 @@ func makeApplication(
     adminSecret: AdminSecret?,
     tokens: TokenSigner? = nil,
     users: (any UserStore)? = nil,
+    files: FileStorage? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
@@ -64,6 +84,15 @@ func makeApplication(
         )
         IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
             .register(on: router)
+    }
+    if let files {
+        let service = try await FileService.open(
+            directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
+            emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock, logger: logger
+        )
+        FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
+        CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
+        StorageRulesController(files: service, authenticator: rest.authenticator).register(on: router)
     }
     rest.register(on: router)
     let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)

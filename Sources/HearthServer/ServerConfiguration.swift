@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     public var clock: ServerClock = .system
     /// The identity service (Firebase Authentication's API): project, API keys, password hashing.
     public var identity = IdentityConfiguration()
+    /// The file service (Firebase Storage's and Cloud Storage's APIs).
+    public var files = FilesConfiguration()
 
     public init() {}
 }

@@ -77,11 +77,18 @@ struct ServeCommand: AsyncParsableCommand {
         let adminSecret: AdminSecret
         let tokens: TokenSigner
         let users: any UserStore
+        let files: FileStorage
+        var scratchDirectory: URL?
         var secretNotice: String?
         if inMemory {
             tokens = TokenSigner.generate()
             storage = InMemoryStorage()
             users = InMemoryUserStore()
+            // Files still need a disk: a scratch directory, removed when the server stops.
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-files-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            scratchDirectory = scratch
+            files = FileStorage(directory: scratch.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: scratch))
             if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
                 adminSecret = AdminSecret(hashing: secret)
             } else {
@@ -103,7 +110,15 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw CLIError("cannot open the user store in \(sqlite.directory.path): \(error)")
             }
+            do {
+                files = FileStorage(
+                    directory: sqlite.directory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: sqlite.directory)
+                )
+            } catch {
+                throw CLIError("cannot open the file catalog in \(sqlite.directory.path): \(error)")
+            }
         }
+        defer { if let scratchDirectory { try? FileManager.default.removeItem(at: scratchDirectory) } }
 
         var configuration = ServerConfiguration()
         configuration.host = host
@@ -122,10 +137,12 @@ struct ServeCommand: AsyncParsableCommand {
             adminSecret: adminSecret,
             tokens: tokens,
             users: users,
+            files: files,
             logger: logger,
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""
                 lines += "Hearth listening on http://\(host):\(port) — data in \(where_); \(mode)\n"
+                lines += "  Files (Firebase Storage): http://\(host):\(port)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=http://\(host):\(port)\n"
                 lines += "  REST: http://\(host):\(port)/<path>.json   Firebase SDKs: ws://\(host):\(port)/.ws   browser client: http://\(host):\(port)/hearth.js\n"
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }

@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+public import HearthStorage
+
+/// File metadata in `files.sqlite` in the data directory, with the database's durability: WAL and
+/// `synchronous=FULL`, so a change is on disk before the call returns.
+///
+/// An object is one row: its `StoredObject` as JSON beside the indexed columns (bucket, name, blob).
+/// Names compare bytewise (SQLite's BINARY collation on UTF-8), the order Cloud Storage lists in.
+///
+/// For example:
+/// ```swift
+/// let catalog = try SQLiteObjectCatalog(directory: storage.directory)
+/// ```
+public final class SQLiteObjectCatalog: ObjectCatalog {
+    let queue: DatabaseQueue
+    public let url: URL
+
+    /// Opens (creating when needed) `files.sqlite` in `directory`. Open it only while holding the data
+    /// directory (`SQLiteStorage` takes the lock).
+    public init(directory: URL) throws {
+        url = directory.appendingPathComponent("files.sqlite")
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        configuration.label = "hearth-files"
+        do {
+            queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            try queue.write { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS objects (
+                            bucket TEXT NOT NULL, name TEXT NOT NULL, blob TEXT NOT NULL, record TEXT NOT NULL,
+                            PRIMARY KEY (bucket, name)) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY NOT NULL, time_created INTEGER NOT NULL) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS uploads (id TEXT PRIMARY KEY NOT NULL, record TEXT NOT NULL) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS rules (version INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, time INTEGER NOT NULL);
+                        """
+                )
+            }
+        } catch {
+            throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
+        }
+    }
+
+    public func object(bucket: String, name: String) async throws -> StoredObject? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+                .map(Self.decode)
+        }
+    }
+
+    public func put(_ object: StoredObject) async throws -> StoredObject? {
+        let text = try Self.encode(object)
+        return try await write { db in
+            let old = try String.fetchOne(
+                db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [object.bucket, object.name]
+            ).map(Self.decode)
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO objects (bucket, name, blob, record) VALUES (?, ?, ?, ?)",
+                arguments: [object.bucket, object.name, object.blob, text]
+            )
+            return old
+        }
+    }
+
+    public func update(
+        bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void
+    ) async throws -> StoredObject? {
+        try await write { db in
+            guard var object = try String.fetchOne(
+                db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
+            ).map(Self.decode) else { return nil }
+            try change(&object)
+            try db.execute(
+                sql: "UPDATE objects SET blob = ?, record = ? WHERE bucket = ? AND name = ?",
+                arguments: [object.blob, try Self.encode(object), bucket, name]
+            )
+            return object
+        }
+    }
+
+    public func remove(bucket: String, name: String) async throws -> StoredObject? {
+        try await write { db in
+            let old = try String.fetchOne(
+                db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
+            ).map(Self.decode)
+            try db.execute(sql: "DELETE FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+            return old
+        }
+    }
+
+    public func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject] {
+        // The range [prefix, prefix + U+10FFFF) lets SQLite walk just the prefix's part of the index; the
+        // substr test keeps the answer exact for the (absurd) names with U+10FFFF right after the prefix.
+        let lower = max(prefix, after ?? "")
+        let upper = prefix + "\u{10FFFF}"
+        return try await read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT record FROM objects WHERE bucket = ? AND name >= ? AND name < ? AND name != ?
+                    AND substr(name, 1, length(?)) = ? ORDER BY name LIMIT ?
+                    """,
+                arguments: [bucket, lower, upper, after ?? "\u{0}", prefix, prefix, limit]
+            ).map(Self.decode)
+        }
+    }
+
+    public func referencedBlobs() async throws -> Set<String> {
+        try await read { db in Set(try String.fetchAll(db, sql: "SELECT blob FROM objects")) }
+    }
+
+    public func buckets() async throws -> [BucketRecord] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT name, time_created FROM buckets ORDER BY name").map {
+                BucketRecord(name: $0["name"], timeCreated: $0["time_created"])
+            }
+        }
+    }
+
+    public func bucket(_ name: String) async throws -> BucketRecord? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT name, time_created FROM buckets WHERE name = ?", arguments: [name]).map {
+                BucketRecord(name: $0["name"], timeCreated: $0["time_created"])
+            }
+        }
+    }
+
+    public func createBucket(_ bucket: BucketRecord) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO buckets (name, time_created) VALUES (?, ?)", arguments: [bucket.name, bucket.timeCreated]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    public func deleteBucket(_ name: String) async throws -> Bool {
+        try await write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM objects WHERE bucket = ? LIMIT 1", arguments: [name]) != nil {
+                throw ObjectCatalogError.bucketNotEmpty
+            }
+            try db.execute(sql: "DELETE FROM buckets WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    public func upload(id: String) async throws -> UploadSession? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM uploads WHERE id = ?", arguments: [id]).map(Self.decodeUpload)
+        }
+    }
+
+    public func saveUpload(_ session: UploadSession) async throws {
+        let text = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
+        try await write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO uploads (id, record) VALUES (?, ?)", arguments: [session.id, text])
+        }
+    }
+
+    public func removeUpload(id: String) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM uploads WHERE id = ?", arguments: [id]) }
+    }
+
+    public func uploads() async throws -> [UploadSession] {
+        try await read { db in try String.fetchAll(db, sql: "SELECT record FROM uploads").map(Self.decodeUpload) }
+    }
+
+    public func rules() async throws -> String? {
+        try await read { db in try String.fetchOne(db, sql: "SELECT source FROM rules ORDER BY version DESC LIMIT 1") }
+    }
+
+    public func saveRules(_ source: String, time: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "INSERT INTO rules (source, time) VALUES (?, ?)", arguments: [source, time])
+        }
+    }
+
+    public func rulesHistory(limit: Int) async throws -> [(source: String, time: Int64)] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT source, time FROM rules ORDER BY version DESC LIMIT ?", arguments: [limit]).map {
+                (source: $0["source"], time: $0["time"])
+            }
+        }
+    }
+
+    private static func encode(_ object: StoredObject) throws -> String {
+        String(decoding: try JSONEncoder().encode(object), as: UTF8.self)
+    }
+
+    private static func decode(_ text: String) throws -> StoredObject {
+        try JSONDecoder().decode(StoredObject.self, from: Data(text.utf8))
+    }
+
+    private static func decodeUpload(_ text: String) throws -> UploadSession {
+        try JSONDecoder().decode(UploadSession.self, from: Data(text.utf8))
+    }
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await queue.write(body)
+        } catch let error as DatabaseError {
+            throw ObjectCatalogError.unavailable("files.sqlite: \(error.resultCode)")
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await queue.read(body)
+        } catch let error as DatabaseError {
+            throw ObjectCatalogError.unavailable("files.sqlite: \(error.resultCode)")
+        }
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The bytes of stored files, as plain files under one directory:
+///
+/// - `blobs/<2 hex>/<id>`: a finished blob, written once and never changed;
+/// - `uploads/<id>`: the bytes of a resumable upload received so far;
+/// - `tmp/<id>`: a blob being written.
+///
+/// A blob is written to `tmp/`, fsynced, then renamed into `blobs/` and its directory fsynced, so a
+/// blob file is either complete or absent: no reader ever sees half an object. The catalog names a
+/// blob only after this returns; what a crash leaves behind (a `tmp/` file, a blob no row names) is
+/// removed by ``sweep(keeping:uploads:)`` at the next start.
+///
+/// All file I/O runs on NIO's blocking thread pool, never on an event loop.
+///
+/// For example:
+/// ```swift
+/// let blobs = try BlobStore(root: dataDirectory.appendingPathComponent("files"))
+/// let written = try await blobs.write(request.body)
+/// ```
+final class BlobStore: Sendable {
+    let root: URL
+    let pool: NIOThreadPool
+
+    /// Bytes gathered before one write call: big enough that the thread hop is noise.
+    static let writeBatch = 1 << 20
+    /// Bytes per read when streaming a blob out.
+    static let readChunk = 256 * 1024
+
+    init(root: URL, pool: NIOThreadPool = .singleton) throws {
+        self.root = root
+        self.pool = pool
+        for folder in ["blobs", "uploads", "tmp"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+    }
+
+    struct Written: Sendable {
+        var blob: String
+        var size: Int64
+        var md5Hash: String
+        var crc32c: UInt32
+    }
+
+    enum Failure: Error {
+        case io(String, Int32)
+        /// The body was larger than the caller allowed.
+        case tooLarge
+    }
+
+    func blobPath(_ blob: String) -> String {
+        root.appendingPathComponent("blobs/\(blob.prefix(2))/\(blob)").path
+    }
+
+    func uploadPath(_ id: String) -> String { root.appendingPathComponent("uploads/\(id)").path }
+
+    /// Streams `body` into a new blob and makes it durable.
+    func write<Body: AsyncSequence>(_ body: Body, limit: Int64? = nil) async throws -> Written where Body.Element == ByteBuffer {
+        let blob = Self.newIdentifier()
+        let temporary = root.appendingPathComponent("tmp/\(blob)").path
+        let file = try await pool.runIfActive { try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL) }
+        var digest = BlobDigest()
+        do {
+            try await append(body, to: file, at: 0, digest: &digest, limit: limit)
+            try await pool.runIfActive { try Self.check(fsync(file), "fsync", temporary) }
+            _ = try? await pool.runIfActive { close(file) }
+        } catch {
+            _ = try? await pool.runIfActive {
+                close(file)
+                unlink(temporary)
+            }
+            throw error
+        }
+        try await promote(temporary, to: blob)
+        let (md5, crc, size) = digest.finish()
+        return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
+    }
+
+    /// Appends `body` to a resumable upload's file at `offset` (bytes already durable), making the new
+    /// bytes durable; returns the new size. Bytes past `offset` left by a crash are dropped first.
+    func append<Body: AsyncSequence>(upload id: String, _ body: Body, at offset: Int64, limit: Int64?) async throws -> Int64
+    where Body.Element == ByteBuffer {
+        let path = uploadPath(id)
+        let file = try await pool.runIfActive {
+            let file = try Self.open(path, flags: O_WRONLY | O_CREAT)
+            try Self.check(ftruncate(file, off_t(offset)), "ftruncate", path)
+            return file
+        }
+        var digest = BlobDigest()
+        do {
+            try await append(body, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
+            try await pool.runIfActive { try Self.check(fsync(file), "fsync", path) }
+        } catch {
+            _ = try? await pool.runIfActive { close(file) }
+            throw error
+        }
+        _ = try? await pool.runIfActive { close(file) }
+        return offset + digest.size
+    }
+
+    /// Turns a complete resumable upload's file into a blob: checksums it and moves it into `blobs/`.
+    func finishUpload(_ id: String, size: Int64) async throws -> Written {
+        let path = uploadPath(id)
+        let (md5, crc, total) = try await pool.runIfActive {
+            let file = try Self.open(path, flags: O_RDWR)
+            defer { close(file) }
+            try Self.check(ftruncate(file, off_t(size)), "ftruncate", path)
+            var digest = BlobDigest()
+            var buffer = [UInt8](repeating: 0, count: Self.writeBatch)
+            var offset: Int64 = 0
+            while offset < size {
+                let count = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, min($0.count, Int(size - offset)), off_t(offset)) }
+                guard count > 0 else { throw Failure.io("read \(path)", errno) }
+                buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                offset += Int64(count)
+            }
+            try Self.check(fsync(file), "fsync", path)
+            return digest.finish()
+        }
+        let blob = Self.newIdentifier()
+        try await promote(path, to: blob)
+        return Written(blob: blob, size: total, md5Hash: md5, crc32c: crc)
+    }
+
+    /// A new blob with the same bytes as `blob` (copies are independent: deleting one keeps the other).
+    func copy(_ blob: String) async throws -> String {
+        let source = blobPath(blob)
+        let copy = Self.newIdentifier()
+        let temporary = root.appendingPathComponent("tmp/\(copy)").path
+        try await pool.runIfActive {
+            let input = try Self.open(source, flags: O_RDONLY)
+            defer { close(input) }
+            let output = try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            defer { close(output) }
+            var buffer = [UInt8](repeating: 0, count: Self.writeBatch)
+            var offset: off_t = 0
+            while true {
+                let count = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
+                guard count >= 0 else { throw Failure.io("read \(source)", errno) }
+                if count == 0 { break }
+                var written = 0
+                while written < count {
+                    let step = buffer.withUnsafeBytes { pwrite(output, $0.baseAddress! + written, count - written, offset + off_t(written)) }
+                    guard step > 0 else { throw Failure.io("write \(temporary)", errno) }
+                    written += step
+                }
+                offset += off_t(count)
+            }
+            try Self.check(fsync(output), "fsync", temporary)
+        }
+        try await promote(temporary, to: copy)
+        return copy
+    }
+
+    func removeUpload(_ id: String) async {
+        let path = uploadPath(id)
+        _ = try? await pool.runIfActive { unlink(path) }
+    }
+
+    func remove(_ blob: String) async {
+        let path = blobPath(blob)
+        _ = try? await pool.runIfActive { unlink(path) }
+    }
+
+    /// Opens a blob for reading; the file stays readable while open even if the blob is replaced.
+    func open(_ blob: String) async throws -> BlobReader {
+        let path = blobPath(blob)
+        let file = try await pool.runIfActive { try Self.open(path, flags: O_RDONLY) }
+        return BlobReader(file: file, pool: pool)
+    }
+
+    /// Removes what a crash can leave: temporary files, blobs no object names, upload files no session
+    /// names. Run before serving.
+    func sweep(keeping blobs: Set<String>, uploads: Set<String>) throws -> Int {
+        let manager = FileManager.default
+        var removed = 0
+        let temporary = root.appendingPathComponent("tmp")
+        for name in (try? manager.contentsOfDirectory(atPath: temporary.path)) ?? [] {
+            try manager.removeItem(at: temporary.appendingPathComponent(name))
+            removed += 1
+        }
+        let uploadFolder = root.appendingPathComponent("uploads")
+        for name in (try? manager.contentsOfDirectory(atPath: uploadFolder.path)) ?? [] where !uploads.contains(name) {
+            try manager.removeItem(at: uploadFolder.appendingPathComponent(name))
+            removed += 1
+        }
+        let blobFolder = root.appendingPathComponent("blobs")
+        for shard in (try? manager.contentsOfDirectory(atPath: blobFolder.path)) ?? [] {
+            let folder = blobFolder.appendingPathComponent(shard)
+            for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? [] where !blobs.contains(name) {
+                try manager.removeItem(at: folder.appendingPathComponent(name))
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    // MARK: - Internals
+
+    private func append<Body: AsyncSequence>(
+        _ body: Body, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
+    ) async throws where Body.Element == ByteBuffer {
+        var pending = ByteBuffer()
+        var offset = start
+        func flush(_ bytes: ByteBuffer, at offset: Int64) async throws {
+            try await pool.runIfActive {
+                var written = 0
+                try bytes.withUnsafeReadableBytes { raw in
+                    while written < raw.count {
+                        let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+                        guard count > 0 else { throw Failure.io("write", errno) }
+                        written += count
+                    }
+                }
+            }
+        }
+        for try await chunk in body {
+            chunk.withUnsafeReadableBytes { digest.update($0) }
+            if let limit, digest.size > limit { throw Failure.tooLarge }
+            var chunk = chunk
+            pending.writeBuffer(&chunk)
+            if pending.readableBytes >= Self.writeBatch {
+                try await flush(pending, at: offset)
+                offset += Int64(pending.readableBytes)
+                pending.clear()
+            }
+        }
+        if pending.readableBytes > 0 { try await flush(pending, at: offset) }
+    }
+
+    /// Renames a durable file into `blobs/` and fsyncs the directory, so the rename survives a crash.
+    private func promote(_ path: String, to blob: String) async throws {
+        let destination = blobPath(blob)
+        let folder = (destination as NSString).deletingLastPathComponent
+        try await pool.runIfActive {
+            if access(folder, F_OK) != 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try Self.check(rename(path, destination), "rename", path)
+            let directory = try Self.open(folder, flags: O_RDONLY)
+            defer { close(directory) }
+            try Self.check(fsync(directory), "fsync", folder)
+        }
+    }
+
+    static func newIdentifier() -> String {
+        UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
+    private static func open(_ path: String, flags: Int32) throws -> Int32 {
+        #if canImport(Glibc)
+        let file = Glibc.open(path, flags | O_CLOEXEC, 0o600)
+        #else
+        let file = Darwin.open(path, flags | O_CLOEXEC, 0o600)
+        #endif
+        guard file >= 0 else { throw Failure.io("open \(path)", errno) }
+        return file
+    }
+
+    private static func check(_ result: Int32, _ operation: String, _ path: String) throws {
+        guard result == 0 else { throw Failure.io("\(operation) \(path)", errno) }
+    }
+}
+
+/// An open blob, read in chunks on the blocking pool. Close it when done.
+struct BlobReader: Sendable {
+    let file: Int32
+    let pool: NIOThreadPool
+
+    /// Reads up to `count` bytes at `offset` (fewer only at the end of the file).
+    func read(at offset: Int64, count: Int) async throws -> ByteBuffer {
+        try await pool.runIfActive {
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                max(0, pread(file, raw.baseAddress, count, off_t(offset)))
+            }
+            guard read > 0 || count == 0 else { throw BlobStore.Failure.io("read", errno) }
+            return buffer
+        }
+    }
+
+    /// Reads the whole range [start, end) in order, handing each chunk to `body`.
+    func stream(from start: Int64, to end: Int64, _ body: (ByteBuffer) async throws -> Void) async throws {
+        var offset = start
+        while offset < end {
+            let chunk = try await read(at: offset, count: Int(min(Int64(BlobStore.readChunk), end - offset)))
+            offset += Int64(chunk.readableBytes)
+            try await body(chunk)
+        }
+    }
+
+    func close() {
+        #if canImport(Glibc)
+        _ = Glibc.close(file)
+        #else
+        _ = Darwin.close(file)
+        #endif
+    }
+}

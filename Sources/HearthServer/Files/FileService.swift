@@ -1,0 +1,529 @@
+import Foundation
+import HearthCore
+import HearthRules
+import HearthStorage
+import HearthStorageRules
+import Logging
+import NIOCore
+import Synchronization
+
+/// Settings of the file service (Firebase Storage's and Cloud Storage's APIs).
+///
+/// For example:
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.files.maximumUploadBytes = 100 << 20
+/// ```
+public struct FilesConfiguration: Sendable {
+    /// The largest object accepted, in bytes; nil for no limit (Cloud Storage's is 5 TiB).
+    public var maximumUploadBytes: Int64?
+    /// A resumable upload not finished within this time is abandoned (Cloud Storage: a week).
+    public var uploadSessionLifetime: Duration = .seconds(7 * 24 * 3600)
+
+    public init() {}
+}
+
+/// Who asks for a file operation, and whether a download token came with it.
+struct FileRequester: Sendable {
+    var identity: Identity
+    /// `?token=` of a download URL.
+    var downloadToken: String?
+
+    /// `request.auth` as storage rules see it: null, or the token's `auth` (uid, token claims).
+    var ruleAuth: JSONValue {
+        if case .user(let auth) = identity { return auth }
+        return .null
+    }
+}
+
+/// One page of a listing: objects and folded prefixes, with the token of the next page.
+struct FileListing: Sendable {
+    var prefixes: [String] = []
+    var items: [StoredObject] = []
+    var nextPageToken: String?
+}
+
+/// The file service: durable uploads, reads, metadata, listing and storage rules, shared by the
+/// Firebase (`/v0`) and Cloud Storage (`/storage/v1`) APIs and the `hearth storage` command.
+///
+/// An upload is acknowledged only when its bytes and its row are durable: the blob is written,
+/// fsynced and renamed into place first, then the row is committed (SQLite, `synchronous=FULL`), and
+/// only then is the replaced blob deleted. A crash at any point leaves either the old object or the
+/// new one, and at worst an unreferenced file that ``start()`` removes.
+///
+/// For example:
+/// ```swift
+/// let files = try await FileService.open(directory: dataDirectory, catalog: catalog, project: "demo", emulatorMode: true)
+/// ```
+final class FileService: Sendable {
+    let catalog: any ObjectCatalog
+    let blobs: BlobStore
+    let project: String
+    let emulatorMode: Bool
+    let configuration: FilesConfiguration
+    let clock: ServerClock
+    let logger: Logger
+    private let currentRules: Mutex<StorageRules>
+    private let knownBuckets = Mutex<Set<String>>([])
+    private let lastGeneration = Mutex<Int64>(0)
+    /// Resumable uploads with a request in flight: a second concurrent chunk for one is refused.
+    private let busyUploads = Mutex<Set<String>>([])
+
+    /// The buckets every project has: `<project>.appspot.com` and `<project>.firebasestorage.app`.
+    var defaultBuckets: [String] { ["\(project).appspot.com", "\(project).firebasestorage.app"] }
+
+    var rules: StorageRules { currentRules.withLock { $0 } }
+
+    private init(
+        catalog: any ObjectCatalog, blobs: BlobStore, project: String, emulatorMode: Bool, configuration: FilesConfiguration,
+        clock: ServerClock, rules: StorageRules, logger: Logger
+    ) {
+        self.catalog = catalog
+        self.blobs = blobs
+        self.project = project
+        self.emulatorMode = emulatorMode
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        currentRules = Mutex(rules)
+    }
+
+    /// Opens the service: removes what a crash left, creates the default buckets, loads the rules.
+    static func open(
+        directory: URL, catalog: any ObjectCatalog, project: String, emulatorMode: Bool,
+        configuration: FilesConfiguration = FilesConfiguration(), clock: ServerClock = .system, logger: Logger
+    ) async throws -> FileService {
+        let blobs = try BlobStore(root: directory)
+        let referenced = try await catalog.referencedBlobs()
+        let uploads = try await catalog.uploads()
+        let removed = try blobs.sweep(keeping: referenced, uploads: Set(uploads.map(\.id)))
+        if removed > 0 { logger.notice("Removed files left by an interrupted upload", metadata: ["hearth.files.removed": "\(removed)"]) }
+        var rules = StorageRules.defaults(open: emulatorMode)
+        if let source = try await catalog.rules() {
+            do {
+                rules = try StorageRules(source: source)
+            } catch {
+                logger.error("Stored storage rules do not parse; files stay closed until new rules are set", metadata: ["hearth.error": "\(error)"])
+                rules = StorageRules.defaults(open: false)
+            }
+        }
+        let service = FileService(
+            catalog: catalog, blobs: blobs, project: project, emulatorMode: emulatorMode, configuration: configuration, clock: clock,
+            rules: rules, logger: logger
+        )
+        let now = Int64(clock.wallMilliseconds)
+        for bucket in service.defaultBuckets { _ = try await catalog.createBucket(BucketRecord(name: bucket, timeCreated: now)) }
+        let buckets = try await catalog.buckets().map(\.name)
+        service.knownBuckets.withLock { $0 = Set(buckets) }
+        // Sessions past their lifetime are abandoned.
+        let lifetime = Int64(ServerClock.milliseconds(configuration.uploadSessionLifetime))
+        for session in uploads where session.created + lifetime < now {
+            try await catalog.removeUpload(id: session.id)
+            await blobs.removeUpload(session.id)
+        }
+        return service
+    }
+
+    // MARK: - Rules
+
+    /// Replaces the storage rules (they apply to the next request) and records them in the history.
+    func setRules(_ source: String) async throws(RulesError) -> StorageRules {
+        let rules = try StorageRules(source: source)
+        do {
+            try await catalog.saveRules(source, time: Int64(clock.wallMilliseconds))
+        } catch {
+            throw RulesError([Diagnostic(column: 1, message: "cannot store the rules: \(error)")])
+        }
+        currentRules.withLock { $0 = rules }
+        return rules
+    }
+
+    /// Checks `method` on `name` against the rules; admin passes. Throws the Firebase denial.
+    func authorize(
+        _ method: StorageRuleMethod, bucket: String, name: String, _ requester: FileRequester,
+        resource: StoredObject?, requestResource: StoredObject? = nil
+    ) throws(FilesError) {
+        if requester.identity.isAdmin { return }
+        let request = StorageRuleRequest(
+            method: method, bucket: bucket, path: name, auth: requester.ruleAuth, time: clock.wallMilliseconds / 1000,
+            resource: resource.map(Self.ruleFields), requestResource: requestResource.map(Self.ruleFields)
+        )
+        let decision = rules.evaluate(request)
+        guard decision.allowed else {
+            logger.debug("Storage rules denied", metadata: ["hearth.files.method": "\(method.rawValue)", "hearth.files.why": "\(decision.explanation)"])
+            switch method {
+            case .get: throw FilesError.noRead
+            case .list: throw FilesError.noList
+            case .create, .update, .delete: throw FilesError.noWrite
+            }
+        }
+    }
+
+    static func ruleFields(_ object: StoredObject) -> StorageObjectFields {
+        StorageObjectFields(
+            name: object.name, bucket: object.bucket, size: object.size, contentType: object.contentType,
+            contentDisposition: object.contentDisposition, contentEncoding: object.contentEncoding,
+            contentLanguage: object.contentLanguage, cacheControl: object.cacheControl, metadata: object.metadata,
+            md5Hash: object.md5Hash, crc32c: CRC32C.base64(object.crc32c), etag: ObjectMetadata.etag(object),
+            generation: object.generation, metageneration: object.metageneration,
+            timeCreated: Double(object.timeCreated) / 1000, updated: Double(object.updated) / 1000
+        )
+    }
+
+    // MARK: - Buckets
+
+    /// Throws 404 unless the bucket exists; in emulator mode any bucket is created on first use.
+    func requireBucket(_ bucket: String) async throws -> Void {
+        if knownBuckets.withLock({ $0.contains(bucket) }) { return }
+        guard emulatorMode else { throw FilesError(404, "The bucket \(bucket) does not exist.") }
+        _ = try await createBucket(bucket)
+    }
+
+    func createBucket(_ bucket: String) async throws -> Bool {
+        guard Self.isValidBucketName(bucket) else { throw FilesError(400, "Invalid bucket name: '\(bucket)'.") }
+        let created = try await catalog.createBucket(BucketRecord(name: bucket, timeCreated: Int64(clock.wallMilliseconds)))
+        knownBuckets.withLock { _ = $0.insert(bucket) }
+        return created
+    }
+
+    func deleteBucket(_ bucket: String) async throws -> Bool {
+        do {
+            let deleted = try await catalog.deleteBucket(bucket)
+            knownBuckets.withLock { _ = $0.remove(bucket) }
+            return deleted
+        } catch ObjectCatalogError.bucketNotEmpty {
+            throw FilesError(409, "The bucket you tried to delete is not empty.")
+        }
+    }
+
+    static func isValidBucketName(_ name: String) -> Bool {
+        (3...222).contains(name.utf8.count)
+            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
+    }
+
+    /// Object names: 1–1024 bytes of UTF-8, no carriage return or line feed (Cloud Storage's rules).
+    static func checkName(_ name: String) throws(FilesError) {
+        guard !name.isEmpty, name.utf8.count <= 1024 else { throw FilesError(400, "Object names must be 1 to 1024 bytes long.") }
+        guard !name.utf8.contains(0x0A), !name.utf8.contains(0x0D) else {
+            throw FilesError(400, "Object names must not contain carriage returns or line feeds.")
+        }
+    }
+
+    // MARK: - Uploads
+
+    /// A generation newer than every earlier one (microseconds since 1970, as Cloud Storage's are).
+    func nextGeneration() -> Int64 {
+        let now = Int64(clock.wallMilliseconds) * 1000
+        return lastGeneration.withLock { last in
+            last = max(last + 1, now)
+            return last
+        }
+    }
+
+    /// Stores `body` as `bucket/name` with `patch` applied to fresh metadata, if the rules allow.
+    func upload<Body: AsyncSequence>(
+        bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?, body: Body, _ requester: FileRequester,
+        firebaseTokens: Bool
+    ) async throws -> StoredObject where Body.Element == ByteBuffer {
+        try Self.checkName(name)
+        try await requireBucket(bucket)
+        let written: BlobStore.Written
+        do {
+            written = try await blobs.write(body, limit: configuration.maximumUploadBytes)
+        } catch BlobStore.Failure.tooLarge {
+            throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
+        }
+        return try await commit(written, bucket: bucket, name: name, patch: patch, contentType: contentType, requester, firebaseTokens: firebaseTokens)
+    }
+
+    /// Stores a multipart upload: the data part streams to disk, then the metadata part (which precedes
+    /// it on the wire) decides the name when `name` is nil, and the metadata.
+    func uploadMultipart<Body: AsyncSequence & Sendable>(
+        _ upload: MultipartUpload<Body>, bucket: String, name: String?, _ requester: FileRequester, firebaseTokens: Bool
+    ) async throws -> StoredObject where Body.Element == ByteBuffer {
+        if let name { try Self.checkName(name) }
+        try await requireBucket(bucket)
+        let written: BlobStore.Written
+        do {
+            written = try await blobs.write(upload.data, limit: configuration.maximumUploadBytes)
+        } catch BlobStore.Failure.tooLarge {
+            throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
+        }
+        do {
+            let (json, partType) = try upload.metadata()
+            let patch = try ObjectMetadataPatch(json: json)
+            guard let objectName = name ?? patch.name else {
+                throw FilesError(400, "Missing the object name: add ?name=<path> or a \"name\" in the metadata part.")
+            }
+            try Self.checkName(objectName)
+            return try await commit(written, bucket: bucket, name: objectName, patch: patch, contentType: partType, requester, firebaseTokens: firebaseTokens)
+        } catch {
+            await blobs.remove(written.blob)
+            throw error
+        }
+    }
+
+    /// Makes a written blob the object `bucket/name`: checks the claimed MD5 and the rules, commits the
+    /// row, deletes the replaced blob. On refusal the blob is deleted.
+    private func commit(
+        _ written: BlobStore.Written, bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?,
+        _ requester: FileRequester, firebaseTokens: Bool
+    ) async throws -> StoredObject {
+        do {
+            if let claimed = patch.md5Hash, claimed != written.md5Hash {
+                throw FilesError(400, "Provided MD5 hash \"\(claimed)\" doesn't match calculated MD5 hash \"\(written.md5Hash)\".")
+            }
+            let now = Int64(clock.wallMilliseconds)
+            var object = StoredObject(
+                bucket: bucket, name: name, blob: written.blob, size: written.size, contentType: contentType, md5Hash: written.md5Hash,
+                crc32c: written.crc32c, generation: nextGeneration(), time: now
+            )
+            patch.apply(to: &object)
+            if object.contentType == nil { object.contentType = "application/octet-stream" }
+            if firebaseTokens, object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
+            let existing = try await catalog.object(bucket: bucket, name: name)
+            try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object)
+            let replaced = try await catalog.put(object)
+            if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }
+            return object
+        } catch {
+            await blobs.remove(written.blob)
+            throw error
+        }
+    }
+
+    /// Starts a resumable upload; the rules are checked when it finishes (with the final size), and a
+    /// `create` check up front refuses obviously denied uploads before any byte is sent.
+    func startUpload(
+        bucket: String, name: String, metadata: JSONValue, expectedSize: Int64?, _ requester: FileRequester, credential: String?,
+        api: String
+    ) async throws -> UploadSession {
+        try Self.checkName(name)
+        try await requireBucket(bucket)
+        _ = try ObjectMetadataPatch(json: metadata)
+        if let limit = configuration.maximumUploadBytes, let expectedSize, expectedSize > limit {
+            throw FilesError(413, "The object is larger than this server accepts (\(limit) bytes).")
+        }
+        let session = UploadSession(
+            id: BlobStore.newIdentifier(), bucket: bucket, name: name, metadataJSON: metadata.jsonText, credential: credential,
+            expectedSize: expectedSize, created: Int64(clock.wallMilliseconds), api: api
+        )
+        try await catalog.saveUpload(session)
+        return session
+    }
+
+    func uploadSession(_ id: String) async throws -> UploadSession {
+        guard let session = try await catalog.upload(id: id) else { throw FilesError(404, "No such upload.") }
+        return session
+    }
+
+    /// What a chunk request did: the session as it is now, and the object once finalized.
+    struct ChunkOutcome: Sendable {
+        var session: UploadSession
+        var object: StoredObject?
+    }
+
+    /// Appends a chunk at `offset` (which must be the bytes received so far) and, when `finalize`,
+    /// makes the object. `requester` is who the start request came from.
+    func appendUpload<Body: AsyncSequence>(
+        _ id: String, body: Body, offset: Int64?, finalize: Bool, _ requester: FileRequester
+    ) async throws -> ChunkOutcome where Body.Element == ByteBuffer {
+        let claimed = busyUploads.withLock { $0.insert(id).inserted }
+        guard claimed else { throw FilesError(409, "Another request is writing to this upload; retry when it is done.") }
+        defer { _ = busyUploads.withLock { $0.remove(id) } }
+        var session = try await uploadSession(id)
+        if let generation = session.finalGeneration {
+            return ChunkOutcome(session: session, object: try await finishedObject(session, generation: generation))
+        }
+        if let offset, offset != session.received {
+            throw FilesError(
+                400, "The upload offset \(offset) does not match the \(session.received) bytes received; query the upload and resume from there."
+            )
+        }
+        do {
+            let limit = configuration.maximumUploadBytes
+            session.received = try await blobs.append(upload: id, body, at: session.received, limit: limit)
+        } catch BlobStore.Failure.tooLarge {
+            throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
+        }
+        guard finalize else {
+            try await catalog.saveUpload(session)
+            return ChunkOutcome(session: session)
+        }
+        if let expected = session.expectedSize, expected != session.received {
+            try await catalog.saveUpload(session)
+            throw FilesError(400, "The upload announced \(expected) bytes but \(session.received) arrived.")
+        }
+        let written = try await blobs.finishUpload(id, size: session.received)
+        let metadata = try JSONValue(parsing: session.metadataJSON)
+        let patch = try ObjectMetadataPatch(json: metadata)
+        do {
+            let object = try await commit(
+                written, bucket: session.bucket, name: session.name, patch: patch, contentType: nil, requester,
+                firebaseTokens: session.api == "firebase"
+            )
+            session.finalGeneration = object.generation
+            try await catalog.saveUpload(session)
+            return ChunkOutcome(session: session, object: object)
+        } catch {
+            // A refused upload is over: its bytes are gone (commit deleted the blob).
+            try? await catalog.removeUpload(id: id)
+            throw error
+        }
+    }
+
+    private func finishedObject(_ session: UploadSession, generation: Int64) async throws -> StoredObject? {
+        let object = try await catalog.object(bucket: session.bucket, name: session.name)
+        return object?.generation == generation ? object : nil
+    }
+
+    func cancelUpload(_ id: String) async throws {
+        let session = try await uploadSession(id)
+        if session.finalGeneration != nil { throw FilesError(400, "The upload is already finalized.") }
+        try await catalog.removeUpload(id: id)
+        await blobs.removeUpload(id)
+    }
+
+    // MARK: - Reads and changes
+
+    /// The object, if the requester may read it (a download token of the object is enough).
+    func object(bucket: String, name: String, _ requester: FileRequester) async throws -> StoredObject {
+        try await requireBucket(bucket)
+        let object = try await catalog.object(bucket: bucket, name: name)
+        if let token = requester.downloadToken, let object, object.downloadTokens.contains(token) { return object }
+        try authorize(.get, bucket: bucket, name: name, requester, resource: object)
+        guard let object else { throw FilesError.notFound }
+        return object
+    }
+
+    /// Gives the object a download token if it has none (objects uploaded through Cloud Storage's API).
+    func ensureDownloadToken(_ object: StoredObject) async throws -> StoredObject {
+        guard object.downloadTokens.isEmpty else { return object }
+        let updated = try await catalog.update(bucket: object.bucket, name: object.name) { stored in
+            guard stored.downloadTokens.isEmpty else { return }
+            stored.downloadTokens = [UUID().uuidString.lowercased()]
+            stored.metageneration += 1
+        }
+        return updated ?? object
+    }
+
+    func updateMetadata(bucket: String, name: String, patch: ObjectMetadataPatch, _ requester: FileRequester) async throws -> StoredObject {
+        try await requireBucket(bucket)
+        guard let existing = try await catalog.object(bucket: bucket, name: name) else {
+            try authorize(.update, bucket: bucket, name: name, requester, resource: nil)
+            throw FilesError.notFound
+        }
+        var proposed = existing
+        patch.apply(to: &proposed)
+        try authorize(.update, bucket: bucket, name: name, requester, resource: existing, requestResource: proposed)
+        let now = Int64(clock.wallMilliseconds)
+        let updated = try await catalog.update(bucket: bucket, name: name) { object in
+            patch.apply(to: &object)
+            object.metageneration += 1
+            object.updated = now
+        }
+        guard let updated else { throw FilesError.notFound }
+        return updated
+    }
+
+    func delete(bucket: String, name: String, _ requester: FileRequester) async throws {
+        try await requireBucket(bucket)
+        let existing = try await catalog.object(bucket: bucket, name: name)
+        try authorize(.delete, bucket: bucket, name: name, requester, resource: existing)
+        guard let removed = try await catalog.remove(bucket: bucket, name: name) else { throw FilesError.notFound }
+        await blobs.remove(removed.blob)
+    }
+
+    /// Copies an object (admin: the Cloud Storage API's `copyTo`/`rewriteTo`), optionally changing metadata.
+    func copy(from source: (bucket: String, name: String), to target: (bucket: String, name: String), patch: ObjectMetadataPatch) async throws
+        -> StoredObject
+    {
+        try await requireBucket(source.bucket)
+        try await requireBucket(target.bucket)
+        try Self.checkName(target.name)
+        guard let original = try await catalog.object(bucket: source.bucket, name: source.name) else { throw FilesError.notFound }
+        let blob = try await blobs.copy(original.blob)
+        let now = Int64(clock.wallMilliseconds)
+        var object = original
+        object.bucket = target.bucket
+        object.name = target.name
+        object.blob = blob
+        object.generation = nextGeneration()
+        object.metageneration = 1
+        object.timeCreated = now
+        object.updated = now
+        patch.apply(to: &object)
+        do {
+            let replaced = try await catalog.put(object)
+            if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }
+        } catch {
+            await blobs.remove(blob)
+            throw error
+        }
+        return object
+    }
+
+    /// Adds a download token (admin only) or removes one; removing the last creates a replacement.
+    func changeToken(bucket: String, name: String, add: Bool, remove token: String?) async throws -> StoredObject {
+        let now = Int64(clock.wallMilliseconds)
+        let updated = try await catalog.update(bucket: bucket, name: name) { object in
+            if add { object.downloadTokens.append(UUID().uuidString.lowercased()) }
+            if let token { object.downloadTokens.removeAll { $0 == token } }
+            if object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
+            object.metageneration += 1
+            object.updated = now
+        }
+        guard let updated else { throw FilesError.notFound }
+        return updated
+    }
+
+    /// Lists `prefix` (empty, or ending in the delimiter), folding deeper names into prefixes when a
+    /// delimiter is given. Pages hold up to `maxResults` entries, items and prefixes together.
+    func list(
+        bucket: String, prefix: String, delimiter: String?, pageToken: String?, maxResults: Int, _ requester: FileRequester,
+        checkRules: Bool = true
+    ) async throws -> FileListing {
+        try await requireBucket(bucket)
+        if checkRules {
+            let folder = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
+            try authorize(.list, bucket: bucket, name: folder, requester, resource: nil)
+        }
+        var listing = FileListing()
+        var after = pageToken.flatMap(Self.decodePageToken)
+        let delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
+        var count = 0
+        var exhausted = false
+        scan: while !exhausted {
+            // One more than fits, to know whether another page follows.
+            let requested = maxResults - count + 1
+            let batch = try await catalog.objects(bucket: bucket, prefix: prefix, after: after, limit: requested)
+            exhausted = batch.count < requested
+            for object in batch {
+                if count == maxResults {
+                    listing.nextPageToken = Self.encodePageToken(after ?? "")
+                    break scan
+                }
+                let rest = object.name.dropFirst(prefix.count)
+                if let delimiter, let range = rest.range(of: delimiter) {
+                    let folder = prefix + rest[..<range.upperBound]
+                    listing.prefixes.append(folder)
+                    count += 1
+                    // Skip the folder's contents: all of it sorts before folder + U+10FFFF.
+                    after = folder + "\u{10FFFF}"
+                    exhausted = false
+                    continue scan
+                }
+                listing.items.append(object)
+                count += 1
+                after = object.name
+            }
+        }
+        return listing
+    }
+
+    /// Page tokens are opaque to clients: base64 of the last name listed.
+    static func encodePageToken(_ name: String) -> String { Data(name.utf8).base64EncodedString() }
+    static func decodePageToken(_ token: String) -> String? {
+        Data(base64Encoded: token).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

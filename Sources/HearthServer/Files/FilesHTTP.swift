@@ -1,0 +1,163 @@
+import Foundation
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// What both files APIs share on the wire: query parsing, credentials, JSON answers, CORS, and
+/// streaming an object's bytes with `Range` support.
+enum FilesHTTP {
+    /// Query parameters, percent-decoded once, `+` as a space (form encoding, as `google-cloud-storage`
+    /// sends; Firebase's SDKs encode `+` as `%2B`). Nil for a malformed escape.
+    static func query(_ text: String?) throws(FilesError) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in (text ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0]).replacingOccurrences(of: "+", with: " ")
+            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            guard let key = PercentDecoding.decode(key), let value = PercentDecoding.decode(value) else {
+                throw FilesError(400, "The URL has a malformed percent escape.")
+            }
+            result[key] = value
+        }
+        return result
+    }
+
+    /// One path segment, percent-decoded exactly once (Firebase's emulator decodes twice, which breaks
+    /// names containing `%`).
+    static func segment(_ raw: Substring) throws(FilesError) -> String {
+        guard let decoded = PercentDecoding.decode(String(raw)) else { throw FilesError(400, "The URL has a malformed percent escape.") }
+        return decoded
+    }
+
+    /// The credential of `Authorization: Firebase <token>` or `Bearer <token>` (the second word).
+    static func credential(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// Who sends `credential`: admin, a user, or nobody. A bad or expired token is a 401.
+    static func identity(_ credential: String?, _ authenticator: Authenticator) throws(FilesError) -> Identity {
+        guard let credential else { return .anonymous }
+        do {
+            return try authenticator.authenticate(credential, override: nil).identity
+        } catch .expired {
+            throw FilesError(401, "The auth token has expired; sign in again or refresh the token.", reason: "authError")
+        } catch {
+            throw FilesError(401, "Invalid credentials: the auth token is not valid for this server.", reason: "authError")
+        }
+    }
+
+    static let exposedHeaders = [
+        "content-type", "content-length", "content-range", "etag", "x-firebase-storage-version", "x-goog-upload-size-received",
+        "x-goog-upload-url", "x-goog-upload-command", "x-gupload-uploadid", "x-goog-upload-header-content-length",
+        "x-goog-upload-header-content-type", "x-goog-upload-protocol", "x-goog-upload-status", "x-goog-upload-chunk-granularity",
+        "x-goog-upload-control-url", "x-goog-generation", "x-goog-metageneration", "x-goog-hash", "location",
+    ].joined(separator: ", ")
+
+    /// CORS for a browser's request: its origin allowed, the upload protocol's headers readable.
+    static func addCORS(_ response: inout Response, origin: String?) {
+        guard let origin else { return }
+        response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.accessControlExposeHeaders] = exposedHeaders
+        response.headers[.vary] = "Origin"
+    }
+
+    static func preflight(_ request: Request) -> Response {
+        var headers: HTTPFields = [
+            .accessControlAllowOrigin: request.headers[.origin] ?? "*",
+            .accessControlAllowMethods: "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+            .accessControlMaxAge: "86400",
+            .vary: "Origin",
+        ]
+        if let requested = request.headers[.accessControlRequestHeaders] { headers[.accessControlAllowHeaders] = requested }
+        return Response(status: .noContent, headers: headers)
+    }
+
+    static func json(_ value: JSONValue, status: Int = 200, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: value.jsonText)))
+    }
+
+    /// A requested byte range, or nil for the whole object. Throws 416 when it cannot be satisfied.
+    static func range(_ header: String?, size: Int64) throws(FilesError) -> ClosedRange<Int64>? {
+        guard let header, header.lowercased().hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let first = Int64(parts[0]), last = Int64(parts[1])
+        let notSatisfiable = FilesError(416, "The requested range cannot be satisfied.")
+        switch (parts[0].isEmpty, parts[1].isEmpty) {
+        case (true, false):  // the last N bytes
+            guard let count = last, count > 0, size > 0 else { throw notSatisfiable }
+            return max(0, size - count)...(size - 1)
+        case (false, _):
+            guard let start = first, start < size else { throw notSatisfiable }
+            let end = min(last ?? (size - 1), size - 1)
+            guard end >= start else { throw notSatisfiable }
+            return start...end
+        default:
+            return nil
+        }
+    }
+
+    /// Streams an object's bytes (all, or `Range`), with Cloud Storage's download headers.
+    static func media(_ object: StoredObject, _ request: Request, blobs: BlobStore) async throws -> Response {
+        let range: ClosedRange<Int64>?
+        do {
+            range = try Self.range(request.headers[.range], size: object.size)
+        } catch {
+            var response = json(error.firebaseBody, status: error.code)
+            response.headers[.contentRange] = "bytes */\(object.size)"
+            return response
+        }
+        let reader = try await blobs.open(object.blob)
+        let start = range?.lowerBound ?? 0
+        let end = (range?.upperBound).map { $0 + 1 } ?? object.size
+        var headers: HTTPFields = [
+            .contentType: object.contentType ?? "application/octet-stream",
+            .acceptRanges: "bytes",
+            .eTag: "\"\(ObjectMetadata.etag(object))\"",
+            .contentDisposition: contentDisposition(object),
+        ]
+        headers[HTTPField.Name("x-goog-generation")!] = String(object.generation)
+        headers[HTTPField.Name("x-goog-metageneration")!] = String(object.metageneration)
+        headers[HTTPField.Name("x-goog-storage-class")!] = "STANDARD"
+        headers[HTTPField.Name("x-goog-hash")!] = "crc32c=\(CRC32C.base64(object.crc32c)),md5=\(object.md5Hash)"
+        headers[HTTPField.Name("x-goog-stored-content-length")!] = String(object.size)
+        if let encoding = object.contentEncoding, encoding != "identity" {
+            headers[.contentEncoding] = encoding
+            headers[HTTPField.Name("x-goog-stored-content-encoding")!] = encoding
+        }
+        if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }
+        if let language = object.contentLanguage { headers[.contentLanguage] = language }
+        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
+        let body = ResponseBody(contentLength: Int(end - start)) { writer in
+            defer { reader.close() }
+            try await reader.stream(from: start, to: end) { chunk in try await writer.write(chunk) }
+            try await writer.finish(nil)
+        }
+        return Response(status: range == nil ? .ok : .partialContent, headers: headers, body: body)
+    }
+
+    /// `inline` or the stored disposition, with the file name (RFC 5987) so a saved download keeps it.
+    static func contentDisposition(_ object: StoredObject) -> String {
+        let stored = object.contentDisposition ?? "inline"
+        guard !stored.lowercased().contains("filename") else { return stored }
+        let file = object.name.split(separator: "/").last.map(String.init) ?? object.name
+        return "\(stored); filename*=utf-8''\(ObjectMetadata.percentEncode(file))"
+    }
+
+    /// `scheme://host[:port]` of the request, to build URLs clients follow.
+    static func origin(_ request: Request) -> String {
+        let host = request.head.authority ?? "127.0.0.1"
+        let scheme = request.headers[HTTPField.Name("x-forwarded-proto")!] ?? "http"
+        return "\(scheme)://\(host)"
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import HearthCore
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Firebase Storage's API, as the Firebase SDKs speak it: `/v0/b/{bucket}/o` (list, upload) and
+/// `/v0/b/{bucket}/o/{object}` (metadata, download, update, delete), the object name one
+/// percent-encoded segment. Storage rules decide every request but the admin's and those carrying
+/// one of the object's download tokens.
+///
+/// Uploads come in three forms, chosen by headers: multipart (`X-Goog-Upload-Protocol: multipart`,
+/// metadata then bytes), resumable (`X-Goog-Upload-Command: start`, then chunks to the returned
+/// `X-Goog-Upload-URL`, with `query` to learn the offset after a dropped connection), and media (the
+/// raw body).
+///
+/// For example:
+/// ```swift
+/// FirebaseStorageController(files: files, authenticator: authenticator, logger: logger).register(on: router)
+/// ```
+struct FirebaseStorageController: Sendable {
+    let files: FileService
+    let authenticator: Authenticator
+    let logger: Logger
+
+    /// Chunks of a resumable upload are multiples of this (except the last); the emulator's value.
+    static let chunkGranularity = "262144"
+
+    func register(on router: Router<BasicRequestContext>) {
+        for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
+            router.on("/v0/b/**", method: method) { request, _ in await self.respond(to: request) }
+        }
+    }
+
+    func respond(to request: Request) async -> Response {
+        if request.method == .options { return FilesHTTP.preflight(request) }
+        var response: Response
+        do {
+            response = try await handle(request)
+        } catch let error as FilesError {
+            response = FilesHTTP.json(error.firebaseBody, status: error.code)
+            if request.headers[Self.uploadCommand] != nil || request.headers[Self.uploadProtocol] == "resumable" {
+                response.headers[Self.uploadStatus] = error.code == 403 ? "final" : "active"
+            }
+        } catch {
+            logger.error("Files request failed", metadata: ["hearth.error": "\(error)"])
+            response = FilesHTTP.json(FilesError(500, "Internal error; the server log has the details.").firebaseBody, status: 500)
+        }
+        FilesHTTP.addCORS(&response, origin: request.headers[.origin])
+        return response
+    }
+
+    static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!
+    static let uploadProtocol = HTTPField.Name("X-Goog-Upload-Protocol")!
+    static let uploadStatus = HTTPField.Name("X-Goog-Upload-Status")!
+    static let uploadURL = HTTPField.Name("X-Goog-Upload-URL")!
+    static let uploadOffset = HTTPField.Name("X-Goog-Upload-Offset")!
+    static let sizeReceived = HTTPField.Name("X-Goog-Upload-Size-Received")!
+
+    func handle(_ request: Request) async throws -> Response {
+        // /v0/b/{bucket}/o[/{object}]
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3)
+        guard segments.count >= 2, segments[segments.startIndex + 1] == "o" else { throw FilesError.notFound }
+        let bucket = try FilesHTTP.segment(segments[segments.startIndex])
+        let rest = segments.dropFirst(2)
+        guard rest.count <= 1 else { throw FilesError(400, "Object names are one percent-encoded path segment ('/' as %2F).") }
+        let query = try FilesHTTP.query(request.uri.query)
+        var object = try rest.first.flatMap { $0.isEmpty ? nil : try FilesHTTP.segment($0) }
+        let credential = FilesHTTP.credential(request)
+        let requester = FileRequester(identity: try FilesHTTP.identity(credential, authenticator), downloadToken: query["token"])
+        var method = request.method
+        if method == .put || method == .post, request.headers[HTTPField.Name("X-HTTP-Method-Override")!]?.uppercased() == "PATCH" {
+            method = .patch
+        }
+        switch method {
+        case .get:
+            guard let object else { return try await list(bucket, query, requester) }
+            let stored = try await files.object(bucket: bucket, name: object, requester)
+            if query["alt"] == "media" { return try await FilesHTTP.media(stored, request, blobs: files.blobs) }
+            return FilesHTTP.json(ObjectMetadata.firebase(try await files.ensureDownloadToken(stored)))
+        case .post, .put:
+            if let id = query["upload_id"] { return try await chunk(request, id: id, requester) }
+            if object == nil { object = query["name"] }
+            guard let object else { throw FilesError(400, "Missing the object name: add ?name=<path> or put it in the URL.") }
+            if query["create_token"] != nil || query["delete_token"] != nil {
+                return try await token(bucket, object, query, requester)
+            }
+            return try await upload(request, bucket: bucket, name: object, credential: credential, requester)
+        case .patch:
+            guard let object else { throw FilesError(400, "PATCH needs an object: /v0/b/{bucket}/o/{object}.") }
+            let patch = try ObjectMetadataPatch(json: try await Self.jsonBody(request))
+            let updated = try await files.updateMetadata(bucket: bucket, name: object, patch: patch, requester)
+            return FilesHTTP.json(ObjectMetadata.firebase(updated))
+        case .delete:
+            guard let object else { throw FilesError(400, "DELETE needs an object: /v0/b/{bucket}/o/{object}.") }
+            try await files.delete(bucket: bucket, name: object, requester)
+            return Response(status: .noContent)
+        default:
+            throw FilesError(405, "Method not allowed.")
+        }
+    }
+
+    func list(_ bucket: String, _ query: [String: String], _ requester: FileRequester) async throws -> Response {
+        let prefix = query["prefix"] ?? ""
+        guard prefix.isEmpty || prefix.hasSuffix("/") else {
+            throw FilesError(400, "The prefix parameter is required to be empty or ends with a single / character.")
+        }
+        let maxResults = try Self.maxResults(query["maxResults"])
+        let listing = try await files.list(
+            bucket: bucket, prefix: prefix, delimiter: query["delimiter"], pageToken: query["pageToken"], maxResults: maxResults, requester
+        )
+        var members: [(key: String, value: JSONValue)] = [
+            ("prefixes", .array(listing.prefixes.map { .string($0) })),
+            ("items", .array(listing.items.map { .object([("name", .string($0.name)), ("bucket", .string($0.bucket))]) })),
+        ]
+        if let token = listing.nextPageToken { members.append(("nextPageToken", .string(token))) }
+        return FilesHTTP.json(.object(members))
+    }
+
+    static func maxResults(_ text: String?) throws(FilesError) -> Int {
+        guard let text else { return 1000 }
+        guard let value = Int(text), value > 0 else { throw FilesError(400, "maxResults must be a positive integer.") }
+        return min(value, 1000)
+    }
+
+    func upload(_ request: Request, bucket: String, name: String, credential: String?, _ requester: FileRequester) async throws -> Response {
+        let command = request.headers[Self.uploadCommand]?.lowercased()
+        let uploadProtocol = request.headers[Self.uploadProtocol]?.lowercased()
+        if command != nil || uploadProtocol == "resumable" {
+            guard command?.contains("start") ?? false else {
+                throw FilesError(400, "A resumable upload starts with 'X-Goog-Upload-Command: start'.")
+            }
+            return try await startResumable(request, bucket: bucket, name: name, credential: credential, requester)
+        }
+        let contentType = request.headers[.contentType]
+        if uploadProtocol == "multipart" || (contentType?.lowercased().hasPrefix("multipart/") ?? false) {
+            guard let boundary = contentType.flatMap(MultipartUpload<RequestBody>.boundary) else {
+                throw FilesError(400, "A multipart upload needs 'Content-Type: multipart/related; boundary=…'.")
+            }
+            let multipart = MultipartUpload(body: request.body, boundary: boundary)
+            // The metadata part precedes the data, so it is known by the time the upload commits.
+            let stored = try await files.uploadMultipart(multipart, bucket: bucket, name: name, requester, firebaseTokens: true)
+            return FilesHTTP.json(ObjectMetadata.firebase(stored))
+        }
+        let stored = try await files.upload(
+            bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: contentType, body: request.body, requester,
+            firebaseTokens: true
+        )
+        return FilesHTTP.json(ObjectMetadata.firebase(stored))
+    }
+
+    func startResumable(_ request: Request, bucket: String, name: String, credential: String?, _ requester: FileRequester) async throws
+        -> Response
+    {
+        var metadata = try await Self.jsonBody(request, allowEmpty: true)
+        let headerType = request.headers[HTTPField.Name("X-Goog-Upload-Header-Content-Type")!]
+            ?? request.headers[HTTPField.Name("X-Goog-Upload-Content-Type")!]
+        if let headerType, metadata["contentType"] == nil, case .object(var members) = metadata {
+            members.append(("contentType", .string(headerType)))
+            metadata = .object(members)
+        }
+        let announced = (request.headers[HTTPField.Name("X-Goog-Upload-Header-Content-Length")!]
+            ?? request.headers[HTTPField.Name("X-Goog-Upload-Content-Length")!]).flatMap { Int64($0) }
+        let session = try await files.startUpload(
+            bucket: bucket, name: name, metadata: metadata, expectedSize: announced, requester, credential: credential, api: "firebase"
+        )
+        let url = "\(FilesHTTP.origin(request))/v0/b/\(ObjectMetadata.percentEncode(bucket))/o?name=\(ObjectMetadata.percentEncode(name))"
+            + "&upload_id=\(session.id)&upload_protocol=resumable"
+        var headers: HTTPFields = [Self.uploadStatus: "active", Self.uploadURL: url]
+        headers[HTTPField.Name("X-Goog-Upload-Chunk-Granularity")!] = Self.chunkGranularity
+        headers[HTTPField.Name("X-Goog-Upload-Control-URL")!] = ""
+        headers[HTTPField.Name("x-gupload-uploadid")!] = session.id
+        return Response(status: .ok, headers: headers)
+    }
+
+    /// A request to a resumable upload's URL: `upload`, `upload, finalize`, `finalize`, `query`, `cancel`.
+    func chunk(_ request: Request, id: String, _ requester: FileRequester) async throws -> Response {
+        let command = (request.headers[Self.uploadCommand] ?? "upload").lowercased()
+        let commands = Set(command.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let session = try await files.uploadSession(id)
+        if commands.contains("query") {
+            return Response(status: .ok, headers: [
+                Self.uploadStatus: session.finalGeneration == nil ? "active" : "final", Self.sizeReceived: String(session.received),
+            ])
+        }
+        if commands.contains("cancel") {
+            try await files.cancelUpload(id)
+            return Response(status: .ok)
+        }
+        guard commands.contains("upload") || commands.contains("finalize") else {
+            throw FilesError(400, "Unknown X-Goog-Upload-Command '\(command)'.")
+        }
+        // The rules see who started the upload.
+        let starter = FileRequester(identity: try FilesHTTP.identity(session.credential, authenticator))
+        let offset = request.headers[Self.uploadOffset].flatMap { Int64($0) }
+        let outcome = try await files.appendUpload(
+            id, body: commands.contains("upload") ? request.body : RequestBody(buffer: ByteBuffer()), offset: offset,
+            finalize: commands.contains("finalize"), starter
+        )
+        if let object = outcome.object {
+            return FilesHTTP.json(ObjectMetadata.firebase(object), headers: [Self.uploadStatus: "final"])
+        }
+        if outcome.session.finalGeneration != nil {
+            // Finalized before, and replaced since: the upload is over either way.
+            return Response(status: .ok, headers: [Self.uploadStatus: "final"])
+        }
+        return Response(status: .ok, headers: [Self.uploadStatus: "active", Self.sizeReceived: String(outcome.session.received)])
+    }
+
+    func token(_ bucket: String, _ name: String, _ query: [String: String], _ requester: FileRequester) async throws -> Response {
+        guard requester.identity.isAdmin else { throw FilesError.adminRequired }
+        if let create = query["create_token"], create != "true" { throw FilesError(400, "create_token must be \"true\".") }
+        try await files.requireBucket(bucket)
+        let updated = try await files.changeToken(bucket: bucket, name: name, add: query["create_token"] != nil, remove: query["delete_token"])
+        return FilesHTTP.json(ObjectMetadata.firebase(updated))
+    }
+
+    /// A small JSON request body (metadata); at most 1 MiB.
+    static func jsonBody(_ request: Request, allowEmpty: Bool = false) async throws -> JSONValue {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: 1 << 20)
+        } catch {
+            throw FilesError(413, "Metadata is limited to 1 MiB.")
+        }
+        if buffer.readableBytes == 0 {
+            if allowEmpty { return .object([]) }
+            throw FilesError(400, "The request body must be a JSON object.")
+        }
+        do {
+            return try JSONValue(parsing: buffer.readableBytesView)
+        } catch {
+            throw FilesError(400, "The request body is not JSON: \(error.message)")
+        }
+    }
+}

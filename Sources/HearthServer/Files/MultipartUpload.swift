@@ -1,0 +1,124 @@
+import HearthCore
+import MultipartKit
+import NIOCore
+import Synchronization
+
+/// The body of a multipart upload (`multipart/related`: a JSON metadata part, then the bytes), read
+/// as it streams in: the metadata part is collected (it is small), the data part is handed on chunk
+/// by chunk, so a large upload never sits in memory.
+///
+/// Firebase's SDKs and `google-cloud-storage` send exactly two parts; anything else is a 400.
+///
+/// For example:
+/// ```swift
+/// let upload = MultipartUpload(body: request.body, boundary: "B")
+/// let written = try await blobs.write(upload.data)
+/// let metadata = try upload.metadata()
+/// ```
+struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Element == ByteBuffer {
+    let body: Body
+    let boundary: String
+    /// What the parse found: filled in while ``data`` is read.
+    let state = SharedState()
+
+    final class SharedState: Sendable {
+        struct Parts: Sendable {
+            var count = 0
+            var metadata = ByteBuffer()
+            var dataContentType: String?
+            var finished = false
+        }
+        let parts = Mutex(Parts())
+    }
+
+    /// The boundary of a `multipart/related` (or `multipart/form-data`) content type, unquoted.
+    static func boundary(of contentType: String) -> String? {
+        guard contentType.lowercased().hasPrefix("multipart/") else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else { continue }
+            var value = pair[1].trimmingCharacters(in: .whitespaces)
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            return value.isEmpty ? nil : value
+        }
+        return nil
+    }
+
+    /// The second part's bytes.
+    var data: DataPart { DataPart(body: body, boundary: boundary, state: state) }
+
+    /// The metadata part as JSON, and the data part's content type; call after ``data`` was read.
+    func metadata() throws(FilesError) -> (json: JSONValue, contentType: String?) {
+        let parts = state.parts.withLock { $0 }
+        guard parts.count == 2 else {
+            throw FilesError(400, "A multipart upload has exactly two parts (metadata, then data); this one has \(parts.count).")
+        }
+        let json: JSONValue
+        do {
+            json = parts.metadata.readableBytes == 0 ? .object([]) : try JSONValue(parsing: parts.metadata.readableBytesView)
+        } catch {
+            throw FilesError(400, "The metadata part is not JSON: \(error.message)")
+        }
+        return (json, parts.dataContentType)
+    }
+
+    struct DataPart: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let body: Body
+        let boundary: String
+        let state: SharedState
+
+        func makeAsyncIterator() -> Iterator {
+            Iterator(source: body.makeAsyncIterator(), boundary: boundary, state: state)
+        }
+
+        struct Iterator: AsyncIteratorProtocol {
+            var source: Body.AsyncIterator
+            let parser: MultipartParser
+            let state: SharedState
+            /// Data bytes parsed but not yet handed on (the parser's callbacks are synchronous).
+            let ready: Ready
+
+            final class Ready {
+                var chunks: [ByteBuffer] = []
+            }
+
+            init(source: Body.AsyncIterator, boundary: String, state: SharedState) {
+                self.source = source
+                self.state = state
+                let parser = MultipartParser(boundary: boundary)
+                let ready = Ready()
+                parser.onHeader = { name, value in
+                    state.parts.withLock { parts in
+                        if parts.count == 1, name.lowercased() == "content-type" { parts.dataContentType = value }
+                    }
+                }
+                parser.onBody = { buffer in
+                    let index = state.parts.withLock { parts -> Int in
+                        if parts.count == 0 { parts.metadata.writeBuffer(&buffer) }
+                        return parts.count
+                    }
+                    if index == 1 { ready.chunks.append(buffer) }
+                }
+                parser.onPartComplete = { state.parts.withLock { $0.count += 1 } }
+                self.parser = parser
+                self.ready = ready
+            }
+
+            mutating func next() async throws -> ByteBuffer? {
+                while ready.chunks.isEmpty {
+                    guard let chunk = try await source.next() else { return nil }
+                    do {
+                        try parser.execute(chunk)
+                    } catch {
+                        throw FilesError(400, "The multipart body is malformed.")
+                    }
+                    if state.parts.withLock({ $0.count > 2 }) {
+                        throw FilesError(400, "A multipart upload has exactly two parts (metadata, then data).")
+                    }
+                }
+                return ready.chunks.removeFirst()
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import HearthCore
+import HearthRules
+import HearthStorageRules
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The storage rules over HTTP, for the admin: `GET /.settings/storage.rules` reads the source,
+/// `PUT` replaces it (checked first: a 400 lists every diagnostic with line and column) and the new
+/// rules apply to the next request.
+///
+/// For example:
+/// ```sh
+/// curl -X PUT --data-binary @storage.rules -H "Authorization: Bearer $SECRET" http://127.0.0.1:9000/.settings/storage.rules
+/// ```
+struct StorageRulesController: Sendable {
+    let files: FileService
+    let authenticator: Authenticator
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/.settings/storage.rules") { request, _ in await self.respond(to: request) }
+        router.put("/.settings/storage.rules") { request, _ in await self.respond(to: request) }
+    }
+
+    func respond(to request: Request) async -> Response {
+        do {
+            guard try FilesHTTP.identity(FilesHTTP.credential(request), authenticator).isAdmin else { throw FilesError.unauthenticated }
+            if request.method == .get {
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: files.rules.source))
+                )
+            }
+            let body = try await request.body.collect(upTo: 1 << 20)
+            do {
+                _ = try await files.setRules(String(decoding: body.readableBytesView, as: UTF8.self))
+            } catch {
+                return FilesHTTP.json(.object([("error", .string(error.message))]), status: 400)
+            }
+            return FilesHTTP.json(.object([("status", .string("ok"))]))
+        } catch let error as FilesError {
+            return FilesHTTP.json(error.firebaseBody, status: error.code)
+        } catch {
+            return FilesHTTP.json(FilesError(413, "Rules are limited to 1 MiB.").firebaseBody, status: 413)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/// Durable storage of file metadata: objects, buckets, resumable upload sessions and storage rules.
+///
+/// Every mutating call is atomic and durable: when it returns the change survives `kill -9`; when it
+/// throws nothing changed. The bytes are not here: the file store keeps them in blob files and
+/// writes a row only once its blob is durable, so a row never names a missing blob.
+///
+/// Implementation: `SQLiteObjectCatalog` (`files.sqlite` in the data directory).
+///
+/// For example:
+/// ```swift
+/// let catalog: any ObjectCatalog = try SQLiteObjectCatalog(directory: dataDirectory)
+/// let replaced = try await catalog.put(object)   // the previous version, whose blob can go
+/// ```
+public protocol ObjectCatalog: Sendable {
+    func object(bucket: String, name: String) async throws -> StoredObject?
+    /// Stores `object`, replacing any object of the same bucket and name; returns the replaced one.
+    func put(_ object: StoredObject) async throws -> StoredObject?
+    /// Changes an object in one transaction; nil when there is none. `change` may throw to abandon.
+    func update(bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void) async throws
+        -> StoredObject?
+    /// Deletes an object; returns it, or nil when there was none.
+    func remove(bucket: String, name: String) async throws -> StoredObject?
+    /// Up to `limit` objects of `bucket` whose names start with `prefix` and sort after `after`, by name
+    /// (byte order).
+    func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject]
+    /// Every blob an object names (to find orphans after a crash).
+    func referencedBlobs() async throws -> Set<String>
+
+    func buckets() async throws -> [BucketRecord]
+    func bucket(_ name: String) async throws -> BucketRecord?
+    /// Creates a bucket; false when it already exists.
+    func createBucket(_ bucket: BucketRecord) async throws -> Bool
+    /// Deletes an empty bucket; throws ``ObjectCatalogError/bucketNotEmpty`` otherwise; false when missing.
+    func deleteBucket(_ name: String) async throws -> Bool
+
+    func upload(id: String) async throws -> UploadSession?
+    func saveUpload(_ session: UploadSession) async throws
+    func removeUpload(id: String) async throws
+    func uploads() async throws -> [UploadSession]
+
+    /// The current storage rules source, if any were set, and the history of earlier ones (newest first).
+    func rules() async throws -> String?
+    func saveRules(_ source: String, time: Int64) async throws
+    func rulesHistory(limit: Int) async throws -> [(source: String, time: Int64)]
+}
+
+public enum ObjectCatalogError: Error, Sendable, Equatable {
+    case bucketNotEmpty
+    case unavailable(String)
+}

@@ -18,6 +18,8 @@ struct RulesParser {
     var diagnostics: [Diagnostic] = []
     var functions: [FunctionDeclaration] = []
     var version = "1"
+    /// Set when a statement that failed already skipped to its end (a function skips its body).
+    var recovered = false
     /// Nesting beyond this is refused, so hostile rules cannot exhaust the stack.
     static let maximumDepth = 150
     var depth = 0
@@ -107,10 +109,11 @@ struct RulesParser {
             if take("}") { return block }
             if take(";") { continue }  // A stray semicolon is harmless.
             let statementStart = offset
-            var isMatch = false
+            // A broken match or function is skipped with its whole block.
+            var skipsBlock = false
             do throws(Diagnostic) {
                 if takeKeyword("match") {
-                    isMatch = true
+                    skipsBlock = true
                     block.matches.append(try parseMatch(at: statementStart, matchDepth: matchDepth + 1))
                 } else if takeKeyword("allow") {
                     let allow = try parseAllow(at: statementStart)
@@ -120,13 +123,15 @@ struct RulesParser {
                         block.allows.append(allow)
                     }
                 } else if takeKeyword("function") {
+                    skipsBlock = true
                     block.functionIndexes.append(try parseFunction(at: statementStart, matchDepth: matchDepth))
                 } else {
                     throw error("expected 'match', 'allow' or 'function', found \(describeHere())")
                 }
             } catch {
                 diagnostics.append(error)
-                recover(skippingBlock: isMatch)
+                if !recovered { recover(skippingBlock: skipsBlock) }
+                recovered = false
                 if offset == statementStart { offset += 1 }
             }
         }
@@ -239,7 +244,21 @@ struct RulesParser {
             } while take(",")
             try expect(")", "expected ',' or ')' in the parameter list")
         }
+        skipTrivia()
+        let bodyStart = offset
         try expect("{", "expected '{' to start the body of function '\(name)'")
+        do throws(Diagnostic) {
+            return try functionBody(name: name, nameStart: nameStart, parameters: parameters, matchDepth: matchDepth)
+        } catch {
+            // Skip the whole body, so the rest of the enclosing block still parses.
+            offset = bodyStart
+            skipBalancedBlock()
+            recovered = true
+            throw error
+        }
+    }
+
+    mutating func functionBody(name: String, nameStart: Int, parameters: [String], matchDepth: Int) throws(Diagnostic) -> Int {
         var lets: [(name: String, value: RuleExpression)] = []
         var result: RuleExpression?
         while true {

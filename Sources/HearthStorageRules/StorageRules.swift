@@ -41,7 +41,10 @@ public struct StorageRules: Sendable {
         let parsed = parser.parseFile()
         var checker = RulesChecker(source: text, functions: parsed.functions)
         let checked = checker.check(parsed)
-        let diagnostics = (parser.diagnostics + checker.diagnostics).sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+        // In file order; the index keeps diagnostics at one place in the order they were found.
+        let diagnostics = (parser.diagnostics + checker.diagnostics).enumerated()
+            .sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }
+            .map(\.element)
         guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
         self.source = source
         self.text = text

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthStorageRules
 import Testing
@@ -152,6 +153,26 @@ import Testing
             """)
         let decision = rules.evaluate(request(.get, "x"))
         #expect(decision == StorageRuleDecision(allowed: false, explanation: "4:5: more than 10000 function calls"))
+    }
+
+    /// Twenty-one functions, each nesting 94 levels deep before calling the next: each part is within
+    /// its limit, the whole is cut short before it can exhaust a thread's stack.
+    @Test func deepEvaluationIsCutShort() throws {
+        var functions = ""
+        for i in 0..<21 {
+            functions += "function f\(i)(x) { return \(String(repeating: "!", count: 94))\(i == 20 ? "x" : "f\(i + 1)(x)"); }\n"
+        }
+        let rules = try StorageRules(source: "service firebase.storage {\n\(functions)match /b/{bucket}/o/{n} { allow read: if f0(true); } }")
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var decision: StorageRuleDecision?
+        let thread = Thread {
+            decision = rules.evaluate(StorageRuleRequest(method: .get, bucket: "b", path: "x", time: 0))
+            done.signal()
+        }
+        thread.stackSize = 4 << 20
+        thread.start()
+        done.wait()
+        #expect(decision == StorageRuleDecision(allowed: false, explanation: "23:27: evaluation nested deeper than 300 levels"))
     }
 
     @Test func oddObjectNamesNeverCrash() throws {

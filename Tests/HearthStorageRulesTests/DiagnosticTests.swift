@@ -235,6 +235,18 @@ import Testing
         #expect(problems.first?.hasSuffix("expression nested too deeply") == true)
     }
 
+    @Test func longChainsAndDeepMatchesAreRefusedNotACrash() {
+        // A left-leaning chain nests as deeply as parentheses do once parsed.
+        let chain = Array(repeating: "1", count: 5000).joined(separator: " + ")
+        #expect(problems("service firebase.storage { match /b/{bucket}/o { allow read: if \(chain) > 0; } }").first?
+            .hasSuffix("expression nested too deeply") == true)
+        let members = "request" + String(repeating: ".a", count: 5000)
+        #expect(problems("service firebase.storage { match /b/{bucket}/o { allow read: if \(members); } }").first?
+            .hasSuffix("expression nested too deeply") == true)
+        let matches = String(repeating: "match /a { ", count: 60) + String(repeating: "} ", count: 60)
+        #expect(problems("service firebase.storage { \(matches)}") == ["1:578: match blocks nested more than 50 deep"])
+    }
+
     @Test func wellFormedRulesWithoutSemicolonsLoad() throws {
         let source = """
             rules_version = '2';

@@ -20,8 +20,11 @@ struct RulesParser {
     var version = "1"
     /// Set when a statement that failed already skipped to its end (a function skips its body).
     var recovered = false
-    /// Nesting beyond this is refused, so hostile rules cannot exhaust the stack.
-    static let maximumDepth = 150
+    /// Expression nesting beyond this is refused, so hostile rules cannot exhaust the stack of the
+    /// checker and evaluator (which recurse over the tree).
+    static let maximumDepth = 100
+    /// Likewise for match blocks inside match blocks.
+    static let maximumMatchDepth = 50
     var depth = 0
 
     init(_ text: String) {
@@ -138,6 +141,9 @@ struct RulesParser {
     }
 
     mutating func parseMatch(at start: Int, matchDepth: Int) throws(Diagnostic) -> MatchBlock {
+        guard matchDepth <= RulesParser.maximumMatchDepth else {
+            throw source.diagnostic("match blocks nested more than \(RulesParser.maximumMatchDepth) deep", at: start)
+        }
         skipTrivia()
         guard offset < bytes.count, bytes[offset] == UInt8(ascii: "/") else {
             throw error("expected a path starting with '/' after match")
@@ -387,7 +393,9 @@ extension RulesParser {
 
     mutating func logicalOr() throws(Diagnostic) -> RuleExpression {
         var left = try logicalAnd()
+        var links = 0
         while take("||") {
+            try link(&links)
             let right = try logicalAnd()
             left = RuleExpression(.binary(.or, left, right), left.start, right.end)
         }
@@ -396,7 +404,9 @@ extension RulesParser {
 
     mutating func logicalAnd() throws(Diagnostic) -> RuleExpression {
         var left = try relation()
+        var links = 0
         while take("&&") {
+            try link(&links)
             let right = try relation()
             left = RuleExpression(.binary(.and, left, right), left.start, right.end)
         }
@@ -406,7 +416,9 @@ extension RulesParser {
     /// `== != < <= > >= in is`: one level, as in CEL.
     mutating func relation() throws(Diagnostic) -> RuleExpression {
         var left = try additive()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("==") {
                 op = .equal
@@ -443,7 +455,9 @@ extension RulesParser {
 
     mutating func additive() throws(Diagnostic) -> RuleExpression {
         var left = try multiplicative()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("+") {
                 op = .add
@@ -459,7 +473,9 @@ extension RulesParser {
 
     mutating func multiplicative() throws(Diagnostic) -> RuleExpression {
         var left = try unary()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("*") {
                 op = .multiply
@@ -501,7 +517,9 @@ extension RulesParser {
 
     mutating func postfix(_ base: RuleExpression) throws(Diagnostic) -> RuleExpression {
         var result = base
+        var links = 0
         while true {
+            try link(&links)
             if take(".") {
                 skipTrivia()
                 guard let name = identifierText() else { throw error("expected a member name after '.'") }
@@ -592,6 +610,12 @@ extension RulesParser {
         throw error("unexpected \(describeHere()), expected an expression")
     }
 
+    /// Left-leaning chains (`a + b + c…`, `a.b.c…`) nest as deeply as parentheses: count each link.
+    mutating func link(_ links: inout Int) throws(Diagnostic) {
+        links += 1
+        guard depth + links < RulesParser.maximumDepth else { throw error("expression nested too deeply") }
+    }
+
     /// `/a/b/$(expr)`: a path literal (only where an operand is expected, so `/` is not division).
     mutating func pathLiteral() throws(Diagnostic) -> RuleExpression {
         let start = offset
@@ -625,6 +649,7 @@ extension RulesParser {
             offset += 2
             let digitsStart = offset
             while offset < bytes.count, isHexDigit(bytes[offset]) { offset += 1 }
+            guard offset > digitsStart else { throw source.diagnostic("expected hexadecimal digits after 0x", at: start) }
             let text = (negative ? "-" : "") + String(decoding: bytes[digitsStart..<offset], as: UTF8.self)
             guard let value = Int64(text, radix: 16) else { throw source.diagnostic("integer literal out of range", at: start) }
             return RuleExpression(.int(value), start, offset)

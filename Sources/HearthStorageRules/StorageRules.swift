@@ -35,6 +35,11 @@ public struct StorageRules: Sendable {
     let file: RulesFile
 
     /// Parses and checks; throws RulesError with every diagnostic (1-based line and column) it finds.
+    ///
+    /// For example:
+    /// ```swift
+    /// do { rules = try StorageRules(source: uploaded) } catch { print(error.message) }  // "3:11: unknown method 'reed' in allow; …"
+    /// ```
     public init(source: String) throws(RulesError) {
         let text = SourceText(source)
         var parser = RulesParser(text)
@@ -52,6 +57,11 @@ public struct StorageRules: Sendable {
     }
 
     /// Open: `allow read, write: if true` for every path; closed: nothing allowed (admin only).
+    ///
+    /// For example:
+    /// ```swift
+    /// let rules = StorageRules.defaults(open: emulatorMode)
+    /// ```
     public static func defaults(open: Bool) -> StorageRules {
         let source = """
             rules_version = '2';
@@ -67,6 +77,15 @@ public struct StorageRules: Sendable {
         return try! StorageRules(source: source)  // A constant that compiles.
     }
 
+    /// Whether the rules allow `request`: the first `allow` in the file (for the request's method, in a
+    /// `match` the path satisfies) whose condition is true grants it. Never throws and never traps: a
+    /// condition that fails to evaluate is false, and the explanation says why.
+    ///
+    /// For example:
+    /// ```swift
+    /// let decision = rules.evaluate(StorageRuleRequest(method: .delete, bucket: "demo", path: "photos/p1", time: now))
+    /// // decision.allowed == false, decision.explanation == "8:7: resource is null"
+    /// ```
     public func evaluate(_ request: StorageRuleRequest) -> StorageRuleDecision {
         let segments = ["b", request.bucket, "o"] + (request.path.isEmpty
             ? [] : request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))

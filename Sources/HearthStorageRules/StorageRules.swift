@@ -87,8 +87,7 @@ public struct StorageRules: Sendable {
     /// // decision.allowed == false, decision.explanation == "8:7: resource is null"
     /// ```
     public func evaluate(_ request: StorageRuleRequest) -> StorageRuleDecision {
-        let segments = ["b", request.bucket, "o"] + (request.path.isEmpty
-            ? [] : request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        let segments = StorageRules.segments(of: request)
         let pathText = "/" + segments.joined(separator: "/")
         let candidates = PathMatcher(version: file.version).candidates(in: file.body, for: segments)
             .filter { $0.allow.methods.contains(request.method) }
@@ -121,6 +120,13 @@ public struct StorageRules: Sendable {
         return StorageRuleDecision(allowed: false, explanation: lastFailure)
     }
 
+    /// The path the rules match: `b`, the bucket, `o`, then the object name's segments (empty ones kept,
+    /// so `a//b` has three).
+    static func segments(of request: StorageRuleRequest) -> [String] {
+        ["b", request.bucket, "o"]
+            + (request.path.isEmpty ? [] : request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
     /// The `request` variable.
     static func requestValue(_ request: StorageRuleRequest, segments: [String]) -> RuleValue {
         var map = RuleMap()
@@ -147,8 +153,9 @@ public struct StorageRules: Sendable {
         }
         var checker = RulesChecker(source: text, functions: [])
         let resolved = checker.resolve(parsed, RulesChecker.Scope(variables: Set(variables.keys)))
-        guard checker.diagnostics.isEmpty else { throw RulesError(checker.diagnostics) }
-        let segments = ["b", request.bucket, "o"] + (request.path.isEmpty ? [] : request.path.split(separator: "/").map(String.init))
+        let diagnostics = parser.diagnostics + checker.diagnostics
+        guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
+        let segments = StorageRules.segments(of: request)
         var evaluator = Evaluator(
             functions: [], source: text, request: StorageRules.requestValue(request, segments: segments),
             resource: request.resource?.ruleValue ?? .null)

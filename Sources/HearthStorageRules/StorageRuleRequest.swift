@@ -2,6 +2,9 @@ public import HearthCore
 
 /// What a request does to an object, as Storage rules name it. `read` in rules means get and list;
 /// `write` means create, update and delete.
+///
+/// For example: a download or a metadata read is `.get`, listing a folder `.list`, an upload `.create`
+/// (`.update` when the object exists), a metadata PATCH `.update`, a DELETE `.delete`.
 public enum StorageRuleMethod: String, Sendable, CaseIterable {
     case get, list, create, update, delete
 }
@@ -25,7 +28,7 @@ public struct StorageRuleRequest: Sendable {
     public var auth: JSONValue
     /// Seconds since 1970.
     public var time: Double
-    /// The existing object (`resource`), nil if none.
+    /// The existing object (`resource`), nil if none (and for list).
     public var resource: StorageObjectFields?
     /// The object as it would be after the write (`request.resource`), for create/update.
     public var requestResource: StorageObjectFields?
@@ -140,6 +143,9 @@ public struct StorageObjectFields: Sendable, Equatable {
 }
 
 /// The `allow` statement that granted a request: where it is and what it says.
+///
+/// For example: `StorageRuleGrant(line: 5, column: 7, text: "allow read;")`, which prints as
+/// `5:7: allow read;`.
 public struct StorageRuleGrant: Sendable, Equatable, CustomStringConvertible {
     /// 1-based line and byte column of the `allow` keyword.
     public var line: Int

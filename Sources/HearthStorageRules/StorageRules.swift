@@ -35,13 +35,21 @@ public struct StorageRules: Sendable {
     let file: RulesFile
 
     /// Parses and checks; throws RulesError with every diagnostic (1-based line and column) it finds.
+    ///
+    /// For example:
+    /// ```swift
+    /// do { rules = try StorageRules(source: uploaded) } catch { print(error.message) }  // "3:11: unknown method 'reed' in allow; …"
+    /// ```
     public init(source: String) throws(RulesError) {
         let text = SourceText(source)
         var parser = RulesParser(text)
         let parsed = parser.parseFile()
         var checker = RulesChecker(source: text, functions: parsed.functions)
         let checked = checker.check(parsed)
-        let diagnostics = (parser.diagnostics + checker.diagnostics).sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+        // In file order; the index keeps diagnostics at one place in the order they were found.
+        let diagnostics = (parser.diagnostics + checker.diagnostics).enumerated()
+            .sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }
+            .map(\.element)
         guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
         self.source = source
         self.text = text
@@ -49,6 +57,11 @@ public struct StorageRules: Sendable {
     }
 
     /// Open: `allow read, write: if true` for every path; closed: nothing allowed (admin only).
+    ///
+    /// For example:
+    /// ```swift
+    /// let rules = StorageRules.defaults(open: emulatorMode)
+    /// ```
     public static func defaults(open: Bool) -> StorageRules {
         let source = """
             rules_version = '2';
@@ -64,9 +77,17 @@ public struct StorageRules: Sendable {
         return try! StorageRules(source: source)  // A constant that compiles.
     }
 
+    /// Whether the rules allow `request`: the first `allow` in the file (for the request's method, in a
+    /// `match` the path satisfies) whose condition is true grants it. Never throws and never traps: a
+    /// condition that fails to evaluate is false, and the explanation says why.
+    ///
+    /// For example:
+    /// ```swift
+    /// let decision = rules.evaluate(StorageRuleRequest(method: .delete, bucket: "demo", path: "photos/p1", time: now))
+    /// // decision.allowed == false, decision.explanation == "8:7: resource is null"
+    /// ```
     public func evaluate(_ request: StorageRuleRequest) -> StorageRuleDecision {
-        let segments = ["b", request.bucket, "o"] + (request.path.isEmpty
-            ? [] : request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        let segments = StorageRules.segments(of: request)
         let pathText = "/" + segments.joined(separator: "/")
         let candidates = PathMatcher(version: file.version).candidates(in: file.body, for: segments)
             .filter { $0.allow.methods.contains(request.method) }
@@ -99,6 +120,13 @@ public struct StorageRules: Sendable {
         return StorageRuleDecision(allowed: false, explanation: lastFailure)
     }
 
+    /// The path the rules match: `b`, the bucket, `o`, then the object name's segments (empty ones kept,
+    /// so `a//b` has three).
+    static func segments(of request: StorageRuleRequest) -> [String] {
+        ["b", request.bucket, "o"]
+            + (request.path.isEmpty ? [] : request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
     /// The `request` variable.
     static func requestValue(_ request: StorageRuleRequest, segments: [String]) -> RuleValue {
         var map = RuleMap()
@@ -125,8 +153,9 @@ public struct StorageRules: Sendable {
         }
         var checker = RulesChecker(source: text, functions: [])
         let resolved = checker.resolve(parsed, RulesChecker.Scope(variables: Set(variables.keys)))
-        guard checker.diagnostics.isEmpty else { throw RulesError(checker.diagnostics) }
-        let segments = ["b", request.bucket, "o"] + (request.path.isEmpty ? [] : request.path.split(separator: "/").map(String.init))
+        let diagnostics = parser.diagnostics + checker.diagnostics
+        guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
+        let segments = StorageRules.segments(of: request)
         var evaluator = Evaluator(
             functions: [], source: text, request: StorageRules.requestValue(request, segments: segments),
             resource: request.resource?.ruleValue ?? .null)

@@ -28,7 +28,13 @@ public import HearthRules
 ///   existing object's fields, for create they describe the new object (size 0 and no content type
 ///   unless given). Without it, an update's `request.resource` is the existing object unchanged.
 /// - `auth` is null (or absent) for unauthenticated requests, else `{"uid": …, "token": {…}}`; a
-///   `token` without `sub` or `uid` claims gets them from `uid`, as ID tokens have them.
+///   `token` without `sub` or `user_id` claims gets them from `uid`, as ID tokens have them.
+///
+/// Running it:
+/// ```swift
+/// let suite = try StorageRulesTestSuite(json: try JSONValue(parsing: testFile))
+/// for outcome in suite.run(rules) where !outcome.passed { print("\(outcome.name): \(outcome.detail)") }
+/// ```
 public struct StorageRulesTestSuite: Sendable {
     public struct Outcome: Sendable {
         public var name: String

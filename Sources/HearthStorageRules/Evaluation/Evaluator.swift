@@ -3,7 +3,8 @@
 ///
 /// `&&` and `||` absorb errors as CEL does: `false && error` and `error && false` are false,
 /// `true || error` and `error || true` are true. Function calls nest at most 20 deep (Firebase's limit),
-/// and one evaluation makes at most ``maximumCalls`` calls, so no rules file can run away.
+/// one evaluation makes at most ``maximumCalls`` calls, and evaluation recurses at most
+/// ``maximumNesting`` levels, so no rules file can run away or exhaust the stack.
 ///
 /// For example:
 /// ```swift
@@ -17,9 +18,14 @@ struct Evaluator {
     let request: RuleValue
     let resource: RuleValue
     var calls = 0
+    /// How deep evaluation is, counting every expression level through every function call.
+    var nesting = 0
 
     static let maximumCallDepth = 20
     static let maximumCalls = 10_000
+    /// The parser allows 100 levels per expression and Firebase 20 nested calls; together that could
+    /// recurse 2,000 levels, more than a thread's stack holds in debug builds. Real rules stay far below.
+    static let maximumNesting = 300
 
     /// The names an expression sees besides `request` and `resource`.
     struct Scope {
@@ -38,83 +44,149 @@ struct Evaluator {
     }
 
     mutating func evaluate(_ expression: RuleExpression, in scope: Scope) throws(EvaluationError) -> RuleValue {
+        nesting += 1
+        defer { nesting -= 1 }
+        guard nesting <= Evaluator.maximumNesting else {
+            throw EvaluationError("evaluation nested deeper than \(Evaluator.maximumNesting) levels")
+        }
+        // Each case is one call and binds nothing: a debug build's frame holds every case's payloads and
+        // temporaries, and this function recurses once per level of the expression.
         switch expression.kind {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .float(let d): return .float(d)
-        case .string(let s): return .string(s)
-        case .identifier(let name): return try lookup(name, scope)
-        case .list(let elements):
-            var values: [RuleValue] = []
-            values.reserveCapacity(elements.count)
-            for element in elements { values.append(try evaluate(element, in: scope)) }
-            return .list(values)
-        case .map(let entries):
-            var map = RuleMap()
-            for (keyExpression, valueExpression) in entries {
-                guard case .string(let key) = try evaluate(keyExpression, in: scope) else {
-                    throw EvaluationError("map keys must be strings: \(describe(keyExpression))")
-                }
-                map[key] = try evaluate(valueExpression, in: scope)
-            }
-            return .map(map)
-        case .path(let segments):
-            var parts: [String] = []
-            for segment in segments {
-                switch segment {
-                case .literal(let text): parts.append(text)
-                case .interpolated(let inner):
-                    let value = try evaluate(inner, in: scope)
-                    switch value {
-                    case .string(let s): parts.append(contentsOf: RulePath(parsing: s).segments)
-                    case .path(let p): parts.append(contentsOf: p.segments)
-                    case .int, .float, .bool: parts.append(value.text)
-                    default: throw EvaluationError("$(…) in a path needs a string, not \(value.typeName)")
-                    }
-                }
-            }
-            return .path(RulePath(segments: parts, absolute: true))
-        case .unary(let op, let operand):
-            let value = try evaluate(operand, in: scope)
-            switch (op, value) {
-            case (.not, .bool(let b)): return .bool(!b)
-            case (.negate, .int(let i)):
-                guard i != .min else { throw EvaluationError("integer overflow") }
-                return .int(-i)
-            case (.negate, .float(let d)): return .float(-d)
-            case (.negate, .duration(let d)): return .duration(try d.negated())
-            default: throw EvaluationError("'\(op.rawValue)' cannot apply to \(value.typeName) (\(describe(operand)))")
-            }
-        case .binary(let op, let left, let right):
-            return try binary(op, left, right, scope)
-        case .isType(let operand, let type):
-            return .bool(try evaluate(operand, in: scope).isOf(type))
-        case .conditional(let test, let yes, let no):
-            guard case .bool(let b) = try evaluate(test, in: scope) else {
-                throw EvaluationError("the test of ?: must be a boolean: \(describe(test))")
-            }
-            return try evaluate(b ? yes : no, in: scope)
-        case .member(let base, let name):
-            return try member(try evaluate(base, in: scope), name, base)
-        case .index(let base, let index):
-            return try self.index(try evaluate(base, in: scope), try evaluate(index, in: scope), base)
+        case .null, .bool, .int, .float, .string: return literal(expression)
+        case .identifier: return try identifier(expression, scope)
+        case .list, .map, .path: return try collection(expression, scope)
+        case .unary: return try unary(expression, scope)
+        case .binary: return try binary(expression, scope)
+        case .isType, .conditional: return try test(expression, scope)
+        case .member, .index, .range: return try access(expression, scope)
+        case .call, .builtin, .userCall: return try call(expression, scope)
+        }
+    }
+
+    func literal(_ expression: RuleExpression) -> RuleValue {
+        switch expression.kind {
+        case .bool(let b): .bool(b)
+        case .int(let i): .int(i)
+        case .float(let d): .float(d)
+        case .string(let s): .string(s)
+        default: .null
+        }
+    }
+
+    func identifier(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        guard case .identifier(let name) = expression.kind else { preconditionFailure() }
+        return try lookup(name, scope)
+    }
+
+    mutating func collection(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        switch expression.kind {
+        case .list(let elements): return .list(try values(elements, scope))
+        case .map(let entries): return try map(entries, scope)
+        case .path(let segments): return try path(segments, scope)
+        default: preconditionFailure()
+        }
+    }
+
+    mutating func unary(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        guard case .unary(let op, let operand) = expression.kind else { preconditionFailure() }
+        return try unary(op, operand, scope)
+    }
+
+    mutating func binary(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        guard case .binary(let op, let left, let right) = expression.kind else { preconditionFailure() }
+        return try binary(op, left, right, scope)
+    }
+
+    mutating func test(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        switch expression.kind {
+        case .isType(let operand, let type): return .bool(try evaluate(operand, in: scope).isOf(type))
+        case .conditional(let test, let yes, let no): return try conditional(test, yes, no, scope)
+        default: preconditionFailure()
+        }
+    }
+
+    mutating func access(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        switch expression.kind {
+        case .member(let base, let name): return try member(try evaluate(base, in: scope), name, base)
+        case .index(let base, let index): return try self.index(try evaluate(base, in: scope), try evaluate(index, in: scope), base)
         case .range(let base, let lower, let upper):
             return try range(try evaluate(base, in: scope), try evaluate(lower, in: scope), try evaluate(upper, in: scope), base)
-        case .call(let callee, let arguments):
-            // The checker leaves only method calls here.
-            guard case .member(let base, let name) = callee.kind else { throw EvaluationError("only methods can be called here") }
-            let receiver = try evaluate(base, in: scope)
-            var values: [RuleValue] = []
-            for argument in arguments { values.append(try evaluate(argument, in: scope)) }
-            return try method(receiver, name, values, base)
-        case .builtin(let name, let arguments):
-            var values: [RuleValue] = []
-            for argument in arguments { values.append(try evaluate(argument, in: scope)) }
-            return try builtin(name, values)
-        case .userCall(let index, let arguments):
-            return try call(index, arguments, scope)
+        default: preconditionFailure()
         }
+    }
+
+    mutating func call(_ expression: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        switch expression.kind {
+        case .call(let callee, let arguments): return try methodCall(callee, arguments, scope)
+        case .builtin(let name, let arguments): return try builtin(name, try values(arguments, scope))
+        case .userCall(let index, let arguments): return try call(index, arguments, scope)
+        default: preconditionFailure()
+        }
+    }
+
+    mutating func values(_ expressions: [RuleExpression], _ scope: Scope) throws(EvaluationError) -> [RuleValue] {
+        var values: [RuleValue] = []
+        values.reserveCapacity(expressions.count)
+        for expression in expressions { values.append(try evaluate(expression, in: scope)) }
+        return values
+    }
+
+    mutating func map(_ entries: [(key: RuleExpression, value: RuleExpression)], _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        var map = RuleMap()
+        for (keyExpression, valueExpression) in entries {
+            guard case .string(let key) = try evaluate(keyExpression, in: scope) else {
+                throw EvaluationError("map keys must be strings: \(describe(keyExpression))")
+            }
+            map[key] = try evaluate(valueExpression, in: scope)
+        }
+        return .map(map)
+    }
+
+    mutating func path(_ segments: [RuleExpression.PathLiteralSegment], _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        var parts: [String] = []
+        for segment in segments {
+            switch segment {
+            case .literal(let text): parts.append(text)
+            case .interpolated(let inner):
+                let value = try evaluate(inner, in: scope)
+                switch value {
+                case .string(let s): parts.append(contentsOf: RulePath(parsing: s).segments)
+                case .path(let p): parts.append(contentsOf: p.segments)
+                case .int, .float, .bool: parts.append(value.text)
+                default: throw EvaluationError("$(…) in a path needs a string, not \(value.typeName)")
+                }
+            }
+        }
+        return .path(RulePath(segments: parts, absolute: true))
+    }
+
+    mutating func unary(_ op: RuleExpression.UnaryOperator, _ operand: RuleExpression, _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        let value = try evaluate(operand, in: scope)
+        switch (op, value) {
+        case (.not, .bool(let b)): return .bool(!b)
+        case (.negate, .int(let i)):
+            guard i != .min else { throw EvaluationError("integer overflow") }
+            return .int(-i)
+        case (.negate, .float(let d)): return .float(-d)
+        case (.negate, .duration(let d)): return .duration(try d.negated())
+        default: throw EvaluationError("'\(op.rawValue)' cannot apply to \(value.typeName) (\(describe(operand)))")
+        }
+    }
+
+    mutating func conditional(
+        _ test: RuleExpression, _ yes: RuleExpression, _ no: RuleExpression, _ scope: Scope
+    ) throws(EvaluationError) -> RuleValue {
+        guard case .bool(let b) = try evaluate(test, in: scope) else {
+            throw EvaluationError("the test of ?: must be a boolean: \(describe(test))")
+        }
+        return try evaluate(b ? yes : no, in: scope)
+    }
+
+    /// `receiver.name(arguments)`: the checker leaves only method calls as `.call`.
+    mutating func methodCall(_ callee: RuleExpression, _ arguments: [RuleExpression], _ scope: Scope) throws(EvaluationError) -> RuleValue {
+        guard case .member(let base, let name) = callee.kind else { throw EvaluationError("only methods can be called here") }
+        let receiver = try evaluate(base, in: scope)
+        return try method(receiver, name, try values(arguments, scope), base)
     }
 
     func lookup(_ name: String, _ scope: Scope) throws(EvaluationError) -> RuleValue {
@@ -314,3 +386,4 @@ extension RuleValue {
         }
     }
 }
+

@@ -28,7 +28,9 @@ struct RuleTimestamp: Sendable, Hashable, Comparable {
 
     /// From seconds since 1970 as the server keeps time (microseconds are kept, rounding noise is not).
     init(unixTime: Double) {
-        let clamped = min(max(unixTime, Double(RuleTimestamp.minimumSeconds)), Double(RuleTimestamp.maximumSeconds))
+        // NaN (which no clock gives, but a caller might) reads as 1970 rather than trapping.
+        let finite = unixTime.isNaN ? 0 : unixTime
+        let clamped = min(max(finite, Double(RuleTimestamp.minimumSeconds)), Double(RuleTimestamp.maximumSeconds))
         let whole = clamped.rounded(.down)
         let micros = Int32(((clamped - whole) * 1_000_000).rounded())
         seconds = Int64(whole)

@@ -87,10 +87,10 @@ struct RulesChecker {
         var result = block
         for (i, allow) in block.allows.enumerated() {
             guard let condition = allow.condition else { continue }
-            if case .int = condition.kind {
+            switch condition.kind {
+            case .null, .int, .float, .string, .list, .map, .path:
                 diagnostics.append(source.diagnostic("the condition of allow must be a boolean", at: condition.start))
-            } else if case .string = condition.kind {
-                diagnostics.append(source.diagnostic("the condition of allow must be a boolean", at: condition.start))
+            default: break
             }
             result.allows[i].condition = resolve(condition, scope)
         }

@@ -18,8 +18,13 @@ struct RulesParser {
     var diagnostics: [Diagnostic] = []
     var functions: [FunctionDeclaration] = []
     var version = "1"
-    /// Nesting beyond this is refused, so hostile rules cannot exhaust the stack.
-    static let maximumDepth = 150
+    /// Set when a statement that failed already skipped to its end (a function skips its body).
+    var recovered = false
+    /// Expression nesting beyond this is refused, so hostile rules cannot exhaust the stack of the
+    /// checker and evaluator (which recurse over the tree).
+    static let maximumDepth = 100
+    /// Likewise for match blocks inside match blocks.
+    static let maximumMatchDepth = 50
     var depth = 0
 
     init(_ text: String) {
@@ -107,10 +112,11 @@ struct RulesParser {
             if take("}") { return block }
             if take(";") { continue }  // A stray semicolon is harmless.
             let statementStart = offset
-            var isMatch = false
+            // A broken match or function is skipped with its whole block.
+            var skipsBlock = false
             do throws(Diagnostic) {
                 if takeKeyword("match") {
-                    isMatch = true
+                    skipsBlock = true
                     block.matches.append(try parseMatch(at: statementStart, matchDepth: matchDepth + 1))
                 } else if takeKeyword("allow") {
                     let allow = try parseAllow(at: statementStart)
@@ -120,19 +126,24 @@ struct RulesParser {
                         block.allows.append(allow)
                     }
                 } else if takeKeyword("function") {
+                    skipsBlock = true
                     block.functionIndexes.append(try parseFunction(at: statementStart, matchDepth: matchDepth))
                 } else {
                     throw error("expected 'match', 'allow' or 'function', found \(describeHere())")
                 }
             } catch {
                 diagnostics.append(error)
-                recover(skippingBlock: isMatch)
+                if !recovered { recover(skippingBlock: skipsBlock) }
+                recovered = false
                 if offset == statementStart { offset += 1 }
             }
         }
     }
 
     mutating func parseMatch(at start: Int, matchDepth: Int) throws(Diagnostic) -> MatchBlock {
+        guard matchDepth <= RulesParser.maximumMatchDepth else {
+            throw source.diagnostic("match blocks nested more than \(RulesParser.maximumMatchDepth) deep", at: start)
+        }
         skipTrivia()
         guard offset < bytes.count, bytes[offset] == UInt8(ascii: "/") else {
             throw error("expected a path starting with '/' after match")
@@ -239,7 +250,21 @@ struct RulesParser {
             } while take(",")
             try expect(")", "expected ',' or ')' in the parameter list")
         }
+        skipTrivia()
+        let bodyStart = offset
         try expect("{", "expected '{' to start the body of function '\(name)'")
+        do throws(Diagnostic) {
+            return try functionBody(name: name, nameStart: nameStart, parameters: parameters, matchDepth: matchDepth)
+        } catch {
+            // Skip the whole body, so the rest of the enclosing block still parses.
+            offset = bodyStart
+            skipBalancedBlock()
+            recovered = true
+            throw error
+        }
+    }
+
+    mutating func functionBody(name: String, nameStart: Int, parameters: [String], matchDepth: Int) throws(Diagnostic) -> Int {
         var lets: [(name: String, value: RuleExpression)] = []
         var result: RuleExpression?
         while true {
@@ -368,7 +393,9 @@ extension RulesParser {
 
     mutating func logicalOr() throws(Diagnostic) -> RuleExpression {
         var left = try logicalAnd()
+        var links = 0
         while take("||") {
+            try link(&links)
             let right = try logicalAnd()
             left = RuleExpression(.binary(.or, left, right), left.start, right.end)
         }
@@ -377,7 +404,9 @@ extension RulesParser {
 
     mutating func logicalAnd() throws(Diagnostic) -> RuleExpression {
         var left = try relation()
+        var links = 0
         while take("&&") {
+            try link(&links)
             let right = try relation()
             left = RuleExpression(.binary(.and, left, right), left.start, right.end)
         }
@@ -387,7 +416,9 @@ extension RulesParser {
     /// `== != < <= > >= in is`: one level, as in CEL.
     mutating func relation() throws(Diagnostic) -> RuleExpression {
         var left = try additive()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("==") {
                 op = .equal
@@ -424,7 +455,9 @@ extension RulesParser {
 
     mutating func additive() throws(Diagnostic) -> RuleExpression {
         var left = try multiplicative()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("+") {
                 op = .add
@@ -440,7 +473,9 @@ extension RulesParser {
 
     mutating func multiplicative() throws(Diagnostic) -> RuleExpression {
         var left = try unary()
+        var links = 0
         while true {
+            try link(&links)
             let op: RuleExpression.BinaryOperator
             if take("*") {
                 op = .multiply
@@ -482,7 +517,9 @@ extension RulesParser {
 
     mutating func postfix(_ base: RuleExpression) throws(Diagnostic) -> RuleExpression {
         var result = base
+        var links = 0
         while true {
+            try link(&links)
             if take(".") {
                 skipTrivia()
                 guard let name = identifierText() else { throw error("expected a member name after '.'") }
@@ -573,6 +610,12 @@ extension RulesParser {
         throw error("unexpected \(describeHere()), expected an expression")
     }
 
+    /// Left-leaning chains (`a + b + c…`, `a.b.c…`) nest as deeply as parentheses: count each link.
+    mutating func link(_ links: inout Int) throws(Diagnostic) {
+        links += 1
+        guard depth + links < RulesParser.maximumDepth else { throw error("expression nested too deeply") }
+    }
+
     /// `/a/b/$(expr)`: a path literal (only where an operand is expected, so `/` is not division).
     mutating func pathLiteral() throws(Diagnostic) -> RuleExpression {
         let start = offset
@@ -606,6 +649,7 @@ extension RulesParser {
             offset += 2
             let digitsStart = offset
             while offset < bytes.count, isHexDigit(bytes[offset]) { offset += 1 }
+            guard offset > digitsStart else { throw source.diagnostic("expected hexadecimal digits after 0x", at: start) }
             let text = (negative ? "-" : "") + String(decoding: bytes[digitsStart..<offset], as: UTF8.self)
             guard let value = Int64(text, radix: 16) else { throw source.diagnostic("integer literal out of range", at: start) }
             return RuleExpression(.int(value), start, offset)

@@ -164,7 +164,7 @@ struct CloudStorageController: Sendable {
     func bucketResource(_ request: Request, _ name: String) async throws -> Response {
         switch request.method {
         case .get:
-            try await files.requireBucket(name)
+            // No auto-creation here, even in emulator mode: this is how clients ask whether a bucket exists.
             guard let bucket = try await files.catalog.bucket(name) else { throw FilesError(404, "The specified bucket does not exist.") }
             return FilesHTTP.json(bucketJSON(bucket))
         case .delete:

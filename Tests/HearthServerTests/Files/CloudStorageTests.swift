@@ -107,6 +107,9 @@ import Testing
         }
         try await FilesTestServer(emulator: true).run { files async throws in
             #expect(try await files.send(.get, "/storage/v1/b/\(Self.bucket)/o", headers: [:]).status == .ok)
+            // Asking whether a bucket exists does not create it, even in emulator mode (bucket.exists()).
+            #expect(try await files.send(.get, "/storage/v1/b/non.existing", headers: [:]).status == .notFound)
+            #expect(try await files.send(.get, "/storage/v1/b/\(Self.bucket)", headers: [:]).status == .ok)
         }
     }
 

@@ -92,7 +92,9 @@ func makeApplication(
         )
         FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
-        StorageRulesController(files: service, authenticator: rest.authenticator).register(on: router)
+        StorageRulesController(files: service, authenticator: rest.authenticator) { request, context in
+            await rest.respond(to: request, context: context)
+        }.register(on: router)
     }
     rest.register(on: router)
     let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)

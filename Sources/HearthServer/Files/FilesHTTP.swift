@@ -87,7 +87,8 @@ enum FilesHTTP {
 
     /// A requested byte range, or nil for the whole object. Throws 416 when it cannot be satisfied.
     static func range(_ header: String?, size: Int64) throws(FilesError) -> ClosedRange<Int64>? {
-        guard let header, header.lowercased().hasPrefix("bytes="), !header.contains(",") else { return nil }
+        // An empty object has no byte to range over: the whole (empty) object, 200, as Cloud Storage answers.
+        guard let header, size > 0, header.lowercased().hasPrefix("bytes="), !header.contains(",") else { return nil }
         let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }

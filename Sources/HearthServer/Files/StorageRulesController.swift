@@ -16,10 +16,19 @@ import NIOCore
 struct StorageRulesController: Sendable {
     let files: FileService
     let authenticator: Authenticator
+    /// The database's REST API: a route of ours under `/.settings/` would otherwise hide
+    /// `/.settings/rules.json` from its catch-all route, so everything else there is handed on.
+    let database: @Sendable (Request, BasicRequestContext) async -> Response
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get("/.settings/storage.rules") { request, _ in await self.respond(to: request) }
-        router.put("/.settings/storage.rules") { request, _ in await self.respond(to: request) }
+        for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
+            router.on("/.settings/**", method: method) { request, context in
+                guard request.uri.path == "/.settings/storage.rules", request.method == .get || request.method == .put else {
+                    return await database(request, context)
+                }
+                return await self.respond(to: request)
+            }
+        }
     }
 
     func respond(to request: Request) async -> Response {

@@ -84,6 +84,24 @@ import Testing
         }
     }
 
+    @Test func anEmptyObjectReadWithARangeIsAWhole200() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            try await files.upload("empty.txt", [])
+            let read = try await files.bytes(FilesClient.objectPath("empty.txt") + "?alt=media", headers: TestServer.admin.adding([.range: "bytes=0-100"]))
+            #expect(read.status == .ok)
+            #expect(read.bytes.isEmpty)
+        }
+    }
+
+    @Test func theDatabaseRulesEndpointStillAnswersBesideTheStorageRules() async throws {
+        try await FilesTestServer().run { files async throws in
+            let rules = #"{"rules": {".read": true, ".write": false}}"#
+            #expect(try await files.send(.put, "/.settings/rules.json?ns=demo", body: Array(rules.utf8)).status == .ok)
+            #expect(try await files.send(.get, "/.settings/rules.json?ns=demo").json?["rules"]?[".read"] == .bool(true))
+            #expect(try await files.send(.get, "/.settings/storage.rules").status == .ok)
+        }
+    }
+
     @Test func mediaUploadTakesTheContentType() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             let reply = try await files.send(

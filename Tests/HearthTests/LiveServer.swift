@@ -5,6 +5,7 @@ import HearthCore
 import HearthRules
 import Hummingbird
 @testable import HearthServer
+import HearthSQLite
 import HearthStorage
 import Synchronization
 import Testing
@@ -12,20 +13,31 @@ import Testing
 /// A Hearth server on a loopback port, in process, on in-memory storage (emulator mode: open rules,
 /// `owner` is admin).
 enum LiveServer {
-    /// With `identity`, the server also serves the Identity Toolkit API (users in memory).
+    /// With `identity`, the server also serves the Identity Toolkit API (users in memory); with
+    /// `files`, the file service (Firebase Storage's API) on a temporary directory, removed afterwards.
     static func run(
         rules: String? = nil,
         identity: Bool = false,
+        files: Bool = false,
         _ test: @Sendable (_ url: String, _ server: HearthServer.Database) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
         configuration.emulatorMode = true
         configuration.port = 0
         configuration.enforceIndexes = false
+        var fileStorage: FileStorage?
+        let filesDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-live-files-\(UUID().uuidString)")
+        defer { if files { try? FileManager.default.removeItem(at: filesDirectory) } }
+        if files {
+            try FileManager.default.createDirectory(at: filesDirectory, withIntermediateDirectories: true)
+            fileStorage = FileStorage(
+                directory: filesDirectory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: filesDirectory)
+            )
+        }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let (app, registry, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
-            tokens: identity ? TokenSigner.generate() : nil,
+            tokens: identity ? TokenSigner.generate() : nil, files: fileStorage,
             onServerRunning: { port in portContinuation.yield(port) }
         )
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,0 +1,225 @@
+import Foundation
+import HearthCore
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends one HTTP request and returns the whole response. The SDK's is ``URLSessionStorageTransport``;
+/// tests put one in front of it to drop connections.
+protocol StorageTransport: Sendable {
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
+}
+
+/// HTTP through `URLSession` (no cache, no cookies), cancelled with the task that awaits it.
+struct URLSessionStorageTransport: StorageTransport {
+    let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.timeoutIntervalForRequest = 120
+        session = URLSession(configuration: configuration)
+    }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let box = DataTaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response = response as? HTTPURLResponse {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                box.start(task)
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+}
+
+/// A data task and whether the awaiting Swift task was cancelled (possibly before the data task existed).
+private final class DataTaskBox: @unchecked Sendable {
+    private let lock = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = lock.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock { state -> URLSessionDataTask? in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}
+
+/// One answer from the file service.
+struct StorageResponse: Sendable {
+    var status: Int
+    var body: Data
+    var headers: [String: String]
+
+    /// A header, by case-insensitive name.
+    func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+
+    var json: JSONValue { (try? JSONValue(parsing: body)) ?? .null }
+}
+
+/// The REST calls of Firebase Storage's `/v0` API, with the user's token, retries with backoff for
+/// network errors and 5xx/408/429 answers (until the storage's retry time for the kind of call is
+/// spent), and FirebaseStorage's error codes for everything else.
+struct StorageClient: Sendable {
+    let storage: Storage
+
+    enum RetryBudget {
+        case operation, upload, download
+
+        func seconds(_ storage: Storage) -> TimeInterval {
+            switch self {
+            case .operation: storage.maxOperationRetryTime
+            case .upload: storage.maxUploadRetryTime
+            case .download: storage.maxDownloadRetryTime
+            }
+        }
+    }
+
+    /// `/v0/b/{bucket}/o/{object}` (or `/v0/b/{bucket}/o` for `path` nil) on the storage's origin, with `query`.
+    func url(bucket: String, path: String?, query: [(String, String)] = []) -> URL {
+        var text = "\(storage.origin)/v0/b/\(Self.encode(bucket))/o"
+        if let path { text += "/" + Self.encode(path) }
+        if !query.isEmpty { text += "?" + query.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&") }
+        return URL(string: text)!
+    }
+
+    /// Percent-encodes all but `A–Z a–z 0–9 - _ . ! ~ * ' ( )`, as `encodeURIComponent` (so `/` is
+    /// `%2F` and `+` is `%2B`): an object name is one path segment.
+    static func encode(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"), UInt8(ascii: "*"),
+                 UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                result += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return result
+    }
+
+    /// Sends a request once: the user's token as `Authorization: Firebase <token>`. Network failures
+    /// throw ``Failure/network``; every HTTP answer is returned.
+    func sendOnce(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil, authorize: Bool = true) async throws
+        -> StorageResponse
+    {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.timeoutInterval = 120
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.setValue("hearth-swift/\(Database.sdkVersion())", forHTTPHeaderField: "X-Firebase-Storage-Version")
+        #if canImport(FoundationNetworking)
+        if body != nil, headers["Expect"] == nil {
+            // libcurl (URLSession on Linux) would wait a second for "100 Continue" before large bodies.
+            request.setValue("", forHTTPHeaderField: "Expect")
+        }
+        #endif
+        if authorize, let token = await storage.authToken() {
+            request.setValue("Firebase \(token)", forHTTPHeaderField: "Authorization")
+        }
+        let data: Data, response: HTTPURLResponse
+        do {
+            (data, response) = try await storage.transport.send(request)
+        } catch {
+            if Task.isCancelled || (error as? URLError)?.code == .cancelled || error is CancellationError {
+                throw StorageError(.cancelled, "User cancelled the operation.")
+            }
+            throw Failure.network("\(error.localizedDescription)")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
+        }
+        return StorageResponse(status: response.statusCode, body: data, headers: fields)
+    }
+
+    /// A network failure (no HTTP answer).
+    enum Failure: Error {
+        case network(String)
+    }
+
+    static func isRetryable(_ status: Int) -> Bool { status >= 500 || status == 408 || status == 429 }
+
+    /// Sends a request, retrying network failures and 5xx/408/429 with backoff (0.25 s doubling to
+    /// 8 s) until the budget is spent (then `retryLimitExceeded`). An answer outside `accept` throws
+    /// its Firebase error.
+    func send(
+        _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil, budget: RetryBudget = .operation,
+        accept: (Int) -> Bool = { (200..<300).contains($0) }, cancelCheck: (() throws(StorageError) -> Void)? = nil
+    ) async throws(StorageError) -> StorageResponse {
+        var backoff = Backoff(budget: budget.seconds(storage))
+        while true {
+            try cancelCheck?()
+            let response: StorageResponse
+            do {
+                response = try await sendOnce(method, url, headers: headers, body: body)
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                try await backoff.wait(after: "\(error)")
+                continue
+            }
+            if accept(response.status) { return response }
+            if Self.isRetryable(response.status) {
+                try await backoff.wait(after: StorageError(status: response.status, body: response.body).message)
+                continue
+            }
+            throw StorageError(status: response.status, body: response.body)
+        }
+    }
+
+    /// Exponential backoff within a time budget.
+    struct Backoff {
+        let deadline: Date
+        var delay: TimeInterval = 0.25
+
+        init(budget: TimeInterval) { deadline = Date().addingTimeInterval(budget) }
+
+        /// Sleeps before the next attempt; throws `retryLimitExceeded` when the budget is spent.
+        mutating func wait(after failure: String) async throws(StorageError) {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else {
+                throw StorageError(.retryLimitExceeded, "Max retry time for operation exceeded, please try again. (\(failure))")
+            }
+            let pause = min(delay, remaining)
+            delay = min(delay * 2, 8)
+            do {
+                try await Task.sleep(nanoseconds: UInt64(pause * 1_000_000_000))
+            } catch {
+                throw StorageError(.cancelled, "User cancelled the operation.")
+            }
+        }
+
+        mutating func reset() { delay = 0.25 }
+    }
+}

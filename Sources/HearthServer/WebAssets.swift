@@ -9,6 +9,7 @@ enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
         ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8"),
         ("/hearth-auth.js", "hearth-auth.js", "text/javascript; charset=utf-8"),
+        ("/hearth-storage.js", "hearth-storage.js", "text/javascript; charset=utf-8"),
     ]
 
     static func register(on router: Router<BasicRequestContext>) {

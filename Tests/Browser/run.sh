@@ -18,4 +18,12 @@ export PYTHONDONTWRITEBYTECODE=1
 
 "$PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r "$here/requirements.txt"
 
-exec "$PYTHON" -m pytest -q "$here" "$@"
+# The official Firebase web SDK cannot be downloaded here (no npm, no GitHub in CI): its storage suite
+# runs when FIREBASE_BOWER_DIR points at a local copy (docs/compatibility.md says how), and is left out,
+# visibly, otherwise.
+extra=()
+if [[ -z "${FIREBASE_BOWER_DIR:-}" ]]; then
+    echo "Tests/Browser: test_official_storage.py not run (FIREBASE_BOWER_DIR unset; see docs/compatibility.md)" >&2
+    extra=(--ignore="$here/test_official_storage.py")
+fi
+exec "$PYTHON" -m pytest -q "$here" "${extra[@]}" "$@"

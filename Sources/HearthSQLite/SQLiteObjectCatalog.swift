@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import HearthStorage
+import Synchronization
 
 /// File metadata in `files.sqlite` in the data directory, with the database's durability: WAL and
 /// `synchronous=FULL`, so a change is on disk before the call returns.
@@ -13,8 +14,11 @@ public import HearthStorage
 /// let catalog = try SQLiteObjectCatalog(directory: storage.directory)
 /// ```
 public final class SQLiteObjectCatalog: ObjectCatalog {
-    let queue: DatabaseQueue
+    /// A pool: reads (every download looks its object up) run beside the one writer.
+    let queue: DatabasePool
     public let url: URL
+    /// Puts waiting for the next group commit, and whether a commit is running.
+    private let waitingPuts = Mutex<(puts: [(text: String, object: StoredObject, done: CheckedContinuation<StoredObject?, any Error>)], committing: Bool)>(([], false))
 
     /// Opens (creating when needed) `files.sqlite` in `directory`. Open it only while holding the data
     /// directory (`SQLiteStorage` takes the lock).
@@ -27,7 +31,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
         }
         configuration.label = "hearth-files"
         do {
-            queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            queue = try DatabasePool(path: url.path, configuration: configuration)
             try queue.write { db in
                 try db.execute(
                     sql: """
@@ -52,17 +56,49 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
         }
     }
 
+    /// Puts are group-committed: uploads finishing together share one transaction and one fsync
+    /// (measured: with 16 concurrent 64 KiB uploads, commits were the serial part). Each caller still
+    /// returns only once its row is durable.
     public func put(_ object: StoredObject) async throws -> StoredObject? {
         let text = try Self.encode(object)
-        return try await write { db in
-            let old = try String.fetchOne(
-                db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [object.bucket, object.name]
-            ).map(Self.decode)
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO objects (bucket, name, blob, record) VALUES (?, ?, ?, ?)",
-                arguments: [object.bucket, object.name, object.blob, text]
-            )
-            return old
+        return try await withCheckedThrowingContinuation { done in
+            let lead = waitingPuts.withLock { state -> Bool in
+                state.puts.append((text, object, done))
+                if state.committing { return false }
+                state.committing = true
+                return true
+            }
+            if lead { Task { await self.commitWaitingPuts() } }
+        }
+    }
+
+    private func commitWaitingPuts() async {
+        while true {
+            let batch = waitingPuts.withLock { state in
+                let batch = state.puts
+                state.puts = []
+                if batch.isEmpty { state.committing = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            let rows = batch.map { (text: $0.text, bucket: $0.object.bucket, name: $0.object.name, blob: $0.object.blob) }
+            do {
+                let replaced = try await write { db in
+                    try rows.map { row -> StoredObject? in
+                        let old = try String.fetchOne(
+                            db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [row.bucket, row.name]
+                        ).map(Self.decode)
+                        try db.execute(
+                            sql: "INSERT OR REPLACE INTO objects (bucket, name, blob, record) VALUES (?, ?, ?, ?)",
+                            arguments: [row.bucket, row.name, row.blob, row.text]
+                        )
+                        return old
+                    }
+                }
+                for (waiting, old) in zip(batch, replaced) { waiting.done.resume(returning: old) }
+            } catch {
+                for waiting in batch { waiting.done.resume(throwing: error) }
+            }
         }
     }
 

@@ -204,35 +204,54 @@ final class BlobStore: Sendable {
 
     // MARK: - Internals
 
+    /// Writes `body` at `start`, hashing it. Receiving overlaps with hashing and writing: while one
+    /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
+    /// two batches are held, so memory stays flat.
     private func append<Body: AsyncSequence>(
         _ body: Body, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
     ) async throws where Body.Element == ByteBuffer {
+        let hasher = DigestBox(digest)
         var pending = ByteBuffer()
         var offset = start
-        func flush(_ bytes: ByteBuffer, at offset: Int64) async throws {
-            try await pool.runIfActive {
-                var written = 0
-                try bytes.withUnsafeReadableBytes { raw in
-                    while written < raw.count {
-                        let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
-                        guard count > 0 else { throw Failure.io("write", errno) }
-                        written += count
+        var received: Int64 = 0
+        var inFlight: Task<Void, any Error>?
+        let pool = self.pool
+        func submit(_ batch: ByteBuffer, at offset: Int64) async throws {
+            try await inFlight?.value
+            inFlight = Task {
+                try await pool.runIfActive {
+                    try batch.withUnsafeReadableBytes { raw in
+                        hasher.digest.update(raw)
+                        var written = 0
+                        while written < raw.count {
+                            let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+                            guard count > 0 else { throw Failure.io("write", errno) }
+                            written += count
+                        }
                     }
                 }
             }
         }
-        for try await chunk in body {
-            chunk.withUnsafeReadableBytes { digest.update($0) }
-            if let limit, digest.size > limit { throw Failure.tooLarge }
-            var chunk = chunk
-            pending.writeBuffer(&chunk)
-            if pending.readableBytes >= Self.writeBatch {
-                try await flush(pending, at: offset)
-                offset += Int64(pending.readableBytes)
-                pending.clear()
+        do {
+            for try await chunk in body {
+                received += Int64(chunk.readableBytes)
+                if let limit, received > limit { throw Failure.tooLarge }
+                var chunk = chunk
+                pending.writeBuffer(&chunk)
+                if pending.readableBytes >= Self.writeBatch {
+                    try await submit(pending, at: offset)
+                    offset += Int64(pending.readableBytes)
+                    pending = ByteBuffer()
+                }
             }
+            if pending.readableBytes > 0 { try await submit(pending, at: offset) }
+            try await inFlight?.value
+        } catch {
+            // Never leave a write running against a file the caller is about to close.
+            _ = try? await inFlight?.value
+            throw error
         }
-        if pending.readableBytes > 0 { try await flush(pending, at: offset) }
+        digest = hasher.digest
     }
 
     /// Renames a durable file into `blobs/` and fsyncs the directory, so the rename survives a crash.
@@ -265,6 +284,14 @@ final class BlobStore: Sendable {
     private static func check(_ result: Int32, _ operation: String, _ path: String) throws {
         guard result == 0 else { throw Failure.io("\(operation) \(path)", errno) }
     }
+}
+
+/// The digest of a blob being written, handed from one pool job to the next. Jobs never overlap (each
+/// is awaited before the next is submitted), which is why unchecked sendability is sound here.
+final class DigestBox: @unchecked Sendable {
+    var digest: BlobDigest
+
+    init(_ digest: BlobDigest) { self.digest = digest }
 }
 
 /// An open blob, read in chunks on the blocking pool. Close it when done.

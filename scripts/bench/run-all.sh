@@ -10,6 +10,7 @@
 # 4. Rules evaluation: time per write check with a Posts-style rules file (hearth bench rules), and
 #    REST writes with rules evaluated versus bypassed (rules-overhead.sh).
 # 5. WebSockets: idle connections' memory, fan-out, write-to-listener latency (websocket.sh).
+# 6. Files: uploads and downloads beside PocketBase, one large upload against the disk (files.sh).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -24,10 +25,10 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 REPORT="$OUT_DIR/all-$STAMP.md"
 echo "# Hearth benchmarks ($STAMP)" > "$REPORT"
 
-echo "== 1/5 REST: Hearth vs PocketBase"
+echo "== 1/6 REST: Hearth vs PocketBase"
 OUT_DIR="$OUT_DIR" ROUNDS="${ROUNDS:-3}" "$HERE/compare-rest.sh" "$BIN" | tee -a "$REPORT"
 
-echo "== 2/5 SSE fan-out"
+echo "== 2/6 SSE fan-out"
 DATA=$(mktemp -d)
 PORT=9481
 HEARTH_ADMIN_SECRET=benchsecret "$BIN" serve --port "$PORT" --data "$DATA" --log-level warning > "$DATA/server.log" 2>&1 &
@@ -42,7 +43,7 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/.json?auth=benchsecre
 } | tee -a "$REPORT"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 
-echo "== 3/5 Import and restart"
+echo "== 3/6 Import and restart"
 {
     echo
     echo '```'
@@ -50,7 +51,7 @@ echo "== 3/5 Import and restart"
     echo '```'
 } | tee -a "$REPORT"
 
-echo "== 4/5 Rules evaluation"
+echo "== 4/6 Rules evaluation"
 {
     echo
     echo '```'
@@ -60,11 +61,19 @@ echo "== 4/5 Rules evaluation"
     "$HERE/rules-overhead.sh" "$BIN"
 } | tee -a "$REPORT"
 
-echo "== 5/5 WebSockets"
+echo "== 5/6 WebSockets"
 {
     echo
     echo '```'
     "$HERE/websocket.sh" "$BIN"
+    echo '```'
+} | tee -a "$REPORT"
+
+echo "== 6/6 Files"
+{
+    echo
+    echo '```'
+    "$HERE/files.sh" "$BIN"
     echo '```'
 } | tee -a "$REPORT"
 

@@ -7,15 +7,21 @@ import PackagePlugin
 struct EmbedWebAssets: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         let web = target.directoryURL.appending(path: "Web")
-        let files = try FileManager.default.contentsOfDirectory(at: web, includingPropertiesForKeys: nil)
-            .filter { !$0.lastPathComponent.hasPrefix(".") }
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        // Every file under Web/, at any depth (apps have folders); hidden files are left out.
+        let relativePaths = (FileManager.default.enumerator(atPath: web.path)?.compactMap { $0 as? String } ?? [])
+            .filter { path in
+                var isDirectory: ObjCBool = false
+                FileManager.default.fileExists(atPath: web.appending(path: path).path, isDirectory: &isDirectory)
+                return !isDirectory.boolValue && !path.split(separator: "/").contains { $0.hasPrefix(".") }
+            }
+            .sorted()
+        let files = relativePaths.map { web.appending(path: $0) }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedWebAssets.swift")
         return [
             .buildCommand(
-                displayName: "Embedding \(files.map(\.lastPathComponent).joined(separator: ", ")) into \(target.name)",
+                displayName: "Embedding \(files.count) web files into \(target.name)",
                 executable: try context.tool(named: "EmbedWebAssetsTool").url,
-                arguments: [output.path] + files.map(\.path),
+                arguments: [output.path, web.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: [output]
             )

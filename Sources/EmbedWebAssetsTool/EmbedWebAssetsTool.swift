@@ -1,13 +1,14 @@
 import Foundation
 
-/// Writes a Swift file holding the given files' bytes: `EmbedWebAssetsTool OUTPUT FILE...`.
+/// Writes a Swift file holding the given files' bytes, keyed by their path under ROOT:
+/// `EmbedWebAssetsTool OUTPUT ROOT FILE...`.
 /// Used by the EmbedWebAssets build plugin; the bytes are stored as base64 so any content is safe.
 @main
 struct EmbedWebAssetsTool {
     static func main() throws {
         let arguments = CommandLine.arguments.dropFirst()
         guard let output = arguments.first else {
-            FileHandle.standardError.write(Data("usage: EmbedWebAssetsTool OUTPUT FILE...\n".utf8))
+            FileHandle.standardError.write(Data("usage: EmbedWebAssetsTool OUTPUT ROOT FILE...\n".utf8))
             exit(2)
         }
         var source = """
@@ -19,10 +20,12 @@ struct EmbedWebAssetsTool {
                 static let files: [String: Data] = [
 
             """
-        for path in arguments.dropFirst() {
-            let url = URL(fileURLWithPath: path)
+        let root = URL(fileURLWithPath: arguments.dropFirst().first ?? ".").standardizedFileURL.path + "/"
+        for path in arguments.dropFirst(2) {
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            let key = url.path.hasPrefix(root) ? String(url.path.dropFirst(root.count)) : url.lastPathComponent
             let encoded = try Data(contentsOf: url).base64EncodedString()
-            source += "        \"\(url.lastPathComponent)\": Data(base64Encoded: \"\(encoded)\")!,\n"
+            source += "        \"\(key)\": Data(base64Encoded: \"\(encoded)\")!,\n"
         }
         source += "    ]\n}\n"
         try Data(source.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -66,6 +66,7 @@ func makeApplication(
 ) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
+    try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
     let router = Router(context: BasicRequestContext.self)
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
     let users = users ?? InMemoryUserStore()
@@ -76,7 +77,7 @@ func makeApplication(
         tokens?.revocations = revocations
     }
     let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
-    WebAssets.register(on: router)
+    WebAssets.register(on: router) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
         let service = IdentityService(

@@ -1,9 +1,11 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Files the server hands to browsers: `/hearth.js`, the browser client, and `/hearth-auth.js`, its
-/// accounts part. Compiled into the binary from
+/// Files the server hands to browsers: `/hearth.js`, the browser client, `/hearth-auth.js` and
+/// `/hearth-storage.js`, its accounts and files parts; the start page (`/`), the shared stylesheet
+/// (`/ui/…`) and the reference apps (`/apps/<name>/…`). Compiled into the binary from
 /// `Sources/HearthServer/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
 enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
@@ -12,7 +14,12 @@ enum WebAssets {
         ("/hearth-storage.js", "hearth-storage.js", "text/javascript; charset=utf-8"),
     ]
 
-    static func register(on router: Router<BasicRequestContext>) {
+    /// Registers the files; `database` answers what is not a file under the page routes (the REST
+    /// API's `/apps/….json`, so database paths named `apps` or `ui` stay reachable).
+    static func register(
+        on router: Router<BasicRequestContext>,
+        database: @escaping @Sendable (Request, BasicRequestContext) async -> Response = { _, _ in Response(status: .notFound) }
+    ) {
         for file in files {
             let bytes = EmbeddedWebAssets.files[file.resource]
             let respond: @Sendable (Request, BasicRequestContext) -> Response = { _, _ in
@@ -27,6 +34,52 @@ enum WebAssets {
             }
             router.get(RouterPath(file.route), use: respond)
             router.head(RouterPath(file.route), use: respond)
+        }
+        let page: @Sendable (Request, BasicRequestContext) async -> Response = { request, context in
+            guard request.method == .get || request.method == .head else { return await database(request, context) }
+            if let response = serve(request.uri.path) { return response }
+            // `/apps/profiles` → `/apps/profiles/`, so the page's relative links resolve inside its folder.
+            let path = request.uri.path
+            if path.hasPrefix("/apps/"), !path.dropFirst(6).contains("/"), !path.contains("."), serve(path + "/") != nil {
+                return Response(status: .movedPermanently, headers: [.location: path + "/"])
+            }
+            return await database(request, context)
+        }
+        // Every method: a route here takes its path from the REST API's catch-all, so writes to
+        // database locations named `apps` or `ui` must be handed on.
+        for route in ["/", "/index.html", "/ui/**", "/apps/**"] {
+            for method: HTTPRequest.Method in [.get, .head, .put, .post, .patch, .delete, .options] {
+                router.on(RouterPath(route), method: method, use: page)
+            }
+        }
+    }
+
+    /// The embedded file at `path` (a folder means its `index.html`), or nil.
+    static func serve(_ path: String) -> Response? {
+        var name = String(path.drop { $0 == "/" })
+        if name.isEmpty || name.hasSuffix("/") { name += "index.html" }
+        guard !name.split(separator: "/").contains(".."), let bytes = EmbeddedWebAssets.files[name] else { return nil }
+        let headers: HTTPFields = [
+            .contentType: contentType(of: name),
+            .cacheControl: "no-cache",
+            .contentLength: String(bytes.count),
+            .init("X-Content-Type-Options")!: "nosniff",
+        ]
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func contentType(of name: String) -> String {
+        switch name.split(separator: ".").last.map({ $0.lowercased() }) {
+        case "html": "text/html; charset=utf-8"
+        case "js", "mjs": "text/javascript; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        case "json", "rules": "application/json; charset=utf-8"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "webp": "image/webp"
+        case "ico": "image/x-icon"
+        default: "application/octet-stream"
         }
     }
 }

@@ -1,0 +1,47 @@
+import HearthCore
+import HearthRules
+import HearthStorage
+@testable import HearthServer
+import HTTPTypes
+import Testing
+
+/// The start page, the shared stylesheet and the reference apps are served from the binary, and
+/// database paths under the same names stay reachable by REST.
+@Suite struct WebAssetsTests {
+    @Test func pagesAreServedAndDatabasePathsStillAnswer() async throws {
+        try await TestServer(emulator: true).run { client, _ async throws in
+            let start = try await client.call(.get, "/", headers: [:])
+            #expect(start.status == .ok)
+            #expect(start.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(start.body.contains("/apps/profiles/"))
+            let css = try await client.call(.get, "/ui/hearth-ui.css", headers: [:])
+            #expect(css.headers[.contentType] == "text/css; charset=utf-8")
+            let app = try await client.call(.get, "/apps/profiles/", headers: [:])
+            #expect(app.body.contains("<title>Profiles"))
+            #expect(try await client.call(.get, "/apps/profiles/profiles.js", headers: [:]).headers[.contentType] == "text/javascript; charset=utf-8")
+            let redirect = try await client.call(.get, "/apps/profiles", headers: [:])
+            #expect(redirect.status == .movedPermanently)
+            #expect(redirect.headers[.location] == "/apps/profiles/")
+            #expect(try await client.call(.get, "/apps/profiles/../../admin-secret", headers: [:]).status == .notFound)
+            // A database location called `apps` is still the database's.
+            #expect(try await client.call(.put, "/apps/settings.json", #"{"theme":"dark"}"#).status == .ok)
+            #expect(try await client.call(.get, "/apps/settings/theme.json").body == #""dark""#)
+        }
+    }
+
+    @Test func theProfilesNamespaceStartsWithTheAppsRulesButKeepsTheAdminsOwn() async throws {
+        let storage = InMemoryStorage()
+        let own = #"{"rules": {".read": true, ".write": false}}"#
+        try await TestServer().run(storage: storage) { client, registry async throws in
+            let rules = try await registry.database("profiles").rules.source
+            #expect(rules.contains("newData.hasChildren(['id', 'gender', 'name', 'age'])"))
+            let bad = try await client.call(.put, "/profiles/x.json?ns=profiles", #"{"id":1,"name":"A","age":3,"gender":"robot"}"#, headers: [:])
+            #expect(bad.status == .unauthorized)
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=profiles", own).status == .ok)
+        }
+        // Started again on the same data, the admin's rules stay.
+        try await TestServer().run(storage: storage) { _, registry async throws in
+            #expect(try await registry.database("profiles").rules.source == own)
+        }
+    }
+}

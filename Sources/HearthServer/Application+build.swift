@@ -76,15 +76,22 @@ func makeApplication(
         try await revocations.load(from: users)
         tokens?.revocations = revocations
     }
-    let rest = RESTController(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens)
+    let consoleSessions = ConsoleSessions(clock: configuration.clock)
+    let rest = RESTController(
+        registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: consoleSessions
+    )
+    ConsoleController(
+        sessions: consoleSessions, adminSecret: adminSecret, registry: registry, configuration: configuration, filesEnabled: files != nil
+    ).register(on: router)
     WebAssets.register(on: router) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
         let service = IdentityService(
             store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
         )
-        IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
-            .register(on: router)
+        var identity = IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
+        identity.consoleSessions = consoleSessions
+        identity.register(on: router)
     }
     if let files {
         let service = try await FileService.open(

@@ -5,7 +5,7 @@ import NIOCore
 
 /// Files the server hands to browsers: `/hearth.js`, the browser client, `/hearth-auth.js` and
 /// `/hearth-storage.js`, its accounts and files parts; the start page (`/`), the shared stylesheet
-/// (`/ui/…`) and the reference apps (`/apps/<name>/…`). Compiled into the binary from
+/// (`/ui/…`), the reference apps (`/apps/<name>/…`) and the console (`/console/`). Compiled into the binary from
 /// `Sources/HearthServer/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
 enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
@@ -40,14 +40,16 @@ enum WebAssets {
             if let response = serve(request.uri.path) { return response }
             // `/apps/profiles` → `/apps/profiles/`, so the page's relative links resolve inside its folder.
             let path = request.uri.path
-            if path.hasPrefix("/apps/"), !path.dropFirst(6).contains("/"), !path.contains("."), serve(path + "/") != nil {
+            if (path == "/console" || (path.hasPrefix("/apps/") && !path.dropFirst(6).contains("/"))), !path.contains("."),
+                serve(path + "/") != nil
+            {
                 return Response(status: .movedPermanently, headers: [.location: path + "/"])
             }
             return await database(request, context)
         }
         // Every method: a route here takes its path from the REST API's catch-all, so writes to
         // database locations named `apps` or `ui` must be handed on.
-        for route in ["/", "/index.html", "/ui/**", "/apps/**"] {
+        for route in ["/", "/index.html", "/ui/**", "/apps/**", "/console", "/console/**"] {
             for method: HTTPRequest.Method in [.get, .head, .put, .post, .patch, .delete, .options] {
                 router.on(RouterPath(route), method: method, use: page)
             }

@@ -72,10 +72,11 @@ def stop(proc):
         proc.wait(timeout=10)
 
 
-def start(tmp_root, ready, port=None, log_path=None, copy_binary=False):
+def start(tmp_root, ready, port=None, log_path=None, copy_binary=False, emulator=True):
     """Starts hearth with its data dir (and by default its log) in tmp_root; fails the session
     if the binary is missing, exits early or is not ready in time. copy_binary runs a copy,
-    so a rebuild during the session cannot replace the binary under it."""
+    so a rebuild during the session cannot replace the binary under it. emulator=False starts it
+    in the default mode (locked rules, the admin secret from HEARTH_ADMIN_SECRET)."""
     binary = pathlib.Path(os.environ.get('HEARTH_BIN') or DEFAULT_BIN)
     if not binary.is_file() or not os.access(binary, os.X_OK):
         pytest.fail(f'hearth binary not found or not executable: {binary} '
@@ -87,7 +88,7 @@ def start(tmp_root, ready, port=None, log_path=None, copy_binary=False):
     log_path = log_path or os.path.join(tmp_root, 'server.log')
     port = port or free_port()
     base_url = f'http://127.0.0.1:{port}'
-    cmd = [str(binary), 'serve', '--host', '127.0.0.1', '--port', str(port), '--data', data_dir, '--emulator']
+    cmd = [str(binary), 'serve', '--host', '127.0.0.1', '--port', str(port), '--data', data_dir] + (['--emulator'] if emulator else [])
     with open(log_path, 'wb') as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp_root)
     server = HearthServer(base_url, proc, log_path, data_dir)

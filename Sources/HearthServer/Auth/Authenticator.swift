@@ -13,6 +13,8 @@ struct Authenticator: Sendable {
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
     let tokens: TokenSigner?
+    /// Sessions of the web console: their tokens are the admin until they expire.
+    var consoleSessions: ConsoleSessions?
     /// Expiry is checked against the server's clock, so tests decide when a token expires.
     let clock: ServerClock
     /// Signature checks cost tens of microseconds; a client sends the same token many times.
@@ -43,6 +45,7 @@ struct Authenticator: Sendable {
             return Authentication(identity: .user(cached.auth), expires: cached.expires)
         }
         let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
+            || (consoleSessions?.isValid(token) ?? false)
         guard isAdmin else {
             // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
             guard let tokens else { throw TokenError.malformed }

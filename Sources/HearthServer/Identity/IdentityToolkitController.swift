@@ -19,6 +19,8 @@ struct IdentityToolkitController: Sendable {
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
     let logger: Logger
+    /// The web console's sessions act as the admin too.
+    var consoleSessions: ConsoleSessions?
 
     var configuration: IdentityConfiguration { service.configuration }
 
@@ -199,7 +201,9 @@ struct IdentityToolkitController: Sendable {
     /// with an API key. Any other Bearer token is refused, as Google does.
     func caller(_ request: Request, query: IdentityRequestBody) throws -> IdentityCaller {
         if let token = Authenticator.bearerToken(request.headers[.authorization]) {
-            if adminSecret?.verify(token) == true || (emulatorMode && token.lowercased() == "owner") { return .admin }
+            if adminSecret?.verify(token) == true || (emulatorMode && token.lowercased() == "owner") || consoleSessions?.isValid(token) == true {
+                return .admin
+            }
             throw IdentityError.badCredentials
         }
         guard let key = nonEmpty(query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]) else {

@@ -26,9 +26,15 @@ public struct RESTController: Sendable {
     static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
 
     public init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?) {
+        self.init(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: nil)
+    }
+
+    init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?, consoleSessions: ConsoleSessions?) {
         self.registry = registry
         self.configuration = configuration
-        self.authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens, clock: configuration.clock)
+        var authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens, clock: configuration.clock)
+        authenticator.consoleSessions = consoleSessions
+        self.authenticator = authenticator
     }
 
     /// Registers the catch-all routes, and the public keys of the server's ID tokens.

@@ -1,0 +1,132 @@
+import Hearth
+
+extension Store {
+    /// Subscribes to the children of `query` as `T`: dispatches ``ObjectSubscribed`` (true) at once,
+    /// then ``ObjectAdded`` for each child and, as they happen, ``ObjectChanged`` and
+    /// ``ObjectRemoved``; a child that does not decode dispatches ``ObjectErrored`` instead. Events
+    /// are dispatched in the order the database raised them.
+    ///
+    /// `isSubscribed` names the flag in the state that the reducer sets from ``ObjectSubscribed``:
+    /// while it is true, subscribing again does nothing, so a view that appears twice does not
+    /// listen twice. The same key path ends the subscription in ``unsubscribe(_:)``.
+    ///
+    /// For example:
+    /// ```swift
+    /// let recent = database.reference(withPath: "posts").queryLimited(toLast: 50)
+    /// store.subscribe(Post.self, to: recent, isSubscribed: \.posts.isSubscribed)
+    /// ```
+    ///
+    /// - Returns: Whether a new subscription started (false when the flag was already set).
+    @discardableResult
+    public func subscribe<T: Decodable & Sendable>(
+        _ type: T.Type,
+        to query: DatabaseQuery,
+        isSubscribed: KeyPath<State, Bool>,
+        decoder: Database.Decoder? = nil
+    ) -> Bool {
+        // Checked and set on the main actor with no suspension between: two calls cannot both pass.
+        guard !state[keyPath: isSubscribed], subscriptions[isSubscribed] == nil else { return false }
+        let id = nextSubscriptionID
+        nextSubscriptionID += 1
+        dispatch(ObjectSubscribed<T>(isSubscribed: true))
+
+        // Unbounded: every event changes the state, and dropping one would leave it wrong. The
+        // database's callbacks run on its serial callback queue, so this stream keeps their order.
+        let (events, continuation) = AsyncStream.makeStream(of: SubscriptionEvent.self, bufferingPolicy: .unbounded)
+        let handles = [DataEventType.childAdded, .childChanged, .childRemoved].map { eventType in
+            query.observe(
+                eventType,
+                with: { snapshot in continuation.yield(.action(Self.action(for: eventType, snapshot, as: T.self, decoder: decoder))) },
+                withCancel: { error in
+                    continuation.yield(.refused(error as? DatabaseError ?? DatabaseError(.other, "\(error)")))
+                    continuation.finish()
+                }
+            )
+        }
+        let task = Task { [weak self] in
+            for await event in events {
+                // After unsubscribing, events still buffered are dropped.
+                guard let self, !Task.isCancelled, self.subscriptions[isSubscribed]?.id == id else { return }
+                switch event {
+                case .action(let action):
+                    self.dispatch(action)
+                case .refused(let error):
+                    self.end(isSubscribed, error: error)
+                    return
+                }
+            }
+        }
+        subscriptions[isSubscribed] = ActiveSubscription(
+            id: id, query: query, handles: handles, task: task, events: continuation,
+            ended: { error in ObjectSubscribed<T>(isSubscribed: false, error: error) }
+        )
+        return true
+    }
+
+    /// Ends the subscription started with the flag `isSubscribed`: its listeners are removed (the
+    /// client stops listening to the server), events not yet dispatched are dropped, and
+    /// ``ObjectSubscribed`` (false) is dispatched.
+    ///
+    /// ```swift
+    /// store.unsubscribe(\.posts.isSubscribed)
+    /// ```
+    ///
+    /// - Returns: Whether there was such a subscription.
+    @discardableResult
+    public func unsubscribe(_ isSubscribed: KeyPath<State, Bool>) -> Bool {
+        guard subscriptions[isSubscribed] != nil else { return false }
+        end(isSubscribed, error: nil)
+        return true
+    }
+
+    /// How many subscriptions are listening.
+    package var activeSubscriptionCount: Int { subscriptions.count }
+
+    /// Ends every subscription (a test ending with some left over).
+    package func unsubscribeAll() {
+        for key in Array(subscriptions.keys) { end(key, error: nil) }
+    }
+
+    private func end(_ isSubscribed: KeyPath<State, Bool>, error: DatabaseError?) {
+        guard let subscription = subscriptions.removeValue(forKey: isSubscribed) else { return }
+        for handle in subscription.handles { subscription.query.removeObserver(withHandle: handle) }
+        subscription.events.finish()
+        subscription.task.cancel()
+        dispatch(subscription.ended(error))
+    }
+
+    /// The action for one child event; decoding happens here, on the callback queue, not on the
+    /// main actor.
+    private nonisolated static func action<T: Decodable & Sendable>(
+        for eventType: DataEventType, _ snapshot: DataSnapshot, as type: T.Type, decoder: Database.Decoder?
+    ) -> any Action {
+        let decoded = Result { () throws(SnapshotDecodingError) in try snapshot.decoded(as: T.self, decoder: decoder) }
+        switch (eventType, decoded) {
+        case (.childRemoved, _):
+            return ObjectRemoved<T>(key: snapshot.key, object: try? decoded.get())
+        case (.childChanged, .success(let object)):
+            return ObjectChanged(key: snapshot.key, object: object)
+        case (_, .success(let object)):
+            return ObjectAdded(key: snapshot.key, object: object)
+        case (_, .failure(let error)):
+            return ObjectErrored<T>(error: error)
+        }
+    }
+}
+
+/// What a subscription's listeners hand to the main actor.
+enum SubscriptionEvent: Sendable {
+    case action(any Action)
+    case refused(DatabaseError)
+}
+
+/// A subscription's listeners and the task that dispatches their events.
+struct ActiveSubscription {
+    let id: Int
+    let query: DatabaseQuery
+    let handles: [DatabaseHandle]
+    let task: Task<Void, Never>
+    let events: AsyncStream<SubscriptionEvent>.Continuation
+    /// The ``ObjectSubscribed`` (false) for the subscription's type.
+    let ended: @Sendable (DatabaseError?) -> any Action
+}

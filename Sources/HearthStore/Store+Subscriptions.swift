@@ -30,34 +30,16 @@ extension Store {
         nextSubscriptionID += 1
         dispatch(ObjectSubscribed<T>(isSubscribed: true))
 
-        // Unbounded: every event changes the state, and dropping one would leave it wrong. The
-        // database's callbacks run on its serial callback queue, so this stream keeps their order.
-        let (events, continuation) = AsyncStream.makeStream(of: SubscriptionEvent.self, bufferingPolicy: .unbounded)
+        let inbox = openInbox()
         let handles = [DataEventType.childAdded, .childChanged, .childRemoved].map { eventType in
             query.observe(
                 eventType,
-                with: { snapshot in continuation.yield(.action(Self.action(for: eventType, snapshot, as: T.self, decoder: decoder))) },
-                withCancel: { error in
-                    continuation.yield(.refused(error as? DatabaseError ?? DatabaseError(.other, "\(error)")))
-                    continuation.finish()
-                }
+                with: { snapshot in inbox.yield((id, .action(Self.action(for: eventType, snapshot, as: T.self, decoder: decoder)))) },
+                withCancel: { error in inbox.yield((id, .refused(error as? DatabaseError ?? DatabaseError(.other, "\(error)")))) }
             )
         }
-        let task = Task { [weak self] in
-            for await event in events {
-                // After unsubscribing, events still buffered are dropped.
-                guard let self, !Task.isCancelled, self.subscriptions[isSubscribed]?.id == id else { return }
-                switch event {
-                case .action(let action):
-                    self.dispatch(action)
-                case .refused(let error):
-                    self.end(isSubscribed, error: error)
-                    return
-                }
-            }
-        }
         subscriptions[isSubscribed] = ActiveSubscription(
-            id: id, query: query, handles: handles, task: task, events: continuation,
+            id: id, query: query, handles: handles,
             ended: { error in ObjectSubscribed<T>(isSubscribed: false, error: error) }
         )
         return true
@@ -90,9 +72,41 @@ extension Store {
     private func end(_ isSubscribed: KeyPath<State, Bool>, error: DatabaseError?) {
         guard let subscription = subscriptions.removeValue(forKey: isSubscribed) else { return }
         for handle in subscription.handles { subscription.query.removeObserver(withHandle: handle) }
-        subscription.events.finish()
-        subscription.task.cancel()
+        if subscriptions.isEmpty { closeInbox() }
         dispatch(subscription.ended(error))
+    }
+
+    /// The stream all subscriptions' listeners feed, with the task that dispatches from it; opened
+    /// by the first subscription. One stream for all keeps the order the database raised events in,
+    /// across subscriptions. Unbounded: every event changes the state, and dropping one would leave
+    /// it wrong. The database's callbacks run on its serial callback queue, so the order holds.
+    private func openInbox() -> AsyncStream<(Int, SubscriptionEvent)>.Continuation {
+        if let inbox { return inbox.continuation }
+        let (events, continuation) = AsyncStream.makeStream(of: (Int, SubscriptionEvent).self, bufferingPolicy: .unbounded)
+        let task = Task { [weak self] in
+            for await (id, event) in events {
+                guard let self else { return }
+                self.deliver(event, from: id)
+            }
+        }
+        inbox = (continuation, task)
+        return continuation
+    }
+
+    /// Ends the inbox when the last subscription ends, so its task does not outlive them.
+    private func closeInbox() {
+        inbox?.continuation.finish()
+        inbox?.task.cancel()
+        inbox = nil
+    }
+
+    private func deliver(_ event: SubscriptionEvent, from id: Int) {
+        // Events still buffered from a subscription that has ended are dropped.
+        guard let key = subscriptions.first(where: { $0.value.id == id })?.key else { return }
+        switch event {
+        case .action(let action): dispatch(action)
+        case .refused(let error): end(key, error: error)
+        }
     }
 
     /// The action for one child event; decoding happens here, on the callback queue, not on the
@@ -120,13 +134,11 @@ enum SubscriptionEvent: Sendable {
     case refused(DatabaseError)
 }
 
-/// A subscription's listeners and the task that dispatches their events.
+/// A subscription's listeners.
 struct ActiveSubscription {
     let id: Int
     let query: DatabaseQuery
     let handles: [DatabaseHandle]
-    let task: Task<Void, Never>
-    let events: AsyncStream<SubscriptionEvent>.Continuation
     /// The ``ObjectSubscribed`` (false) for the subscription's type.
     let ended: @Sendable (DatabaseError?) -> any Action
 }

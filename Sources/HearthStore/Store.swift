@@ -35,6 +35,7 @@ public final class Store<State: Sendable> {
     @ObservationIgnored private var nextEffectID = 0
     @ObservationIgnored var subscriptions: [KeyPath<State, Bool>: ActiveSubscription] = [:]
     @ObservationIgnored var nextSubscriptionID = 0
+    @ObservationIgnored var inbox: (continuation: AsyncStream<(Int, SubscriptionEvent)>.Continuation, task: Task<Void, Never>)?
 
     /// Called after each action is reduced, with the action and the new state (for `TestStore`).
     @ObservationIgnored package var dispatchObserver: (@MainActor (any Action, State) -> Void)?

@@ -67,6 +67,7 @@ public final class TestStore<State: Sendable & Equatable> {
     public func send(_ action: any Action, sourceLocation: SourceLocation = #_sourceLocation, assert update: ((inout State) -> Void)? = nil) {
         if !received.isEmpty {
             Issue.record("Must assert \(received.count) received action(s) before sending \(action): \(describe(received))", sourceLocation: sourceLocation)
+            received.removeAll()
         }
         isSending = true
         store.dispatch(action)

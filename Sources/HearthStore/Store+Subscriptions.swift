@@ -4,7 +4,9 @@ extension Store {
     /// Subscribes to the children of `query` as `T`: dispatches ``ObjectSubscribed`` (true) at once,
     /// then ``ObjectAdded`` for each child and, as they happen, ``ObjectChanged`` and
     /// ``ObjectRemoved``; a child that does not decode dispatches ``ObjectErrored`` instead. Events
-    /// are dispatched in the order the database raised them.
+    /// are dispatched in the order the database raised them, across all of the store's
+    /// subscriptions. If the server refuses the listen (rules), the subscription ends with
+    /// ``ObjectSubscribed`` (false) carrying the error.
     ///
     /// `isSubscribed` names the flag in the state that the reducer sets from ``ObjectSubscribed``:
     /// while it is true, subscribing again does nothing, so a view that appears twice does not
@@ -16,7 +18,8 @@ extension Store {
     /// store.subscribe(Post.self, to: recent, isSubscribed: \.posts.isSubscribed)
     /// ```
     ///
-    /// - Returns: Whether a new subscription started (false when the flag was already set).
+    /// - Returns: Whether a new subscription started (false when the flag was already set, or a
+    ///   subscription with this flag is still listening).
     @discardableResult
     public func subscribe<T: Decodable & Sendable>(
         _ type: T.Type,

@@ -99,21 +99,39 @@ public final class TestStore<State: Sendable & Equatable> {
         }
     }
 
-    /// Waits for the next action, checks that it is an `A` for which `matches` holds (for actions
-    /// with values the test cannot know in advance: new push IDs, server messages), and that the
-    /// state changed exactly as `update` describes given the action.
+    /// Waits for the next action, checks that it is an `A` (for actions holding values the test
+    /// cannot know in advance: new push IDs, user ids, server messages), and that the state changed
+    /// exactly as `update` describes given the action.
     ///
     /// ```swift
     /// let login = await store.receive(UserLoggedIn.self) { state, action in state.userID = action.userID }
     /// ```
     ///
-    /// - Returns: The action, or nil when it did not arrive or did not match.
+    /// - Returns: The action, or nil when it did not arrive or was not an `A`.
     @discardableResult
     public func receive<A: Action>(
         _ type: A.Type,
         timeout: Duration? = nil,
         sourceLocation: SourceLocation = #_sourceLocation,
-        where matches: (A) -> Bool = { _ in true },
+        assert update: ((inout State, A) -> Void)? = nil
+    ) async -> A? {
+        await receive(A.self, timeout: timeout, sourceLocation: sourceLocation, where: { _ in true }, assert: update)
+    }
+
+    /// As the `receive(_:timeout:sourceLocation:assert:)` that takes a type; the action must also satisfy
+    /// `matches`.
+    ///
+    /// ```swift
+    /// await store.receive(UserAuthFailed.self, where: { $0.error.code == .logIn }) { state, failed in
+    ///     state.authError = failed.error
+    /// }
+    /// ```
+    @discardableResult
+    public func receive<A: Action>(
+        _ type: A.Type,
+        timeout: Duration? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        where matches: (A) -> Bool,
         assert update: ((inout State, A) -> Void)? = nil
     ) async -> A? {
         guard let (action, after) = await next(described: "\(A.self)", timeout: timeout, sourceLocation) else { return nil }

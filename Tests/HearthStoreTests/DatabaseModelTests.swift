@@ -3,7 +3,7 @@ import Hearth
 import Testing
 
 /// The Posts app's model: a post and its copy under the author, written together.
-struct Post: DatabaseModel, Equatable {
+struct QuickstartPost: DatabaseModel, Equatable {
     var identifier: String?
     var uid: String
     var title: String
@@ -25,7 +25,7 @@ struct Overlapping: DatabaseModel {
     @Test func saveNewAssignsAPushIDAndWritesEveryEndpoint() async throws {
         try await TestServer.run { server in
             let database = try server.client()
-            var post = Post(uid: "ada", title: "Hello")
+            var post = QuickstartPost(uid: "ada", title: "Hello")
             try await post.save(in: database)
             let id = try #require(post.identifier)
             #expect(id.count == 20)
@@ -39,16 +39,16 @@ struct Overlapping: DatabaseModel {
             }
 
             // Read back by another client: the identifier comes from the key.
-            let read = try await server.client().reference(withPath: "posts/\(id)").getData().decoded(as: Post.self)
+            let read = try await server.client().reference(withPath: "posts/\(id)").getData().decoded(as: QuickstartPost.self)
             #expect(read == post)
-            #expect(try Post(snapshot: try await database.reference(withPath: "user-posts/ada/\(id)").getData()) == post)
+            #expect(try QuickstartPost(snapshot: try await database.reference(withPath: "user-posts/ada/\(id)").getData()) == post)
         }
     }
 
     @Test func savingAnExistingModelMergesAndKeepsFieldsItDoesNotKnow() async throws {
         try await TestServer.run { server in
             let database = try server.client()
-            var post = Post(uid: "ada", title: "Hello")
+            var post = QuickstartPost(uid: "ada", title: "Hello")
             try await post.save(in: database)
             let id = try #require(post.identifier)
             // Another client adds what the model does not know about, in both copies.
@@ -71,8 +71,8 @@ struct Overlapping: DatabaseModel {
     @Test func deleteRemovesEveryCopyAndNeedsAnIdentifier() async throws {
         try await TestServer.run { server in
             let database = try server.client()
-            var post = Post(uid: "ada", title: "Hello")
-            await #expect(throws: DatabaseError(.invalidData, "Post has no identifier: it was never saved")) { try await post.delete(in: database) }
+            var post = QuickstartPost(uid: "ada", title: "Hello")
+            await #expect(throws: DatabaseError(.invalidData, "QuickstartPost has no identifier: it was never saved")) { try await post.delete(in: database) }
             try await post.save(in: database)
             try await post.delete(in: database)
             #expect(try await server.json(at: "posts") == "null")
@@ -84,7 +84,7 @@ struct Overlapping: DatabaseModel {
     @Test func aRulesDenialOnOneEndpointLeavesEveryEndpointUnchanged() async throws {
         try await TestServer.run { server in
             let database = try server.client()
-            var saved = Post(uid: "ada", title: "Before")
+            var saved = QuickstartPost(uid: "ada", title: "Before")
             try await saved.save(in: database)
             let id = try #require(saved.identifier)
             let before = try await server.json(at: "/")
@@ -93,7 +93,7 @@ struct Overlapping: DatabaseModel {
             func denied(_ write: () async throws -> Void) async -> Bool {
                 do { try await write(); return false } catch { return (error as? DatabaseError)?.code == .permissionDenied }
             }
-            var fresh = Post(uid: "ada", title: "New")
+            var fresh = QuickstartPost(uid: "ada", title: "New")
             #expect(await denied { try await fresh.save(in: database) })
             #expect(fresh.identifier == nil)
             saved.title = "After"
@@ -102,7 +102,7 @@ struct Overlapping: DatabaseModel {
 
             // The server holds exactly what it held, and so does the client once it rolled back.
             #expect(try await server.json(at: "/") == before)
-            let local = try await database.reference(withPath: "posts/\(id)").getData().decoded(as: Post.self)
+            let local = try await database.reference(withPath: "posts/\(id)").getData().decoded(as: QuickstartPost.self)
             #expect(local.title == "Before")
             #expect(try await database.reference(withPath: "posts").getData().childrenCount == 1)
         }
@@ -118,7 +118,7 @@ struct Overlapping: DatabaseModel {
                 "d": ["uid": "ada", "title": "Five", "starCount": "five"],
             ])
             let byStars = database.reference(withPath: "posts").queryOrdered(byChild: "starCount")
-            let result = try await byStars.getDecodedChildren(as: Post.self)
+            let result = try await byStars.getDecodedChildren(as: QuickstartPost.self)
             #expect(result.keys == ["b", "a"])
             #expect(result.values.map(\.title) == ["One", "Three"])
             #expect(result.values.map(\.identifier) == ["b", "a"])
@@ -131,7 +131,7 @@ struct Overlapping: DatabaseModel {
             #expect(!result.failures.map(\.description).joined().contains("five"))
 
             // The live sequence delivers the same, then follows changes.
-            var updates = byStars.decodedChildren(as: Post.self).makeAsyncIterator()
+            var updates = byStars.decodedChildren(as: QuickstartPost.self).makeAsyncIterator()
             #expect(try await updates.next() == result)
             try await database.reference(withPath: "posts/d/starCount").setValue(0)
             let fixed = try #require(try await updates.next())
@@ -141,9 +141,9 @@ struct Overlapping: DatabaseModel {
             // One location: no data is its own code.
             let missing = try await database.reference(withPath: "posts/zzz").getData()
             #expect(throws: SnapshotDecodingError(.noData, path: "/posts/zzz", reason: "nothing is stored here")) {
-                _ = try missing.decoded(as: Post.self)
+                _ = try missing.decoded(as: QuickstartPost.self)
             }
-            #expect(try missing.decoded(as: Post?.self) == nil)
+            #expect(try missing.decoded(as: QuickstartPost?.self) == nil)
         }
     }
 }

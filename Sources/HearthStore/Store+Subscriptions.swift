@@ -42,7 +42,7 @@ extension Store {
             )
         }
         subscriptions[isSubscribed] = ActiveSubscription(
-            id: id, query: query, handles: handles,
+            id: id, listeners: SubscriptionListeners(query: query, handles: handles),
             ended: { error in ObjectSubscribed<T>(isSubscribed: false, error: error) }
         )
         return true
@@ -74,8 +74,8 @@ extension Store {
 
     private func end(_ isSubscribed: KeyPath<State, Bool>, error: DatabaseError?) {
         guard let subscription = subscriptions.removeValue(forKey: isSubscribed) else { return }
-        for handle in subscription.handles { subscription.query.removeObserver(withHandle: handle) }
-        if subscriptions.isEmpty { closeInbox() }
+        subscription.listeners.remove()
+        if subscriptions.isEmpty { inbox = nil }
         dispatch(subscription.ended(error))
     }
 
@@ -92,15 +92,8 @@ extension Store {
                 self.deliver(event, from: id)
             }
         }
-        inbox = (continuation, task)
+        inbox = SubscriptionInbox(continuation: continuation, task: task)
         return continuation
-    }
-
-    /// Ends the inbox when the last subscription ends, so its task does not outlive them.
-    private func closeInbox() {
-        inbox?.continuation.finish()
-        inbox?.task.cancel()
-        inbox = nil
     }
 
     private func deliver(_ event: SubscriptionEvent, from id: Int) {
@@ -137,11 +130,46 @@ enum SubscriptionEvent: Sendable {
     case refused(DatabaseError)
 }
 
-/// A subscription's listeners.
+/// A subscription in a store.
 struct ActiveSubscription {
     let id: Int
-    let query: DatabaseQuery
-    let handles: [DatabaseHandle]
+    let listeners: SubscriptionListeners
     /// The ``ObjectSubscribed`` (false) for the subscription's type.
     let ended: @Sendable (DatabaseError?) -> any Action
+}
+
+/// A subscription's observers on the database, removed when the subscription ends or, at the
+/// latest, when the store that holds them goes away.
+final class SubscriptionListeners: Sendable {
+    private let query: DatabaseQuery
+    private let handles: [DatabaseHandle]
+
+    init(query: DatabaseQuery, handles: [DatabaseHandle]) {
+        self.query = query
+        self.handles = handles
+    }
+
+    func remove() {
+        // Removing a handle twice is harmless: the database ignores unknown handles.
+        for handle in handles { query.removeObserver(withHandle: handle) }
+    }
+
+    deinit { remove() }
+}
+
+/// The stream the store's subscriptions feed and the task that dispatches from it. Dropped when
+/// the last subscription ends (or with the store), which ends the task.
+final class SubscriptionInbox: Sendable {
+    let continuation: AsyncStream<(Int, SubscriptionEvent)>.Continuation
+    private let task: Task<Void, Never>
+
+    init(continuation: AsyncStream<(Int, SubscriptionEvent)>.Continuation, task: Task<Void, Never>) {
+        self.continuation = continuation
+        self.task = task
+    }
+
+    deinit {
+        continuation.finish()
+        task.cancel()
+    }
 }

@@ -35,7 +35,7 @@ public final class Store<State: Sendable> {
     @ObservationIgnored private var nextEffectID = 0
     @ObservationIgnored var subscriptions: [KeyPath<State, Bool>: ActiveSubscription] = [:]
     @ObservationIgnored var nextSubscriptionID = 0
-    @ObservationIgnored var inbox: (continuation: AsyncStream<(Int, SubscriptionEvent)>.Continuation, task: Task<Void, Never>)?
+    @ObservationIgnored var inbox: SubscriptionInbox?
 
     /// Called after each action is reduced, with the action and the new state (for `TestStore`).
     @ObservationIgnored package var dispatchObserver: (@MainActor (any Action, State) -> Void)?
@@ -135,5 +135,10 @@ final class StateStreams<State: Sendable>: Sendable {
 
     func yield(_ state: State) {
         for continuation in continuations.withLock({ Array($0.all.values) }) { continuation.yield(state) }
+    }
+
+    // The store is gone: no state will follow, so readers' loops end.
+    deinit {
+        for continuation in continuations.withLock({ Array($0.all.values) }) { continuation.finish() }
     }
 }

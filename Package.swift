@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "HearthStoreTests",
             dependencies: [
-                "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthServer", "HearthSQLite", "HearthStorage", "HearthRules",
+                "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthServer", "HearthStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

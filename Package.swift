@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
         .library(name: "Hearth", targets: ["Hearth"]),
+        .library(name: "HearthStore", targets: ["HearthStore"]),
+        .library(name: "HearthStoreTesting", targets: ["HearthStoreTesting"]),
         .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
     ],
     dependencies: [
@@ -111,6 +113,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Unidirectional data flow over the SDK: the SDK never depends on it.
+        .target(name: "HearthStore", dependencies: ["Hearth"]),
+        // TestStore: links Swift Testing, so it stays out of the library apps ship.
+        .target(name: "HearthStoreTesting", dependencies: ["HearthStore"]),
         // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).
         .executableTarget(name: "HearthQuickStart", dependencies: ["Hearth"], path: "Examples/QuickStart"),
         .executableTarget(
@@ -156,6 +162,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HearthStoreTests",
+            dependencies: [
+                "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthServer", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

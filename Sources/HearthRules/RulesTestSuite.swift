@@ -45,15 +45,34 @@ public struct RulesTestSuite: Sendable {
         guard case .string(let expect)? = test["expect"], expect == "allowed" || expect == "denied" else {
             return broken("\"expect\" must be \"allowed\" or \"denied\"")
         }
-        let subject = RulesDocument.Subject.auth(test["auth"] ?? .null)
         let allowed: Bool
         do {
+            allowed = try Self.allows(test, rules, data: data, now: now)
+        } catch {
+            return broken(error.message)
+        }
+        let got = allowed ? "allowed" : "denied"
+        return Outcome(name: name, passed: got == expect, detail: got == expect ? got : "expected \(expect), got \(got)")
+    }
+
+    /// Whether `rules` allow one scenario on `data`: `{"auth": …, "read": "/path"}`, `{"write": "/path",
+    /// "value": …}` or `{"update": "/path", "value": {"a/b": …}}` — what the console's simulator runs
+    /// against a live database.
+    ///
+    /// For example:
+    /// ```swift
+    /// let allowed = try RulesTestSuite.allows(try JSONValue(parsing: #"{"auth": null, "read": "/posts"}"#), rules, data: root, now: now)
+    /// ```
+    public static func allows(_ test: JSONValue, _ rules: RulesDocument, data: Node, now: Double) throws(RulesError) -> Bool {
+        let subject = RulesDocument.Subject.auth(test["auth"] ?? .null)
+        func fail(_ message: String) -> RulesError { RulesError([Diagnostic(column: 1, message: message)]) }
+        do {
             if case .string(let path)? = test["read"] {
-                allowed = rules.canRead(try DatabasePath(path), subject, root: data, now: now)
+                return rules.canRead(try DatabasePath(path), subject, root: data, now: now)
             } else if case .string(let path)? = test["write"] {
                 let location = try DatabasePath(path)
                 let value = try Node(json: test["value"] ?? .null, depth: location.count, context: ServerValueContext(now: now, existing: data.child(at: location)))
-                allowed = rules.canWrite(location, subject, before: data, after: data.setting(value, at: location), now: now)
+                return rules.canWrite(location, subject, before: data, after: data.setting(value, at: location), now: now)
             } else if case .string(let path)? = test["update"], case .object(let members)? = test["value"] {
                 let location = try DatabasePath(path)
                 var after = data
@@ -64,18 +83,17 @@ public struct RulesTestSuite: Sendable {
                     after = after.setting(node, at: target)
                     targets.append(target)
                 }
-                allowed = targets.allSatisfy { rules.canWrite($0, subject, before: data, after: after, now: now) }
-            } else {
-                return broken("a test needs \"read\", \"write\" (with \"value\") or \"update\" (with an object \"value\")")
+                return targets.allSatisfy { rules.canWrite($0, subject, before: data, after: after, now: now) }
             }
+            throw fail("a scenario needs \"read\", \"write\" (with \"value\") or \"update\" (with an object \"value\")")
         } catch let error as PathError {
-            return broken(error.message)
+            throw fail(error.message)
         } catch let error as DataError {
-            return broken(error.message)
+            throw fail(error.message)
+        } catch let error as RulesError {
+            throw error
         } catch {
-            return broken("\(error)")
+            throw fail("\(error)")
         }
-        let got = allowed ? "allowed" : "denied"
-        return Outcome(name: name, passed: got == expect, detail: got == expect ? got : "expected \(expect), got \(got)")
     }
 }

@@ -141,6 +141,15 @@ def test_rules_users_and_files(console, locked_server):
     driver.find_element(By.ID, 'rules-save').click()
     wait(driver, lambda d: 'Saved' in d.find_element(By.ID, 'rules-state').text, 'the rules are saved')
     assert '"auth != null"' in admin(locked_server, 'GET', '/.settings/rules.json').text
+    # The simulator: the same read, signed out and signed in.
+    simulator = driver.find_element(By.ID, 'simulator')
+    simulator.find_element(By.NAME, 'path').clear()
+    simulator.find_element(By.NAME, 'path').send_keys('/shop')
+    simulator.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+    wait(driver, lambda d: d.find_element(By.ID, 'sim-result').text == 'Denied', 'signed out, the read is denied')
+    simulator.find_element(By.NAME, 'auth').send_keys('{"uid": "ada"}')
+    simulator.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+    wait(driver, lambda d: d.find_element(By.ID, 'sim-result').text == 'Allowed', 'signed in, the read is allowed')
 
     # Users: create, find, disable.
     driver.execute_script('arguments[0].scrollIntoView(); arguments[0].click()', driver.find_element(By.CSS_SELECTOR, '.sidebar a[data-view=users]'))

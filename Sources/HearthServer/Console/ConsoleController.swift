@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthRules
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -24,6 +25,28 @@ struct ConsoleController: Sendable {
         router.post("/.console/session") { request, _ in await self.signIn(request) }
         router.delete("/.console/session") { request, _ in self.signOut(request) }
         router.get("/.console/info") { request, _ in self.info(request) }
+        router.post("/.console/simulate") { request, _ in await self.simulate(request) }
+    }
+
+    /// The rules simulator: runs one scenario (`{"auth", "read" | "write" + "value" | "update" +
+    /// "value"}`) against the live data and rules of `?ns=`, without writing anything.
+    func simulate(_ request: Request) async -> Response {
+        guard let token = Authenticator.bearerToken(request.headers[.authorization]), sessions.isValid(token) else {
+            return Self.json(.object([("error", .string("Sign in to the console first."))]), status: 401)
+        }
+        let namespace = request.uri.queryParameters.get("ns") ?? configuration.defaultNamespace
+        guard let body = try? await request.body.collect(upTo: 1 << 20), let scenario = try? JSONValue(parsing: body.readableBytesView) else {
+            return Self.json(.object([("error", .string("Send the scenario as JSON."))]), status: 400)
+        }
+        do {
+            let database = try await registry.database(namespace)
+            let allowed = try RulesTestSuite.allows(scenario, database.rules, data: database.snapshot(), now: configuration.clock.wallMilliseconds)
+            return Self.json(.object([("allowed", .bool(allowed))]), status: 200)
+        } catch let error as RulesError {
+            return Self.json(.object([("error", .string(error.message))]), status: 400)
+        } catch {
+            return Self.json(.object([("error", .string("The database \(namespace) cannot be opened: \(error)"))]), status: 400)
+        }
     }
 
     /// What the console shows around its views: the project, the mode, the databases (admin only).

@@ -289,6 +289,7 @@ async function loadRules() {
     : "Storage rules (Firebase's storage rules language), for every bucket.";
   $("rules-diagnostics").hidden = true;
   $("rules-state").textContent = "";
+  $("simulator").hidden = state.rulesKind !== "database";
   if (state.rulesKind === "storage" && !state.info.files) { $("rules-source").value = ""; $("rules-state").textContent = "This server runs without files."; return; }
   const response = await api(rulesURL());
   $("rules-source").value = response.ok ? await response.text() : "";
@@ -310,6 +311,24 @@ async function saveRules() {
   diagnostics.hidden = false;
   diagnostics.textContent = body.error?.message ?? body.error ?? `The server answered ${response.status}.`;
   $("rules-state").textContent = "Not saved: fix the problems above.";
+}
+
+async function simulate(event) {
+  event.preventDefault();
+  const form = event.target;
+  const result = $("sim-result");
+  result.className = "verdict"; result.textContent = "";
+  const operation = form.elements.operation.value;
+  const scenario = { [operation]: form.elements.path.value || "/" };
+  try {
+    scenario.auth = form.elements.auth.value.trim() ? JSON.parse(form.elements.auth.value) : null;
+    if (operation !== "read") scenario.value = form.elements.value.value.trim() ? parseTyped(form.elements.value.value) : null;
+  } catch { result.textContent = "Auth must be JSON."; return; }
+  try {
+    const body = await apiJSON(`/.console/simulate?ns=${encodeURIComponent(state.namespace)}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(scenario) });
+    result.className = `verdict ${body.allowed ? "allowed" : "denied"}`;
+    result.textContent = body.allowed ? "Allowed" : "Denied";
+  } catch (error) { result.textContent = error.message; }
 }
 
 // ───────────── users ─────────────
@@ -550,6 +569,7 @@ function start() {
   });
   for (const button of document.querySelectorAll("[data-rules]")) button.addEventListener("click", () => { state.rulesKind = button.dataset.rules; loadRules(); });
   $("rules-save").addEventListener("click", saveRules);
+  $("simulator").addEventListener("submit", simulate);
   $("user-search").addEventListener("input", () => { clearTimeout(start.search); start.search = setTimeout(() => loadUsers(true), 250); });
   $("users-more").addEventListener("click", () => loadUsers(false));
   $("user-new").addEventListener("click", () => { $("user-form").reset(); $("user-error").textContent = ""; $("user-dialog").showModal(); });

@@ -40,6 +40,9 @@ public final class SQLiteUserStore: UserStore {
                             token_hash TEXT PRIMARY KEY NOT NULL, project TEXT NOT NULL, local_id TEXT NOT NULL,
                             record TEXT NOT NULL) WITHOUT ROWID;
                         CREATE INDEX IF NOT EXISTS refresh_tokens_user ON refresh_tokens (project, local_id);
+                        CREATE TABLE IF NOT EXISTS outbox (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL, record TEXT NOT NULL);
+                        CREATE INDEX IF NOT EXISTS outbox_project ON outbox (project, id);
                         """
                 )
             }
@@ -160,6 +163,25 @@ public final class SQLiteUserStore: UserStore {
     // MARK: Helpers
 
     /// Runs a write transaction, passing `UserStoreError` and the caller's errors through unchanged.
+    public func recordEmail(_ message: EmailMessage) async throws {
+        let text = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+        try await write { db in
+            try db.execute(sql: "INSERT INTO outbox (project, record) VALUES (?, ?)", arguments: [message.project, text])
+            // The newest 1,000 per project are enough to read; older mail goes.
+            try db.execute(
+                sql: "DELETE FROM outbox WHERE project = ? AND id <= (SELECT id FROM outbox WHERE project = ? ORDER BY id DESC LIMIT 1 OFFSET 1000)",
+                arguments: [message.project, message.project]
+            )
+        }
+    }
+
+    public func outbox(project: String, limit: Int) async throws -> [EmailMessage] {
+        try await read { db in
+            try String.fetchAll(db, sql: "SELECT record FROM outbox WHERE project = ? ORDER BY id DESC LIMIT ?", arguments: [project, limit])
+                .map { try JSONDecoder().decode(EmailMessage.self, from: Data($0.utf8)) }
+        }
+    }
+
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.write(body)

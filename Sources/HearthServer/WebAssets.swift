@@ -35,6 +35,11 @@ enum WebAssets {
             router.get(RouterPath(file.route), use: respond)
             router.head(RouterPath(file.route), use: respond)
         }
+        // Account email links (Firebase Hosting's handler path, and the Auth emulator's).
+        for route in ["/__/auth/action", "/emulator/action"] {
+            router.get(RouterPath(route)) { _, _ in serve("/auth/action.html") ?? Response(status: .notFound) }
+        }
+        router.get("/__/auth/action.js") { _, _ in serve("/auth/action.js") ?? Response(status: .notFound) }
         let page: @Sendable (Request, BasicRequestContext) async -> Response = { request, context in
             guard request.method == .get || request.method == .head else { return await database(request, context) }
             if let response = serve(request.uri.path) { return response }

@@ -14,7 +14,7 @@ struct UsersCommand: AsyncParsableCommand {
             Works on <data>/users.sqlite. While the server runs, use the admin API instead (firebase-admin, \
             or POST /identitytoolkit.googleapis.com/v1/projects/<project>/accounts with the admin secret).
             """,
-        subcommands: [List.self, Create.self, Delete.self]
+        subcommands: [List.self, Create.self, Delete.self, Outbox.self]
     )
 
     /// Options every `users` subcommand takes.
@@ -143,6 +143,48 @@ struct UsersCommand: AsyncParsableCommand {
                 }
             }
             withExtendedLifetime(storage) {}
+        }
+    }
+
+    struct Outbox: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the account emails sent (password reset, email verification, email change), newest first.",
+            discussion: """
+                No mail server is configured, so these emails are not delivered: follow a link yourself, or give it to the user. \
+                Links hold single-use codes that last an hour (and are forgotten when the server restarts). Works while the server runs.
+                """
+        )
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Option(help: "How many emails to show.")
+        var limit = 20
+
+        @Flag(help: "One JSON object per line.")
+        var json = false
+
+        func run() async throws {
+            let file = options.dataOptions.directory.appendingPathComponent("users.sqlite")
+            guard FileManager.default.fileExists(atPath: file.path) else {
+                throw CLIError("no users in \(options.dataOptions.directory.path) yet (no \(file.lastPathComponent)); start the server there first")
+            }
+            // Reading beside a running server is safe (SQLite WAL), so no data directory lock here.
+            let store = try SQLiteUserStore(directory: options.dataOptions.directory)
+            let messages = try await store.outbox(project: options.projectID, limit: limit)
+            if messages.isEmpty {
+                FileHandle.standardError.write(Data("no emails sent in project \(options.projectID)\n".utf8))
+                return
+            }
+            for message in messages {
+                if json {
+                    let line = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
+                    print(line)
+                    continue
+                }
+                print("─── \(List.date(message.sentAt))  to \(message.to)  (\(message.requestType))")
+                print("Subject: \(message.subject)")
+                print("Link: \(message.link)\n")
+            }
         }
     }
 }

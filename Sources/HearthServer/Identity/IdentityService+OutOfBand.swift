@@ -7,13 +7,46 @@ import HearthStorage
 extension IdentityService {
     static let oobModes = ["PASSWORD_RESET": "resetPassword", "VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "verifyAndChangeEmail"]
 
-    /// The link a user would follow; `origin` is the server's own address as the caller reached it.
-    func oobLink(code: String, requestType: String, origin: String) -> String {
-        "\(origin)/emulator/action?mode=\(Self.oobModes[requestType] ?? "action")&lang=en&oobCode=\(code)&apiKey=hearth"
+    /// The link a user would follow: Hearth's action page (`/__/auth/action`, Firebase Hosting's
+    /// default handler path); `origin` is the server's own address as the caller reached it.
+    func oobLink(code: String, requestType: String, origin: String, apiKey: String? = nil, continueURL: String? = nil) -> String {
+        var link = "\(origin)/__/auth/action?mode=\(Self.oobModes[requestType] ?? "action")&oobCode=\(code)&apiKey=\(Self.queryEncode(apiKey ?? "hearth"))&lang=en"
+        if let continueURL { link += "&continueUrl=\(Self.queryEncode(continueURL))" }
+        return link
+    }
+
+    static func queryEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// The mail a user gets for an out-of-band code, in Firebase's default wording.
+    static func email(for entry: OobCodeBook.Entry, link: String, sentAt: Int64) -> EmailMessage {
+        let app = entry.project
+        let (to, subject, text): (String, String, String)
+        switch entry.requestType {
+        case "PASSWORD_RESET":
+            (to, subject, text) = (entry.email, "Reset your password for \(app)",
+                "Hello,\n\nFollow this link to reset your \(app) password for your \(entry.email) account.\n\n\(link)\n\n"
+                + "If you didn't ask to reset your password, you can ignore this email.\n\nThanks,\n\nYour \(app) team")
+        case "VERIFY_AND_CHANGE_EMAIL":
+            let newEmail = entry.newEmail ?? entry.email
+            (to, subject, text) = (newEmail, "Verify your new email for \(app)",
+                "Hello,\n\nFollow this link to verify your new email address, \(newEmail), for \(app).\n\n\(link)\n\n"
+                + "If you didn't ask to change your email, you can ignore this email.\n\nThanks,\n\nYour \(app) team")
+        default:
+            (to, subject, text) = (entry.email, "Verify your email for \(app)",
+                "Hello,\n\nFollow this link to verify your email address.\n\n\(link)\n\n"
+                + "If you didn't ask to verify this address, you can ignore this email.\n\nThanks,\n\nYour \(app) team")
+        }
+        return EmailMessage(project: entry.project, to: to, subject: subject, body: text, link: link, requestType: entry.requestType, sentAt: sentAt)
     }
 
     /// `accounts:sendOobCode`.
-    func sendOobCode(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, origin: String) async throws -> JSONValue {
+    func sendOobCode(
+        _ body: IdentityRequestBody, project: String, caller: IdentityCaller, origin: String, apiKey: String? = nil
+    ) async throws -> JSONValue {
         let clock = Clock()
         guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
         let entry: OobCodeBook.Entry
@@ -54,9 +87,13 @@ extension IdentityService {
         var members: [(key: String, value: JSONValue?)] = [
             ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
         ]
+        let link = oobLink(code: code, requestType: requestType, origin: origin, apiKey: apiKey, continueURL: body.string("continueUrl"))
         if caller == .admin, body.bool("returnOobLink") == true {
-            members.append(("oobLink", .string(oobLink(code: code, requestType: requestType, origin: origin))))
+            // The admin asked for the link (firebase-admin's generate_*_link): no mail, as Firebase does.
+            members.append(("oobLink", .string(link)))
             members.append(("oobCode", .string(code)))
+        } else {
+            try await store.recordEmail(Self.email(for: entry, link: link, sentAt: clock.millis))
         }
         return .object(compact(members))
     }

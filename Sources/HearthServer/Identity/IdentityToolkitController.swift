@@ -163,7 +163,8 @@ struct IdentityToolkitController: Sendable {
         case ("accounts:lookup", .post):
             return try await service.lookup(body, project: project, caller: caller)
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
-            return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request))
+            let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
+            return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request), apiKey: apiKey)
         case ("accounts:resetPassword", .post):
             return try await service.resetPassword(body, project: project)
         case ("accounts:update", .post):

@@ -10,6 +10,7 @@ public final class InMemoryUserStore: UserStore {
     private struct State {
         var projects: [String: Project] = [:]
         var refreshTokens: [String: RefreshTokenRecord] = [:]
+        var outbox: [EmailMessage] = []
     }
 
     private let state = Mutex(State())
@@ -104,5 +105,19 @@ public final class InMemoryUserStore: UserStore {
                 }
             }
         }
+    }
+
+    public func recordEmail(_ message: EmailMessage) async throws {
+        state.withLock { state in
+            state.outbox.append(message)
+            let ofProject = state.outbox.filter { $0.project == message.project }
+            if ofProject.count > 1000, let oldest = ofProject.first, let index = state.outbox.firstIndex(of: oldest) {
+                state.outbox.remove(at: index)
+            }
+        }
+    }
+
+    public func outbox(project: String, limit: Int) async throws -> [EmailMessage] {
+        state.withLock { Array($0.outbox.filter { $0.project == project }.reversed().prefix(limit)) }
     }
 }

@@ -42,6 +42,11 @@ public protocol UserStore: Sendable {
     /// Users whose tokens must be refused early: disabled ones and ones with revoked tokens
     /// (`tokenGeneration > 0`), across projects. Read once at start.
     func revocations() async throws -> [StoredRevocation]
+
+    /// Keeps a sent email in the outbox (the newest 1,000 per project are kept).
+    func recordEmail(_ message: EmailMessage) async throws
+    /// The outbox of a project, newest first.
+    func outbox(project: String, limit: Int) async throws -> [EmailMessage]
 }
 
 /// A user whose ID tokens end early, as the database must know it.

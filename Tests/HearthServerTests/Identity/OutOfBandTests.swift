@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthStorage
 @testable import HearthServer
 import HTTPTypes
 import Testing
@@ -19,6 +20,31 @@ import Testing
             guard let email = code["email"]?.stringValue, let type = code["requestType"]?.stringValue, let value = code["oobCode"]?.stringValue
             else { return nil }
             return (email, type, value)
+        }
+    }
+
+    @Test func sentCodesGoToTheOutboxWithALinkToTheActionPage() async throws {
+        let users = InMemoryUserStore()
+        try await IdentityTestServer().run(users: users) { auth async throws in
+            let account = try await auth.signUp("grace@example.com")
+            let idToken = try #require(account["idToken"]?.stringValue)
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"grace@example.com","continueUrl":"https://app.example/after"}"#).status == .ok)
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_EMAIL","idToken":"\#(idToken)"}"#).status == .ok)
+            // The admin's generated link is not mailed.
+            #expect(try await auth.admin("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"grace@example.com","returnOobLink":true}"#).status == .ok)
+            let outbox = try await users.outbox(project: IdentityTestServer.project, limit: 10)
+            #expect(outbox.map(\.requestType) == ["VERIFY_EMAIL", "PASSWORD_RESET"])
+            let reset = try #require(outbox.last)
+            #expect(reset.to == "grace@example.com")
+            #expect(reset.subject == "Reset your password for \(IdentityTestServer.project)")
+            #expect(reset.link.contains("/__/auth/action?mode=resetPassword&oobCode="))
+            #expect(reset.link.contains("&apiKey=\(IdentityClient.key)"))
+            #expect(reset.link.hasSuffix("&continueUrl=https%3A%2F%2Fapp.example%2Fafter"))
+            #expect(reset.body.contains(reset.link))
+            // The link's code works once: it sets the password.
+            let code = try #require(URLComponents(string: reset.link)?.queryItems?.first { $0.name == "oobCode" }?.value)
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code)","newPassword":"brand-new-1"}"#).status == .ok)
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"grace@example.com","password":"brand-new-1"}"#).status == .ok)
         }
     }
 

@@ -1,0 +1,83 @@
+"""Account emails end to end: a password reset asked for by an app lands in the outbox
+(`hearth users outbox`), its link opens Hearth's action page in Chromium, and the new password set
+there signs in; an email verification link marks the address verified."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import uuid
+
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+import hearth_process  # noqa: E402
+
+KEY = 'browser-test-key'
+
+
+def identity(server, operation, body):
+    return requests.post(f'{server.base_url}/identitytoolkit.googleapis.com/v1/accounts:{operation}?key={KEY}', json=body, timeout=10)
+
+
+def outbox(server, to):
+    binary = os.environ.get('HEARTH_BIN') or str(hearth_process.DEFAULT_BIN)
+    done = subprocess.run([binary, 'users', 'outbox', '--json', '--data', server.data_dir, '--project', os.environ.get('HEARTH_PROJECT', 'hearth')],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if json.loads(line)['to'] == to]
+
+
+def open_link(browser, link):
+    home = browser.current_window_handle
+    browser.switch_to.new_window('window')
+    browser.get(link)
+    return home
+
+
+def test_password_reset_through_the_outbox_and_the_action_page(browser, hearth_server):
+    email = f'reset-{uuid.uuid4().hex[:8]}@example.com'
+    assert identity(hearth_server, 'signUp', {'email': email, 'password': 'old-password', 'returnSecureToken': True}).status_code == 200
+    assert identity(hearth_server, 'sendOobCode', {'requestType': 'PASSWORD_RESET', 'email': email}).status_code == 200
+    mails = outbox(hearth_server, email)
+    assert len(mails) == 1 and mails[0]['requestType'] == 'PASSWORD_RESET'
+    home = open_link(browser, mails[0]['link'])
+    try:
+        wait = WebDriverWait(browser, 20)
+        form = wait.until(lambda d: d.find_element(By.ID, 'reset') if d.find_element(By.ID, 'reset').is_displayed() else None)
+        assert email in browser.find_element(By.ID, 'message').text
+        form.find_element(By.NAME, 'password').send_keys('new-password-1')
+        form.find_element(By.NAME, 'again').send_keys('not-the-same')
+        form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+        wait.until(lambda d: 'not the same' in d.find_element(By.ID, 'error').text)
+        form.find_element(By.NAME, 'again').clear()
+        form.find_element(By.NAME, 'again').send_keys('new-password-1')
+        form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+        wait.until(lambda d: d.find_element(By.ID, 'title').text == 'Password changed')
+        # The new password signs in, the old one does not; the link is spent.
+        assert identity(hearth_server, 'signInWithPassword', {'email': email, 'password': 'new-password-1'}).status_code == 200
+        assert identity(hearth_server, 'signInWithPassword', {'email': email, 'password': 'old-password'}).status_code == 400
+        browser.get(mails[0]['link'])
+        wait.until(lambda d: d.find_element(By.ID, 'title').text == 'This link did not work')
+        assert 'not valid any more' in browser.find_element(By.ID, 'message').text
+    finally:
+        browser.close()
+        browser.switch_to.window(home)
+
+
+def test_email_verification_link(browser, hearth_server):
+    email = f'verify-{uuid.uuid4().hex[:8]}@example.com'
+    account = identity(hearth_server, 'signUp', {'email': email, 'password': 'pass-word-1', 'returnSecureToken': True}).json()
+    assert identity(hearth_server, 'sendOobCode', {'requestType': 'VERIFY_EMAIL', 'idToken': account['idToken']}).status_code == 200
+    link = outbox(hearth_server, email)[0]['link']
+    home = open_link(browser, link)
+    try:
+        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, 'title').text == 'Email verified')
+    finally:
+        browser.close()
+        browser.switch_to.window(home)
+    user = identity(hearth_server, 'lookup', {'idToken': account['idToken']}).json()['users'][0]
+    assert user['emailVerified'] is True

@@ -40,7 +40,7 @@ public struct PasswordHasher: Sendable, Equatable {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<PasswordHasher.saltLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let parameters = self
-        return try await NIOThreadPool.singleton.runIfActive {
+        return try await BackgroundWorkers.shared.run {
             let key = try parameters.derive(password, salt: salt)
             return "scrypt$\(parameters.log2Rounds)$\(parameters.blockSize)$\(parameters.parallelism)$"
                 + Data(salt).base64EncodedString() + "$" + Data(key).base64EncodedString()
@@ -50,10 +50,10 @@ public struct PasswordHasher: Sendable, Equatable {
     /// Whether `password` matches a stored hash (constant-time comparison). False for unreadable hashes.
     public func verify(_ password: String, against stored: String) async -> Bool {
         if let imported = FirebaseScryptHash(stored) {
-            return (try? await NIOThreadPool.singleton.runIfActive { try imported.matches(password) }) ?? false
+            return (try? await BackgroundWorkers.shared.run { try imported.matches(password) }) ?? false
         }
         guard let parsed = PasswordHasher.parse(stored) else { return false }
-        return (try? await NIOThreadPool.singleton.runIfActive {
+        return (try? await BackgroundWorkers.shared.run {
             let key = try parsed.parameters.derive(password, salt: parsed.salt)
             guard key.count == parsed.key.count else { return false }
             var difference: UInt8 = 0
@@ -64,7 +64,7 @@ public struct PasswordHasher: Sendable, Equatable {
 
     /// Spends the time of one verification, for sign-ins of unknown emails (so timing tells nothing).
     public func verifyNothing(_ password: String) async {
-        _ = try? await NIOThreadPool.singleton.runIfActive { try self.derive(password, salt: [UInt8](repeating: 0, count: PasswordHasher.saltLength)) }
+        _ = try? await BackgroundWorkers.shared.run { try self.derive(password, salt: [UInt8](repeating: 0, count: PasswordHasher.saltLength)) }
     }
 
     /// Whether a stored hash was made with other parameters than these.

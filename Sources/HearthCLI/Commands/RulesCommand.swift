@@ -74,19 +74,30 @@ struct RulesTestCommand: AsyncParsableCommand {
         }
         let suite: RulesTestSuite
         do {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: scenarios))
-            suite = try RulesTestSuite(json: try JSONValue(parsing: Array(bytes)))
+            suite = try RulesTestSuite(json: try Self.scenarioJSON(scenarios))
         } catch let error as RulesError {
             throw CLIError("\(scenarios): \(error.message)")
-        } catch {
-            throw CLIError("\(scenarios) is not a valid scenario file: \(error)")
         }
-        let outcomes = suite.run(document, now: WallClock.milliseconds())
+        try Self.report(suite.run(document, now: WallClock.milliseconds()).map { ($0.name, $0.passed, $0.detail) })
+    }
+
+    /// Prints each scenario's outcome and a count; fails the command when any failed (shared with
+    /// `hearth storage rules test`).
+    static func report(_ outcomes: [(name: String, passed: Bool, detail: String)]) throws {
         for outcome in outcomes {
             print("\(outcome.passed ? "✔" : "✘") \(outcome.name): \(outcome.detail)")
         }
         let failed = outcomes.filter { !$0.passed }.count
         print("\(outcomes.count - failed) passed, \(failed) failed")
         if failed > 0 { throw ExitCode.failure }
+    }
+
+    /// Reads a scenario file's JSON, or says what is wrong with it.
+    static func scenarioJSON(_ file: String) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        } catch {
+            throw CLIError("\(file) is not a valid scenario file: \(error)")
+        }
     }
 }

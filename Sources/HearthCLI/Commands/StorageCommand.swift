@@ -252,18 +252,11 @@ struct StorageCommand: AsyncParsableCommand {
                 let document = try Rules.load(rules)
                 let suite: StorageRulesTestSuite
                 do {
-                    let bytes = try Data(contentsOf: URL(fileURLWithPath: scenarios))
-                    suite = try StorageRulesTestSuite(json: try JSONValue(parsing: Array(bytes)))
+                    suite = try StorageRulesTestSuite(json: try RulesTestCommand.scenarioJSON(scenarios))
                 } catch let error as RulesError {
                     throw CLIError("\(scenarios): \(error.message)")
-                } catch {
-                    throw CLIError("\(scenarios) is not a valid scenario file: \(error)")
                 }
-                let outcomes = suite.run(document)
-                for outcome in outcomes { print("\(outcome.passed ? "✔" : "✘") \(outcome.name): \(outcome.detail)") }
-                let failed = outcomes.filter { !$0.passed }.count
-                print("\(outcomes.count - failed) passed, \(failed) failed")
-                if failed > 0 { throw ExitCode.failure }
+                try RulesTestCommand.report(suite.run(document).map { ($0.name, $0.passed, $0.detail) })
             }
         }
 

@@ -37,18 +37,7 @@ struct CloudStorageController: Sendable {
     }
 
     func respond(to request: Request) async -> Response {
-        if request.method == .options { return FilesHTTP.preflight(request) }
-        var response: Response
-        do {
-            response = try await handle(request)
-        } catch let error as FilesError {
-            response = FilesHTTP.json(error.cloudStorageBody, status: error.code)
-        } catch {
-            logger.error("Cloud Storage request failed", metadata: ["hearth.error": "\(error)"])
-            response = FilesHTTP.json(FilesError(500, "Internal error; the server log has the details.").cloudStorageBody, status: 500)
-        }
-        FilesHTTP.addCORS(&response, origin: request.headers[.origin])
-        return response
+        await FilesHTTP.respond(to: request, logger: logger, errorResponse: { FilesHTTP.json($0.cloudStorageBody, status: $0.code) }, handle: handle)
     }
 
     func handle(_ request: Request) async throws -> Response {

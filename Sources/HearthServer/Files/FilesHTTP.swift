@@ -4,6 +4,7 @@ import HearthProtocol
 import HearthStorage
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// What both files APIs share on the wire: query parsing, credentials, JSON answers, CORS, and
@@ -66,6 +67,25 @@ enum FilesHTTP {
         response.headers[.accessControlAllowOrigin] = origin
         response.headers[.accessControlExposeHeaders] = exposedHeaders
         response.headers[.vary] = "Origin"
+    }
+
+    /// Answers a files request: CORS preflights, `handle`'s answer, or the error in the API's own
+    /// shape (`errorResponse`); unexpected errors are logged and answered 500. CORS headers on all.
+    static func respond(
+        to request: Request, logger: Logger, errorResponse: (FilesError) -> Response, handle: (Request) async throws -> Response
+    ) async -> Response {
+        if request.method == .options { return preflight(request) }
+        var response: Response
+        do {
+            response = try await handle(request)
+        } catch let error as FilesError {
+            response = errorResponse(error)
+        } catch {
+            logger.error("Files request failed", metadata: ["hearth.error": "\(error)", "hearth.path": "\(request.uri.path)"])
+            response = errorResponse(FilesError(500, "Internal error; the server log has the details."))
+        }
+        addCORS(&response, origin: request.headers[.origin])
+        return response
     }
 
     static func preflight(_ request: Request) -> Response {

@@ -35,21 +35,14 @@ struct FirebaseStorageController: Sendable {
     }
 
     func respond(to request: Request) async -> Response {
-        if request.method == .options { return FilesHTTP.preflight(request) }
-        var response: Response
-        do {
-            response = try await handle(request)
-        } catch let error as FilesError {
-            response = FilesHTTP.json(error.firebaseBody, status: error.code)
+        await FilesHTTP.respond(to: request, logger: logger, errorResponse: { error in
+            var response = FilesHTTP.json(error.firebaseBody, status: error.code)
+            // A resumable upload's client reads the upload status on errors too.
             if request.headers[Self.uploadCommand] != nil || request.headers[Self.uploadProtocol] == "resumable" {
                 response.headers[Self.uploadStatus] = error.code == 403 ? "final" : "active"
             }
-        } catch {
-            logger.error("Files request failed", metadata: ["hearth.error": "\(error)"])
-            response = FilesHTTP.json(FilesError(500, "Internal error; the server log has the details.").firebaseBody, status: 500)
-        }
-        FilesHTTP.addCORS(&response, origin: request.headers[.origin])
-        return response
+            return response
+        }, handle: handle)
     }
 
     static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!

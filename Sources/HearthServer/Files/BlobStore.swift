@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
@@ -219,9 +220,12 @@ final class BlobStore: Sendable {
         func submit(_ batch: ByteBuffer, at offset: Int64) async throws {
             try await inFlight?.value
             inFlight = Task {
+                // MD5 (the slowest part) on one pool thread, CRC-32C and the write on another.
+                async let md5: Void = pool.runIfActive { batch.withUnsafeReadableBytes { hasher.md5.update(bufferPointer: $0) } }
                 try await pool.runIfActive {
                     try batch.withUnsafeReadableBytes { raw in
-                        hasher.digest.update(raw)
+                        hasher.crc32c.update(raw)
+                        hasher.size += Int64(raw.count)
                         var written = 0
                         while written < raw.count {
                             let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
@@ -230,6 +234,7 @@ final class BlobStore: Sendable {
                         }
                     }
                 }
+                try await md5
             }
         }
         do {
@@ -286,12 +291,21 @@ final class BlobStore: Sendable {
     }
 }
 
-/// The digest of a blob being written, handed from one pool job to the next. Jobs never overlap (each
-/// is awaited before the next is submitted), which is why unchecked sendability is sound here.
+/// The digest of a blob being written, handed from one pool job to the next. A batch's MD5 job and
+/// its CRC-and-write job run at once but touch different properties, and each batch's jobs finish
+/// before the next batch's start, which is why unchecked sendability is sound here.
 final class DigestBox: @unchecked Sendable {
-    var digest: BlobDigest
+    var md5: Insecure.MD5
+    var crc32c: CRC32C
+    var size: Int64
 
-    init(_ digest: BlobDigest) { self.digest = digest }
+    init(_ digest: BlobDigest) {
+        md5 = digest.md5
+        crc32c = digest.crc32c
+        size = digest.size
+    }
+
+    var digest: BlobDigest { BlobDigest(md5: md5, crc32c: crc32c, size: size) }
 }
 
 /// An open blob, read in chunks on the blocking pool. Close it when done.

@@ -64,6 +64,35 @@ import Testing
         }
     }
 
+    /// Many transactions in flight at once from each client (as when a UI adds several items quickly):
+    /// each must commit a value computed from exactly what the server had, so the committed values
+    /// are 1...n with none skipped or repeated. Found by the Profiles app (ids by transaction).
+    @Test func concurrentTransactionsFromOneClientNeverSkipOrRepeat() async throws {
+        try await LiveServer.run { url, server in
+            let clients = [try makeClient(url), try makeClient(url)]
+            let perClient = 8
+            let committed = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for client in clients {
+                    for _ in 0..<perClient {
+                        group.addTask {
+                            let (done, snapshot) = try await client.reference(withPath: "next").runTransactionBlock { data in
+                                data.value = ((data.value as? Int) ?? 0) + 1
+                                return .success(withValue: data)
+                            }
+                            return done ? snapshot.value as? Int : nil
+                        }
+                    }
+                }
+                var values: [Int] = []
+                for try await value in group { if let value { values.append(value) } }
+                return values
+            }
+            #expect(committed.sorted() == Array(1...(2 * perClient)))
+            #expect(server.snapshot().child(at: try DatabasePath("/next")) == .leaf(.number(Double(2 * perClient))))
+            for client in clients { client.goOffline() }
+        }
+    }
+
     @Test func anAbortedTransactionReportsTheCurrentDataWithoutWriting() async throws {
         try await LiveServer.run { url, _ in
             let client = try makeClient(url)

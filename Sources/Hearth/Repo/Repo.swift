@@ -781,10 +781,14 @@ final class Repo: Sendable {
 
     private func runTransaction(id: Int) {
         transactionQueue.async { [self] in
-            guard let (transaction, input, serverHash) = state.withLock({ state -> (Transaction, Node, String)? in
+            guard let (transaction, input) = state.withLock({ state -> (Transaction, Node)? in
                 guard let transaction = state.transactions[id] else { return nil }
-                return (transaction, state.tree.localValue(at: transaction.path), state.tree.serverValue(at: transaction.path).hash)
+                return (transaction, state.tree.localValue(at: transaction.path))
             }) else { return }
+            // The hash of exactly what the block saw (other pending writes included), as Firebase's
+            // clients send: the server applies the output only if its value is that input, so an
+            // output computed on top of a write that has not landed is refused (datastale) and rerun.
+            let serverHash = input.hash
             let data = MutableData(node: input, key: transaction.path.last?.string)
             let result = transaction.update(data)
             state.withLock { state in

@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthStoreTesting", targets: ["HearthStoreTesting"]),
         .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
+        .library(name: "ProfilesCore", targets: ["ProfilesCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -119,6 +120,8 @@ let package = Package(
         .target(name: "HearthStoreTesting", dependencies: ["HearthStore"]),
         // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).
         .executableTarget(name: "HearthQuickStart", dependencies: ["Hearth"], path: "Examples/QuickStart"),
+        // The Profiles reference app's Swift side (docs/apps.md): its core.
+        .target(name: "ProfilesCore", dependencies: ["Hearth"], path: "Examples/Profiles/ProfilesCore"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [

@@ -179,6 +179,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        .testTarget(
+            name: "ProfilesCoreTests",
+            dependencies: [
+                "ProfilesCore", "Hearth", "HearthServer", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

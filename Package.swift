@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "HearthStore", targets: ["HearthStore"]),
         .library(name: "HearthStoreTesting", targets: ["HearthStoreTesting"]),
         .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
+        .library(name: "ProfilesCore", targets: ["ProfilesCore"]),
+        .executable(name: "profiles", targets: ["ProfilesCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -119,6 +121,13 @@ let package = Package(
         .target(name: "HearthStoreTesting", dependencies: ["HearthStore"]),
         // The README's SDK example, built and run against a server by CI (Tests/Examples/run.sh).
         .executableTarget(name: "HearthQuickStart", dependencies: ["Hearth"], path: "Examples/QuickStart"),
+        // The Profiles reference app's Swift side (docs/apps.md): its core, and a terminal client.
+        .target(name: "ProfilesCore", dependencies: ["Hearth"], path: "Examples/Profiles/ProfilesCore"),
+        .executableTarget(
+            name: "ProfilesCLI",
+            dependencies: ["ProfilesCore", "Hearth", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Profiles/ProfilesCLI"
+        ),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
@@ -167,6 +176,13 @@ let package = Package(
             name: "HearthStoreTests",
             dependencies: [
                 "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthServer", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "ProfilesCoreTests",
+            dependencies: [
+                "ProfilesCore", "Hearth", "HearthServer", "HearthStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds nothing: runs the README's Swift SDK example (Examples/QuickStart, `hearth-quickstart`) against a
-# fresh `hearth serve --emulator --in-memory` and checks what it printed. Exits non-zero on failure.
+# fresh `hearth serve --emulator --in-memory` and checks what it printed, then the Profiles terminal client
+# (profiles-cli.sh, on its own server). Exits non-zero on failure.
 #
-#   Tests/Examples/run.sh          (binaries: $HEARTH_BIN and $QUICKSTART_BIN, default .build/debug/…)
+#   Tests/Examples/run.sh          (binaries: $HEARTH_BIN, $QUICKSTART_BIN and $PROFILES_BIN, default .build/debug/…)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 hearth="${HEARTH_BIN:-$repo/.build/debug/hearth}"
@@ -39,4 +40,7 @@ expect '^stored  -[A-Za-z0-9_-]{19}: \{likes: 1, text: hello, world\}$'
 stored=$(curl -sf "http://127.0.0.1:$port/messages.json?ns=quickstart")
 python3 -c 'import json, sys; [m] = json.loads(sys.argv[1]).values(); assert m == {"likes": 1, "text": "hello, world"}, m' "$stored" \
     || { echo "FAIL: the server holds $stored"; exit 1; }
-echo "1 passed, 0 failed"
+echo "quickstart: 1 passed, 0 failed"
+
+# The Profiles terminal client: its own server and checks (it reads $HEARTH_BIN and $PROFILES_BIN too).
+"$repo/Tests/Examples/profiles-cli.sh"

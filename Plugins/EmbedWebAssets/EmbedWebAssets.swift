@@ -11,8 +11,8 @@ struct EmbedWebAssets: BuildToolPlugin {
         let relativePaths = (FileManager.default.enumerator(atPath: web.path)?.compactMap { $0 as? String } ?? [])
             .filter { path in
                 var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: web.appending(path: path).path, isDirectory: &isDirectory)
-                return !isDirectory.boolValue && !path.split(separator: "/").contains { $0.hasPrefix(".") }
+                let exists = FileManager.default.fileExists(atPath: web.appending(path: path).path, isDirectory: &isDirectory)
+                return exists && !isDirectory.boolValue && !path.split(separator: "/").contains { $0.hasPrefix(".") }
             }
             .sorted()
         let files = relativePaths.map { web.appending(path: $0) }

@@ -24,13 +24,10 @@ public final class ProfileDirectory: Sendable {
 
     public let database: Database
     private let profiles: DatabaseReference
-    /// This client's transactions, one at a time (see ``TransactionGate``).
-    private let transactions: TransactionGate
 
     public init(database: Database) {
         self.database = database
         profiles = database.reference(withPath: Self.profilesPath)
-        transactions = TransactionGate.shared(by: database)
     }
 
     // MARK: Reading and watching
@@ -178,11 +175,9 @@ public final class ProfileDirectory: Sendable {
     /// The next id: `meta/nextId` + 1, by transaction (the rules accept nothing else).
     private func reserveID() async throws -> Int {
         let counter = database.reference(withPath: Self.nextIDPath)
-        let (committed, snapshot) = try await transactions.run {
-            try await counter.runTransactionBlock { data in
-                data.value = ((data.value as? Int) ?? 0) + 1
-                return .success(withValue: data)
-            }
+        let (committed, snapshot) = try await counter.runTransactionBlock { data in
+            data.value = ((data.value as? Int) ?? 0) + 1
+            return .success(withValue: data)
         }
         guard committed, let id = snapshot.value as? Int else { throw ProfileDirectoryError.idNotReserved }
         return id
@@ -190,12 +185,10 @@ public final class ProfileDirectory: Sendable {
 
     private func editHobbies(key: String, _ edit: @escaping @Sendable ([String]) -> [String]) async throws -> [String] {
         let location = profiles.child(key).child("hobbies")
-        let (committed, snapshot) = try await transactions.run {
-            try await location.runTransactionBlock { data in
-                let hobbies = edit(Self.strings(in: data.value))
-                data.value = hobbies.isEmpty ? nil : hobbies
-                return .success(withValue: data)
-            }
+        let (committed, snapshot) = try await location.runTransactionBlock { data in
+            let hobbies = edit(Self.strings(in: data.value))
+            data.value = hobbies.isEmpty ? nil : hobbies
+            return .success(withValue: data)
         }
         guard committed else { throw ProfileDirectoryError.hobbiesNotSaved }
         return Self.strings(in: snapshot.value)
@@ -227,61 +220,6 @@ public final class ProfileDirectory: Sendable {
                 return ProfileUpdate(list: list, changes: list.changes(since: before), isInitial: false)
             }
         }
-    }
-}
-
-/// Runs a database's transactions from this app one after another.
-///
-/// The SDK runs a transaction on the client's *local* value, which includes the unconfirmed output
-/// of other transactions in flight at the same location, but sends the hash of the *server* value.
-/// When another client changed the value meanwhile, a rerun can be computed on top of a pending
-/// output yet match the new server hash: the server then accepts a value built on the wrong base
-/// (a counter that skips, which the rules refuse; a hobby edit that erases another). With one
-/// transaction in flight per client there is no pending output to build on, and contention between
-/// clients is settled by the server's hash check as intended.
-final class TransactionGate: Sendable {
-    private struct State {
-        var busy = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    private static let gates = Mutex<[ObjectIdentifier: TransactionGate]>([:])
-
-    /// The gate of `database` (shared by every directory on the same client).
-    static func shared(by database: Database) -> TransactionGate {
-        gates.withLock { gates in
-            if let gate = gates[ObjectIdentifier(database)] { return gate }
-            let gate = TransactionGate()
-            gates[ObjectIdentifier(database)] = gate
-            return gate
-        }
-    }
-
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let enter = state.withLock { state -> Bool in
-                if state.busy {
-                    state.waiting.append(continuation)
-                    return false
-                }
-                state.busy = true
-                return true
-            }
-            if enter { continuation.resume() }
-        }
-        defer {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if state.waiting.isEmpty {
-                    state.busy = false
-                    return nil
-                }
-                return state.waiting.removeFirst()
-            }
-            next?.resume()
-        }
-        return try await body()
     }
 }
 

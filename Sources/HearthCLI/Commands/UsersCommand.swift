@@ -14,7 +14,7 @@ struct UsersCommand: AsyncParsableCommand {
             Works on <data>/users.sqlite. While the server runs, use the admin API instead (firebase-admin, \
             or POST /identitytoolkit.googleapis.com/v1/projects/<project>/accounts with the admin secret).
             """,
-        subcommands: [List.self, Create.self, Delete.self, Outbox.self]
+        subcommands: [List.self, Create.self, Delete.self, Import.self, Export.self, Outbox.self]
     )
 
     /// Options every `users` subcommand takes.
@@ -185,6 +185,99 @@ struct UsersCommand: AsyncParsableCommand {
                 print("Subject: \(message.subject)")
                 print("Link: \(message.link)\n")
             }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import users from a JSON file in Firebase's auth:export shape (with the server stopped).",
+            discussion: """
+                From Firebase: `firebase auth:export users.json --format=json`, then pass the project's password hash \
+                parameters (Firebase console → Authentication → Users → ⋮ → Password hash parameters):
+                  hearth users import users.json --hash-algo SCRYPT --hash-key <base64> --salt-separator <base64> --rounds 8 --mem-cost 14
+                Such passwords verify at the next sign-in and are then re-hashed with Hearth's scrypt.
+                From Hearth (`hearth users export`): hearth users import users.json --hash-algo HEARTH
+                """
+        )
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Argument(help: "The JSON file: {\"users\": [...]}.")
+        var file: String
+
+        @Option(help: "How the passwords were hashed: SCRYPT (Firebase's), HEARTH (hearth users export), or none.")
+        var hashAlgo: String?
+
+        @Option(help: "SCRYPT: the base64 signer key.") var hashKey: String?
+        @Option(help: "SCRYPT: the base64 salt separator.") var saltSeparator: String?
+        @Option(help: "SCRYPT: rounds.") var rounds: Int?
+        @Option(help: "SCRYPT: memory cost.") var memCost: Int?
+
+        func run() async throws {
+            let hashes: UserAdministration.ImportedHashes
+            switch hashAlgo?.uppercased() {
+            case nil: hashes = .none
+            case "HEARTH": hashes = .hearth
+            case "SCRYPT":
+                guard let hashKey, let rounds, let memCost else {
+                    throw CLIError("--hash-algo SCRYPT needs --hash-key, --rounds and --mem-cost (and usually --salt-separator)")
+                }
+                hashes = .firebaseScrypt(signerKey: hashKey, saltSeparator: saltSeparator ?? "", rounds: rounds, memoryCost: memCost)
+            case let other?: throw CLIError("--hash-algo \(other) is not supported: use SCRYPT (Firebase's) or HEARTH")
+            }
+            let json: JSONValue
+            do {
+                json = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+            } catch {
+                throw CLIError("cannot read \(file) as JSON: \(error)")
+            }
+            guard let users = json["users"]?.arrayValue else { throw CLIError("\(file) has no \"users\" array (Firebase's auth:export shape)") }
+            let (storage, administration) = try options.open()
+            let refused: [String]
+            do {
+                refused = try await administration.importUsers(users, hashes: hashes) { done, total in
+                    FileHandle.standardError.write(Data("\rimported \(done)/\(total)".utf8))
+                }
+            } catch let failure as UserAdministration.Failure {
+                throw CLIError(failure.description)
+            }
+            FileHandle.standardError.write(Data("\n".utf8))
+            for line in refused { FileHandle.standardError.write(Data("refused \(line)\n".utf8)) }
+            print("\(users.count - refused.count) user(s) imported into project \(options.projectID), \(refused.count) refused")
+            withExtendedLifetime(storage) {}
+            if !refused.isEmpty { throw ExitCode.failure }
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Export every user to a JSON file in Firebase's auth:export shape (with the server stopped).",
+            discussion: "Password hashes are in Hearth's form: import them back with `hearth users import FILE --hash-algo HEARTH`."
+        )
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Argument(help: "The file to write.")
+        var file: String
+
+        func run() async throws {
+            let (storage, administration) = try options.open()
+            var users: [JSONValue] = []
+            for try await user in administration.list() {
+                users.append(administration.exported(user))
+                if users.count % 1000 == 0 { FileHandle.standardError.write(Data("\rexported \(users.count)".utf8)) }
+            }
+            var writer = JSONWriter(pretty: true)
+            writer.write(.object([("users", .array(users))]))
+            do {
+                try Data(writer.bytes).write(to: URL(fileURLWithPath: file), options: .atomic)
+            } catch {
+                throw CLIError("cannot write \(file): \(error.localizedDescription)")
+            }
+            // The file holds password hashes: readable by its owner only.
+            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+            print("\(users.count) user(s) of project \(options.projectID) written to \(file) (import with --hash-algo HEARTH)")
+            withExtendedLifetime(storage) {}
         }
     }
 }

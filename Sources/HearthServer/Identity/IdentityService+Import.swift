@@ -13,7 +13,8 @@ extension IdentityService {
         let algorithm = body.string("hashAlgorithm")
         var firebaseScrypt: (rounds: Int, memoryCost: Int, separator: [UInt8], key: [UInt8])?
         switch algorithm {
-        case nil:
+        case nil, "HEARTH":
+            // HEARTH: hashes as `hearth users export` writes them (Hearth's own stored form, base64).
             break
         case "SCRYPT":
             guard let key = body.string("signerKey").flatMap(Self.decodeBase64), !key.isEmpty else { throw IdentityError.invalid("MISSING_SIGNER_KEY") }
@@ -39,7 +40,8 @@ extension IdentityService {
             user.displayName = fields.string("displayName")
             user.photoUrl = fields.string("photoUrl")
             user.disabled = fields.bool("disabled") ?? false
-            user.lastLoginAt = fields.int64("lastLoginAt")
+            // `lastSignedInAt` is the name in Firebase's `auth:export` files.
+            user.lastLoginAt = fields.int64("lastLoginAt") ?? fields.int64("lastSignedInAt")
             if let claims = fields.string("customAttributes") {
                 guard let valid = try? validCustomClaims(claims) else { fail("customAttributes are invalid"); continue }
                 user.customAttributes = valid
@@ -48,7 +50,13 @@ extension IdentityService {
                 guard let valid = try? validPhoneNumber(phone) else { fail("phoneNumber is invalid"); continue }
                 user.phoneNumber = valid
             }
-            if let hashText = fields.string("passwordHash") {
+            if let hashText = fields.string("passwordHash"), algorithm == "HEARTH" {
+                guard let bytes = Self.decodeBase64(hashText), let stored = String(validating: bytes, as: UTF8.self),
+                    PasswordHasher.parse(stored) != nil || FirebaseScryptHash(stored) != nil
+                else { fail("passwordHash is not a hash exported by Hearth"); continue }
+                user.passwordHash = stored
+                user.passwordUpdatedAt = now
+            } else if let hashText = fields.string("passwordHash") {
                 guard let scrypt = firebaseScrypt else { fail("passwordHash needs a hashAlgorithm"); continue }
                 guard let hash = Self.decodeBase64(hashText), !hash.isEmpty else { fail("passwordHash is not base64"); continue }
                 let salt = fields.string("salt").flatMap(Self.decodeBase64) ?? []

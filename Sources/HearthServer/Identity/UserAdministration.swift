@@ -107,6 +107,68 @@ public struct UserAdministration: Sendable {
         }
     }
 
+    /// How imported password hashes were made: Firebase's modified scrypt (the project's parameters,
+    /// from the Firebase console's password hash settings) or Hearth's own (`hearth users export`).
+    public enum ImportedHashes: Sendable {
+        case none
+        case hearth
+        case firebaseScrypt(signerKey: String, saltSeparator: String, rounds: Int, memoryCost: Int)
+    }
+
+    /// Imports users in Firebase's `auth:export` shape (`{"users": [...]}`), 1,000 per batch;
+    /// `progress(done, total)` after each batch. Returns one message per refused user.
+    public func importUsers(_ users: [JSONValue], hashes: ImportedHashes, progress: (Int, Int) -> Void) async throws -> [String] {
+        var refused: [String] = []
+        var start = 0
+        while start < users.count {
+            let batch = Array(users[start..<min(start + 1000, users.count)])
+            var fields: [String: JSONValue] = ["users": .array(batch)]
+            switch hashes {
+            case .none: break
+            case .hearth: fields["hashAlgorithm"] = .string("HEARTH")
+            case .firebaseScrypt(let key, let separator, let rounds, let memoryCost):
+                fields["hashAlgorithm"] = .string("SCRYPT")
+                fields["signerKey"] = .string(key)
+                fields["saltSeparator"] = .string(separator)
+                fields["rounds"] = .number(Double(rounds))
+                fields["memoryCost"] = .number(Double(memoryCost))
+            }
+            let answer: JSONValue
+            do {
+                answer = try await service.batchCreate(IdentityRequestBody(fields: fields), project: project)
+            } catch let error as IdentityError {
+                throw Failure(description: error.message)
+            }
+            for error in answer["error"]?.arrayValue ?? [] {
+                var offset = 0
+                if case .number(let number)? = error["index"] { offset = Int(number) }
+                let index = offset + start
+                let id = users[index]["localId"]?.stringValue ?? "#\(index)"
+                refused.append("\(id): \(error["message"]?.stringValue ?? "refused")")
+            }
+            start += batch.count
+            progress(start, users.count)
+        }
+        return refused
+    }
+
+    /// A user in Firebase's `auth:export` shape, its password hash in Hearth's form (base64), so
+    /// `importUsers(_, hashes: .hearth)` brings it back with the same password.
+    public func exported(_ user: UserRecord) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("localId", .string(user.localId))]
+        if let email = user.email { members.append(("email", .string(email))) }
+        members.append(("emailVerified", .bool(user.emailVerified)))
+        if let hash = user.passwordHash { members.append(("passwordHash", .string(Data(hash.utf8).base64EncodedString()))) }
+        if let name = user.displayName { members.append(("displayName", .string(name))) }
+        if let photo = user.photoUrl { members.append(("photoUrl", .string(photo))) }
+        if let phone = user.phoneNumber { members.append(("phoneNumber", .string(phone))) }
+        members.append(("createdAt", .string(String(user.createdAt))))
+        if let last = user.lastLoginAt { members.append(("lastSignedInAt", .string(String(last)))) }
+        members.append(("disabled", .bool(user.disabled)))
+        if let claims = user.customAttributes { members.append(("customAttributes", .string(claims))) }
+        return .object(members)
+    }
+
     /// A user as the API's `accounts:lookup` shows it (password hash redacted).
     public func userInfo(_ user: UserRecord) -> JSONValue {
         service.userInfo(user)

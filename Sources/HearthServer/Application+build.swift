@@ -98,6 +98,7 @@ func makeApplication(
             directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
             emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock, logger: logger
         )
+        try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
         FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         StorageRulesController(files: service, authenticator: rest.authenticator) { request, context in

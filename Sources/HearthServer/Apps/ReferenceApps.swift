@@ -1,4 +1,5 @@
 import HearthRules
+import HearthStorage
 import Logging
 
 /// The reference apps served at `/apps/<name>/`. Each keeps its data in the database namespace of
@@ -28,6 +29,24 @@ enum ReferenceApps {
             guard database.rules.source == RulesDocument.defaults(open: emulatorMode).source else { continue }
             try await database.replaceRules(rules)
             logger.info("Installed the rules of a reference app", metadata: ["hearth.namespace": "\(name)"])
+        }
+    }
+
+    /// The storage rules of the app that has them (`apps/<name>/storage.rules`), set when the server
+    /// has never had storage rules, so the app's uploads work at once. Not in emulator mode, where
+    /// storage starts open and rules for one app would close the rest.
+    static func installStorageRules(in files: FileService, emulatorMode: Bool, logger: Logger) async throws {
+        guard !emulatorMode, try await files.catalog.rules() == nil else { return }
+        for name in names {
+            guard let bytes = EmbeddedWebAssets.files["apps/\(name)/storage.rules"] else { continue }
+            do {
+                _ = try await files.setRules(String(decoding: bytes, as: UTF8.self))
+            } catch {
+                logger.error("The storage rules of a reference app do not parse", metadata: ["hearth.app": "\(name)", "hearth.error": "\(error)"])
+                continue
+            }
+            logger.info("Installed the storage rules of a reference app", metadata: ["hearth.app": "\(name)"])
+            return  // One ruleset serves every bucket: the first app's (only Timeline stores files).
         }
     }
 }

@@ -294,6 +294,23 @@ import Testing
         }
     }
 
+    @Test func theTimelineAppsStorageRulesAreInstalledOnlyOnAFreshServerInTheDefaultMode() async throws {
+        try await FilesTestServer().run { files async throws in
+            let rules = try await files.send(.get, "/.settings/storage.rules").body
+            #expect(rules.contains("match /timeline/{uid}/{photo}"))
+            // Its owner may add a photo under timeline/<uid>/, nobody else, and only images.
+            let ada = try files.user("ada")
+            #expect(try await files.upload("timeline/ada/1.png", [1, 2, 3], contentType: "image/png", headers: ada).status == .ok)
+            #expect(try await files.upload("timeline/bob/1.png", [1, 2, 3], contentType: "image/png", headers: ada).status == .forbidden)
+            #expect(try await files.upload("timeline/ada/2.txt", [1], contentType: "text/plain", headers: ada).status == .forbidden)
+            #expect(try await files.upload("elsewhere/x", [1], headers: ada).status == .forbidden)
+        }
+        try await FilesTestServer(emulator: true).run { files async throws in
+            // Emulator mode stays open, as the Storage emulator is.
+            #expect(try await files.upload("elsewhere/x", [1], headers: try files.user("ada")).status == .ok)
+        }
+    }
+
     @Test func unknownBucketsExistOnlyInEmulatorMode() async throws {
         try await FilesTestServer().run { files async throws in
             #expect(try await files.upload("a", [1], bucket: "elsewhere").status == .notFound)

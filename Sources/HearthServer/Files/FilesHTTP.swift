@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// What both files APIs share on the wire: query parsing, credentials, JSON answers, CORS, and
 /// streaming an object's bytes with `Range` support.
@@ -80,6 +81,10 @@ enum FilesHTTP {
             response = try await handle(request)
         } catch let error as FilesError {
             response = errorResponse(error)
+        } catch let error as HTTPParserError {
+            // The client went away mid-body (a cancelled upload): not the server's failure.
+            logger.debug("Files request ended early", metadata: ["hearth.error": "\(error)", "hearth.path": "\(request.uri.path)"])
+            response = errorResponse(FilesError(400, "The request body ended early."))
         } catch {
             logger.error("Files request failed", metadata: ["hearth.error": "\(error)", "hearth.path": "\(request.uri.path)"])
             response = errorResponse(FilesError(500, "Internal error; the server log has the details."))

@@ -1,0 +1,60 @@
+import Hearth
+import HearthStore
+import PostsCore
+import Testing
+
+/// The view models read the store: the actions a subscription would dispatch, sent by hand (no
+/// server), show up in the lists in display order, and taps become actions.
+@MainActor
+@Suite struct PostsViewModelTests {
+    private func post(_ uid: String, _ title: String, stars: Int, by starrers: [String] = []) -> Post {
+        Post(uid: uid, author: uid, title: title, body: "", starCount: stars, stars: starrers.isEmpty ? nil : Dictionary(uniqueKeysWithValues: starrers.map { ($0, true) }))
+    }
+
+    @Test func listsShowTheStoresPostsInDisplayOrder() {
+        var state = PostsState()
+        state.user = SignedInUser(uid: "ada", email: nil, username: "ada")
+        let store = Store(initialState: state, reducer: postsReducer)
+        let recent = PostListViewModel(store: store, list: .recent)
+        let top = PostListViewModel(store: store, list: .top)
+        #expect(recent.posts.isEmpty && !recent.isLive)
+
+        store.dispatch(ObjectSubscribed<ListedPost<RecentList>>(isSubscribed: true))
+        store.dispatch(ObjectAdded(key: "p1", object: ListedPost<RecentList>(post: post("bob", "Older", stars: 0))))
+        store.dispatch(ObjectAdded(key: "p2", object: ListedPost<RecentList>(post: post("ada", "Newer", stars: 1, by: ["ada"]))))
+        #expect(recent.isLive)
+        #expect(recent.posts.map(\.title) == ["Newer", "Older"])
+        #expect(recent.posts.map(\.identifier) == ["p2", "p1"])
+        #expect(recent.isStarred(recent.posts[0]) && !recent.isStarred(recent.posts[1]))
+
+        store.dispatch(ObjectAdded(key: "p1", object: ListedPost<TopList>(post: post("ada", "Most", stars: 5))))
+        store.dispatch(ObjectAdded(key: "p2", object: ListedPost<TopList>(post: post("ada", "Least", stars: 1))))
+        #expect(top.posts.map(\.title) == ["Most", "Least"])
+        // The lists are apart: a top-list action did not touch the recent list.
+        #expect(recent.posts.map(\.title) == ["Newer", "Older"])
+
+        store.dispatch(ObjectChanged(key: "p1", object: ListedPost<RecentList>(post: post("bob", "Older", stars: 3))))
+        #expect(recent.posts.last?.starCount == 3)
+    }
+
+    @Test func detailShowsThePostAndItsComments() {
+        let store = Store(initialState: PostsState(), reducer: postsReducer)
+        store.dispatch(ObjectAdded(key: "p1", object: ListedPost<RecentList>(post: post("bob", "Hello", stars: 0))))
+        let detail = PostDetailViewModel(store: store, postID: "p1")
+        #expect(detail.post?.title == "Hello")
+        #expect(detail.comments.isEmpty)
+
+        detail.open()
+        #expect(store.state.openPostID == "p1")
+        let comment = PostComment(uid: "ada", author: "ada", text: "Hi")
+        store.dispatch(ObjectAdded(key: "c1", object: comment))
+        #expect(detail.comments == [comment])
+        // Another post's view model shows none of them.
+        #expect(PostDetailViewModel(store: store, postID: "p2").comments.isEmpty)
+
+        detail.draft = "   "
+        detail.sendComment()  // blank: nothing sent
+        detail.close()
+        #expect(store.state.openPostID == nil)
+    }
+}

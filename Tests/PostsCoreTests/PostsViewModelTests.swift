@@ -1,5 +1,6 @@
 import Hearth
 import HearthStore
+import HearthStoreTesting
 import PostsCore
 import Testing
 
@@ -52,9 +53,33 @@ import Testing
         // Another post's view model shows none of them.
         #expect(PostDetailViewModel(store: store, postID: "p2").comments.isEmpty)
 
-        detail.draft = "   "
-        detail.sendComment()  // blank: nothing sent
         detail.close()
         #expect(store.state.openPostID == nil)
+    }
+
+    /// Taps become exactly these actions (a TestStore fails on any other).
+    @Test func tapsBecomeActions() async {
+        let test = TestStore(initialState: PostsState(), reducer: postsReducer)
+        let post = Post(identifier: "p1", uid: "bob", author: "bob", title: "Hello", body: "")
+        let list = PostListViewModel(store: test.store, list: .recent)
+        let detail = PostDetailViewModel(store: test.store, postID: "p1")
+
+        list.appear()
+        await test.receive(ListsRequested())
+        list.toggleStar(post)
+        await test.receive(StarToggleRequested(postID: "p1", authorUID: "bob"))
+        list.publish(title: "T", body: "B")
+        await test.receive(PublishRequested(title: "T", body: "B"))
+        detail.open()
+        await test.receive(PostOpened(postID: "p1")) { $0.openPostID = "p1" }
+        detail.draft = "   "
+        detail.sendComment()  // blank: nothing is sent
+        detail.draft = " Nice "
+        detail.sendComment()
+        await test.receive(CommentRequested(text: "Nice"))
+        #expect(detail.draft.isEmpty)
+        detail.close()
+        await test.receive(PostClosed()) { $0.openPostID = nil }
+        await test.finish()
     }
 }

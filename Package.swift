@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "hearth-quickstart", targets: ["HearthQuickStart"]),
         .library(name: "ProfilesCore", targets: ["ProfilesCore"]),
         .executable(name: "profiles", targets: ["ProfilesCLI"]),
+        .library(name: "PostsCore", targets: ["PostsCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -128,6 +129,8 @@ let package = Package(
             dependencies: ["ProfilesCore", "Hearth", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/Profiles/ProfilesCLI"
         ),
+        // The Posts reference app's Swift side (docs/apps.md): its core on HearthStore, and thin view models.
+        .target(name: "PostsCore", dependencies: ["Hearth", "HearthStore"], path: "Examples/Posts/PostsCore"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
@@ -183,6 +186,13 @@ let package = Package(
             name: "ProfilesCoreTests",
             dependencies: [
                 "ProfilesCore", "Hearth", "HearthServer", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "PostsCoreTests",
+            dependencies: [
+                "PostsCore", "Hearth", "HearthStore", "HearthStoreTesting", "HearthServer", "HearthStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

@@ -175,25 +175,31 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
+        // The loopback server the upper layers' tests share (HearthStore, the apps' Swift cores).
+        .target(
+            name: "HearthTestSupport",
+            dependencies: [
+                "Hearth", "HearthServer", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Tests/Support/HearthTestSupport"
+        ),
         .testTarget(
             name: "HearthStoreTests",
             dependencies: [
-                "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthServer", "HearthStorage",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "HearthStore", "HearthStoreTesting", "Hearth", "HearthCore", "HearthTestSupport",
             ]
         ),
         .testTarget(
             name: "ProfilesCoreTests",
             dependencies: [
-                "ProfilesCore", "Hearth", "HearthServer", "HearthStorage",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "ProfilesCore", "Hearth", "HearthTestSupport",
             ]
         ),
         .testTarget(
             name: "PostsCoreTests",
             dependencies: [
-                "PostsCore", "Hearth", "HearthStore", "HearthStoreTesting", "HearthServer", "HearthStorage",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "PostsCore", "Hearth", "HearthStore", "HearthStoreTesting", "HearthTestSupport",
             ]
         ),
     ],

@@ -3,6 +3,7 @@ import Hearth
 import HearthStore
 import HearthStoreTesting
 import Observation
+import HearthTestSupport
 import Testing
 
 // The examples of docs/store-and-models.md. Every ```swift block of the guide must appear here

@@ -1,6 +1,7 @@
 import Hearth
 import HearthStore
 import HearthStoreTesting
+import HearthTestSupport
 import Testing
 
 /// The store's auth flows against a live server's identity service: each dispatches its success

@@ -1,6 +1,7 @@
 @testable import Hearth
 import HearthStore
 import Synchronization
+import HearthTestSupport
 import Testing
 
 /// What a store leaves behind when it goes away: nothing listening, no stream left open.

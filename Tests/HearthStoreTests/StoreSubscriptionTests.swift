@@ -1,6 +1,7 @@
 import Hearth
 import HearthStore
 import HearthStoreTesting
+import HearthTestSupport
 import Testing
 
 /// Subscriptions against a live server: a second client changes the data, and the store under test

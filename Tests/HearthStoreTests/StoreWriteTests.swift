@@ -1,6 +1,7 @@
 import Hearth
 import HearthStore
 import HearthStoreTesting
+import HearthTestSupport
 import Testing
 
 /// The store's write helpers against a live server: each dispatches its success action once the

@@ -1,6 +1,7 @@
 import Hearth
 import HearthStore
 @testable import HearthStoreTesting
+import HearthTestSupport
 import Testing
 
 /// The TestStore must fail a test for everything it was not told: each case here expects the

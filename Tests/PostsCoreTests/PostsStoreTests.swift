@@ -3,6 +3,7 @@ import Hearth
 import HearthStore
 import HearthStoreTesting
 import PostsCore
+import HearthTestSupport
 import Testing
 
 /// The Posts core end to end: HearthStore's TestStore over a live server on loopback with the app's
@@ -14,7 +15,7 @@ import Testing
 
     /// A store on its own client, signed up as `username` (the profile written to `users/<uid>`).
     private func signedUp(_ server: TestServer, _ username: String) async throws -> (store: TestStore<PostsState>, uid: String) {
-        let database = try server.database()
+        let database = try server.client()
         let auth = Auth.auth(database: database)
         let store = TestStore(initialState: PostsState(), reducer: postsReducer, effects: postsEffects(database: database, auth: auth))
         let email = "\(username)@example.com"

@@ -1,6 +1,7 @@
 import Foundation
 import Hearth
 import ProfilesCore
+import HearthTestSupport
 import Testing
 
 /// ``ProfileDirectory`` against a live server with the Profiles app's rules, two clients at once.

@@ -3,6 +3,7 @@ import Hearth
 import Observation
 import ProfilesCore
 import Synchronization
+import HearthTestSupport
 import Testing
 
 /// ``ProfileListModel`` as a SwiftUI list would use it, on the main actor, against a live server,

@@ -1,0 +1,151 @@
+public import Dispatch
+public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+public import Hearth
+import HearthServer
+import HearthStorage
+import Hummingbird
+import Synchronization
+public import Testing
+
+/// A Hearth server on a loopback port, in process, on in-memory storage, with the identity service
+/// and an admin secret for REST calls that set rules and read what the server really holds. Shared by
+/// the test targets of the SDK's upper layers (HearthStore, the reference apps' Swift cores). A
+/// reference app's namespace gets the app's rules from the server itself, as with `hearth serve`.
+///
+/// For example:
+/// ```swift
+/// try await LoopbackServer.run(namespace: "posts") { server in
+///     let client = try server.client()
+///     try await server.put("posts/p1", json: #"{"title": "Hi"}"#)
+/// }
+/// ```
+public struct LoopbackServer: Sendable {
+    public static let adminSecret = "loopback-tests-admin-secret"
+
+    public let port: Int
+    public let namespace: String
+    private let clients = Clients()
+    public var url: String { "http://127.0.0.1:\(port)?ns=\(namespace)" }
+
+    /// Runs `test` against a fresh server (emulator mode: open rules unless the namespace is an app's
+    /// or a test sets some), in the caller's isolation (the main actor, for store and model tests).
+    public static func run(
+        namespace: String, enforceIndexes: Bool = true, isolation: isolated (any Actor)? = #isolation,
+        _ test: (LoopbackServer) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration()
+        configuration.emulatorMode = true
+        configuration.enforceIndexes = enforceIndexes
+        configuration.port = 0
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try await buildApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: adminSecret),
+            tokens: TokenSigner.generate(), onServerRunning: { port in portContinuation.yield(port) }
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let server = LoopbackServer(port: port, namespace: namespace)
+            // Clients stop before the server, so none keeps reconnecting to a closed port.
+            do {
+                try await test(server)
+            } catch {
+                server.clients.closeAll()
+                group.cancelAll()
+                throw error
+            }
+            server.clients.closeAll()
+            group.cancelAll()
+        }
+    }
+
+    /// An independent client (its own connection and cache) whose callbacks run on a private serial
+    /// queue, as apps are told to configure it; taken offline when the test ends.
+    public func client() throws -> Hearth.Database {
+        let database = try Hearth.Database(url: url)
+        database.callbackQueue = DispatchQueue(label: "\(namespace).test.callbacks")
+        clients.add(database)
+        return database
+    }
+
+    /// Replaces the namespace's database rules through REST, as the admin.
+    public func setRules(_ rules: String) async throws {
+        let reply = try await rest("PUT", "/.settings/rules.json", body: rules)
+        #expect(reply == #"{"status":"ok"}"#)
+    }
+
+    /// Writes `json` at `path` through REST as the admin (past the rules, as a hand edit would).
+    public func put(_ path: String, json: String) async throws {
+        _ = try await rest("PUT", "/\(path).json", body: json)
+    }
+
+    /// The JSON the server holds at `path`, read through REST as the admin.
+    public func json(at path: String) async throws -> String {
+        try await rest("GET", "/\(path).json", body: nil)
+    }
+
+    /// The value the server holds at `path`, parsed.
+    public func value(at path: String) async throws -> Any? {
+        let text = try await json(at: path)
+        return try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as Any?
+    }
+
+    /// The JSON the server holds at `path`, with sorted keys, for exact comparisons.
+    public func canonicalJSON(at path: String) async throws -> String {
+        let value = try await value(at: path) ?? NSNull()
+        let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func rest(_ method: String, _ location: String, body: String?) async throws -> String {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(location)?ns=\(namespace)")!)
+        request.httpMethod = method
+        request.setValue("Bearer \(Self.adminSecret)", forHTTPHeaderField: "Authorization")
+        request.httpBody = body.map { Data($0.utf8) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let text = String(decoding: data, as: UTF8.self)
+        guard status == 200 else { throw RESTFailure(status: status, body: text) }
+        return text
+    }
+}
+
+/// The clients a test made, to take offline when it ends.
+private final class Clients: Sendable {
+    private let all = Mutex<[Hearth.Database]>([])
+
+    func add(_ database: Hearth.Database) { all.withLock { $0.append(database) } }
+
+    func closeAll() {
+        for database in all.withLock({ $0 }) { database.goOffline() }
+    }
+}
+
+/// A REST call the server refused.
+public struct RESTFailure: Error, CustomStringConvertible {
+    public let status: Int
+    public let body: String
+    public var description: String { "HTTP \(status): \(body)" }
+}
+
+/// Waits until `condition` holds; records an issue after a generous deadline (30 s: it only
+/// matters when something is broken, and a loaded machine must not trip it).
+public func waitUntil(
+    isolation: isolated (any Actor)? = #isolation,
+    _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async {
+    let deadline = Date().addingTimeInterval(30)
+    while !condition() {
+        if Date() > deadline {
+            Issue.record("not within 30 s: \(what)", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}

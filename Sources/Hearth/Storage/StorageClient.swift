@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -107,24 +108,9 @@ struct StorageClient: Sendable {
         return URL(string: text)!
     }
 
-    /// Percent-encodes all but `A–Z a–z 0–9 - _ . ! ~ * ' ( )`, as `encodeURIComponent` (so `/` is
-    /// `%2F` and `+` is `%2B`): an object name is one path segment.
-    static func encode(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"), UInt8(ascii: "*"),
-                 UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                result += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 0xF)]))
-            }
-        }
-        return result
-    }
+    /// One URL component as `encodeURIComponent` makes it (an object name is one path segment: `/`
+    /// is `%2F`, `+` is `%2B`), as Firebase's clients send names.
+    static func encode(_ text: String) -> String { PercentEncoding.component(text, keeping: "!*'()") }
 
     /// Sends a request once: the user's token as `Authorization: Firebase <token>`. Network failures
     /// throw ``Failure/network``; every HTTP answer is returned.

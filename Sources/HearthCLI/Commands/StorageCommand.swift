@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthRules
 import HearthStorageRules
 import NIOCore
@@ -361,11 +362,7 @@ struct StorageAdminClient: Sendable {
         throw CLIError("\(request.method) \(request.url): \(status) \(message)")
     }
 
-    static func encode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
+    static func encode(_ text: String) -> String { PercentEncoding.component(text) }
 
     func buckets() async throws -> [String] {
         let (_, _, json) = try await send(request("/storage/v1/b"))

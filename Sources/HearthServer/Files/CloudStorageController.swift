@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthStorage
 import HTTPTypes
 import Hummingbird
@@ -206,8 +207,8 @@ struct CloudStorageController: Sendable {
             }
             let size = request.headers[HTTPField.Name("X-Upload-Content-Length")!].flatMap { Int64($0) }
             let session = try await files.startUpload(bucket: bucket, name: name, metadata: json, expectedSize: size, admin, credential: nil, api: "gcs")
-            let location = "\(origin)/upload/storage/v1/b/\(ObjectMetadata.percentEncode(bucket))/o?uploadType=resumable"
-                + "&name=\(ObjectMetadata.percentEncode(name))&upload_id=\(session.id)"
+            let location = "\(origin)/upload/storage/v1/b/\(PercentEncoding.component(bucket))/o?uploadType=resumable"
+                + "&name=\(PercentEncoding.component(name))&upload_id=\(session.id)"
             return Response(status: .ok, headers: [.location: location, HTTPField.Name("X-GUploader-UploadID")!: session.id])
         case (.post, "media"):
             guard let name = query["name"] else { throw FilesError(400, "Missing the object name: add ?name=.") }

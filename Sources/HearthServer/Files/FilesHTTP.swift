@@ -177,7 +177,7 @@ enum FilesHTTP {
         let stored = object.contentDisposition ?? "inline"
         guard !stored.lowercased().contains("filename") else { return stored }
         let file = object.name.split(separator: "/").last.map(String.init) ?? object.name
-        return "\(stored); filename*=utf-8''\(ObjectMetadata.percentEncode(file))"
+        return "\(stored); filename*=utf-8''\(PercentEncoding.component(file))"
     }
 
     /// `scheme://host[:port]` of the request, to build URLs clients follow.

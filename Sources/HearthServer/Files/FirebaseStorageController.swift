@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthStorage
 import HTTPTypes
 import Hummingbird
@@ -159,7 +160,7 @@ struct FirebaseStorageController: Sendable {
         let session = try await files.startUpload(
             bucket: bucket, name: name, metadata: metadata, expectedSize: announced, requester, credential: credential, api: "firebase"
         )
-        let url = "\(FilesHTTP.origin(request))/v0/b/\(ObjectMetadata.percentEncode(bucket))/o?name=\(ObjectMetadata.percentEncode(name))"
+        let url = "\(FilesHTTP.origin(request))/v0/b/\(PercentEncoding.component(bucket))/o?name=\(PercentEncoding.component(name))"
             + "&upload_id=\(session.id)&upload_protocol=resumable"
         var headers: HTTPFields = [Self.uploadStatus: "active", Self.uploadURL: url]
         headers[HTTPField.Name("X-Goog-Upload-Chunk-Granularity")!] = Self.chunkGranularity

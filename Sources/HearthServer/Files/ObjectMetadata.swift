@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthStorage
 
 /// A change to an object's metadata, as a client sends it: on upload (the metadata part or the start
@@ -138,7 +139,7 @@ enum ObjectMetadata {
 
     /// Cloud Storage's `storage#object`, with links built on `base` (scheme://host:port).
     static func cloudStorage(_ object: StoredObject, base: String) -> JSONValue {
-        let bucket = percentEncode(object.bucket), name = percentEncode(object.name)
+        let bucket = PercentEncoding.component(object.bucket), name = PercentEncoding.component(object.name)
         var members: [(key: String, value: JSONValue)] = [
             ("kind", .string("storage#object")),
             ("id", .string("\(object.bucket)/\(object.name)/\(object.generation)")),
@@ -190,21 +191,5 @@ enum ObjectMetadata {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
-    }
-
-    /// Percent-encodes everything but RFC 3986's unreserved characters (so `/` becomes `%2F`), as
-    /// `encodeURIComponent` does for object names in URLs.
-    static func percentEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.isASCII, allowed.contains(scalar) {
-                result.unicodeScalars.append(scalar)
-            } else {
-                for byte in String(scalar).utf8 { result += String(format: "%%%02X", byte) }
-            }
-        }
-        return result
     }
 }

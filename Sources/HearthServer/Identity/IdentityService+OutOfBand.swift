@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 import HearthStorage
 
 /// The out-of-band flows: `accounts:sendOobCode` (password reset, email verification, email change),
@@ -10,15 +11,9 @@ extension IdentityService {
     /// The link a user would follow: Hearth's action page (`/__/auth/action`, Firebase Hosting's
     /// default handler path); `origin` is the server's own address as the caller reached it.
     func oobLink(code: String, requestType: String, origin: String, apiKey: String? = nil, continueURL: String? = nil) -> String {
-        var link = "\(origin)/__/auth/action?mode=\(Self.oobModes[requestType] ?? "action")&oobCode=\(code)&apiKey=\(Self.queryEncode(apiKey ?? "hearth"))&lang=en"
-        if let continueURL { link += "&continueUrl=\(Self.queryEncode(continueURL))" }
+        var link = "\(origin)/__/auth/action?mode=\(Self.oobModes[requestType] ?? "action")&oobCode=\(code)&apiKey=\(PercentEncoding.component(apiKey ?? "hearth"))&lang=en"
+        if let continueURL { link += "&continueUrl=\(PercentEncoding.component(continueURL))" }
         return link
-    }
-
-    static func queryEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     /// The mail a user gets for an out-of-band code, in Firebase's default wording.

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthProtocol
 @testable import HearthServer
 import HearthSQLite
 import HearthStorage
@@ -58,7 +59,7 @@ struct FilesClient: Sendable {
     }
 
     static func objectPath(_ name: String, bucket: String = FilesTestServer.bucket) -> String {
-        "/v0/b/\(bucket)/o/\(ObjectMetadata.percentEncode(name))"
+        "/v0/b/\(bucket)/o/\(PercentEncoding.component(name))"
     }
 
     @discardableResult
@@ -89,7 +90,7 @@ struct FilesClient: Sendable {
         var fields = headers
         fields[.contentType] = "multipart/related; boundary=\(boundary)"
         fields[HTTPField.Name("X-Goog-Upload-Protocol")!] = "multipart"
-        return try await send(.post, "/v0/b/\(bucket)/o?name=\(ObjectMetadata.percentEncode(name))", body: body, headers: fields)
+        return try await send(.post, "/v0/b/\(bucket)/o?name=\(PercentEncoding.component(name))", body: body, headers: fields)
     }
 }
 

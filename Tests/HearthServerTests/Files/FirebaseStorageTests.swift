@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HearthCore
+import HearthProtocol
 @testable import HearthServer
 import HTTPTypes
 import Testing
@@ -221,7 +222,7 @@ import Testing
             var token: String?
             var pages = 0
             repeat {
-                let page = try await files.send(.get, "\(base)?prefix=p%2F&delimiter=%2F&maxResults=2" + (token.map { "&pageToken=\(ObjectMetadata.percentEncode($0))" } ?? ""))
+                let page = try await files.send(.get, "\(base)?prefix=p%2F&delimiter=%2F&maxResults=2" + (token.map { "&pageToken=\(PercentEncoding.component($0))" } ?? ""))
                 seen += page.json?["items"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
                 seen += page.json?["prefixes"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 token = page.json?["nextPageToken"]?.stringValue

@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "ProfilesCore", targets: ["ProfilesCore"]),
         .executable(name: "profiles", targets: ["ProfilesCLI"]),
         .library(name: "PostsCore", targets: ["PostsCore"]),
+        .library(name: "TimelineCore", targets: ["TimelineCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -131,6 +132,8 @@ let package = Package(
         ),
         // The Posts reference app's Swift side (docs/apps.md): its core on HearthStore, and thin view models.
         .target(name: "PostsCore", dependencies: ["Hearth", "HearthStore"], path: "Examples/Posts/PostsCore"),
+        // The Timeline reference app's Swift side (docs/apps.md): models with save/delete and their controllers.
+        .target(name: "TimelineCore", dependencies: ["Hearth"], path: "Examples/Timeline/TimelineCore"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
@@ -179,7 +182,7 @@ let package = Package(
         .target(
             name: "HearthTestSupport",
             dependencies: [
-                "Hearth", "HearthServer", "HearthStorage",
+                "Hearth", "HearthServer", "HearthStorage", "HearthSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Tests/Support/HearthTestSupport"
@@ -200,6 +203,12 @@ let package = Package(
             name: "PostsCoreTests",
             dependencies: [
                 "PostsCore", "Hearth", "HearthStore", "HearthStoreTesting", "HearthTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "TimelineCoreTests",
+            dependencies: [
+                "TimelineCore", "Hearth", "HearthTestSupport",
             ]
         ),
     ],

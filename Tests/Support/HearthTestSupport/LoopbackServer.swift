@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 public import Hearth
 import HearthServer
+import HearthSQLite
 import HearthStorage
 import Hummingbird
 import Synchronization
@@ -32,18 +33,29 @@ public struct LoopbackServer: Sendable {
 
     /// Runs `test` against a fresh server (emulator mode: open rules unless the namespace is an app's
     /// or a test sets some), in the caller's isolation (the main actor, for store and model tests).
+    /// With `files`, the server also serves Firebase Storage's API, on a temporary directory removed
+    /// afterwards (open until a test sets storage rules, as in emulator mode).
     public static func run(
-        namespace: String, enforceIndexes: Bool = true, isolation: isolated (any Actor)? = #isolation,
+        namespace: String, enforceIndexes: Bool = true, files: Bool = false, isolation: isolated (any Actor)? = #isolation,
         _ test: (LoopbackServer) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
         configuration.emulatorMode = true
         configuration.enforceIndexes = enforceIndexes
         configuration.port = 0
+        let filesDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-loopback-files-\(UUID().uuidString)")
+        var fileStorage: FileStorage?
+        if files {
+            try FileManager.default.createDirectory(at: filesDirectory, withIntermediateDirectories: true)
+            fileStorage = FileStorage(
+                directory: filesDirectory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: filesDirectory)
+            )
+        }
+        defer { if files { try? FileManager.default.removeItem(at: filesDirectory) } }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await buildApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: adminSecret),
-            tokens: TokenSigner.generate(), onServerRunning: { port in portContinuation.yield(port) }
+            tokens: TokenSigner.generate(), files: fileStorage, onServerRunning: { port in portContinuation.yield(port) }
         )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.runService(gracefulShutdownSignals: []) }
@@ -76,6 +88,11 @@ public struct LoopbackServer: Sendable {
     public func setRules(_ rules: String) async throws {
         let reply = try await rest("PUT", "/.settings/rules.json", body: rules)
         #expect(reply == #"{"status":"ok"}"#)
+    }
+
+    /// Replaces the server's storage rules (one ruleset for every bucket), as the admin.
+    public func setStorageRules(_ rules: String) async throws {
+        _ = try await rest("PUT", "/.settings/storage.rules", body: rules)
     }
 
     /// Writes `json` at `path` through REST as the admin (past the rules, as a hand edit would).

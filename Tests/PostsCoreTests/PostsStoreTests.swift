@@ -153,6 +153,35 @@ import Testing
         }
     }
 
+    /// Star contention with many users: ten clients star the same post at once, then all unstar at
+    /// once; every transaction retries until it lands, so the counts end exact in both copies.
+    @Test func tenClientsStarAndUnstarAtOnceEndingExact() async throws {
+        try await TestServer.run { server in
+            let (author, authorUID) = try await signedUp(server, "author")
+            let post = try await publish(author, title: "Popular", body: "Star me, everyone")
+            let id = try #require(post.identifier)
+            var fans: [(store: TestStore<PostsState>, uid: String)] = []
+            for number in 1...10 { fans.append(try await signedUp(server, "fan\(number)")) }
+
+            for fan in fans { fan.store.send(StarToggleRequested(post: post)) }
+            for fan in fans { await fan.store.receive(StarToggled(postID: id, starred: true)) }
+            let everyone = Dictionary(uniqueKeysWithValues: fans.map { ($0.uid, true) })
+            let starred = Post(uid: authorUID, author: "author", title: "Popular", body: "Star me, everyone", starCount: 10, stars: everyone)
+            for path in ["posts/\(id)", "user-posts/\(authorUID)/\(id)"] {
+                let stored = try JSONDecoder().decode(Post.self, from: Data(try await server.canonicalJSON(at: path).utf8))
+                #expect(stored == starred, "\(path)")
+            }
+
+            for fan in fans { fan.store.send(StarToggleRequested(post: post)) }
+            for fan in fans { await fan.store.receive(StarToggled(postID: id, starred: false)) }
+            let unstarred = #"{"author":"author","body":"Star me, everyone","starCount":0,"title":"Popular","uid":"\#(authorUID)"}"#
+            #expect(try await server.canonicalJSON(at: "posts/\(id)") == unstarred)
+            #expect(try await server.canonicalJSON(at: "user-posts/\(authorUID)/\(id)") == unstarred)
+            for fan in fans { await fan.store.finish() }
+            await author.finish()
+        }
+    }
+
     @Test func aCommentFromAnotherClientArrivesInTheOpenPost() async throws {
         try await TestServer.run { server in
             let (ada, _) = try await signedUp(server, "ada")

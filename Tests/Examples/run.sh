@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds nothing: runs the README's Swift SDK example (Examples/QuickStart, `hearth-quickstart`) against a
 # fresh `hearth serve --emulator --in-memory` and checks what it printed, then the Profiles terminal client
-# (profiles-cli.sh, on its own server). Exits non-zero on failure.
+# (profiles-cli.sh, on its own server), then the reference apps' rules scenarios (app-rules.sh). Exits
+# non-zero on failure.
 #
 #   Tests/Examples/run.sh          (binaries: $HEARTH_BIN, $QUICKSTART_BIN and $PROFILES_BIN, default .build/debug/…)
 set -euo pipefail
@@ -44,3 +45,6 @@ echo "quickstart: 1 passed, 0 failed"
 
 # The Profiles terminal client: its own server and checks (it reads $HEARTH_BIN and $PROFILES_BIN too).
 "$repo/Tests/Examples/profiles-cli.sh"
+
+# The reference apps' rules: `hearth rules test` and `hearth storage rules test` on their scenario files.
+"$repo/Tests/Examples/app-rules.sh"

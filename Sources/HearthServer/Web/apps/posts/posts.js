@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const db = initializeDatabase({ url: location.origin, namespace: params.get("ns") ?? "posts" });
 const auth = getAuth(db);
-const state = { user: null, username: null, tab: "recent", stop: null, mode: "in", openId: null, openStops: [] };
+const state = { user: null, username: null, pendingUsername: null, tab: "recent", stop: null, mode: "in", openId: null, openStops: [] };
 
 const AUTH_MESSAGES = {
   "auth/email-already-in-use": "An account already uses this email: sign in instead.",
@@ -78,6 +78,9 @@ async function submitAuth(event) {
   if (state.mode === "up" && !fields.username.trim()) { error.textContent = "Choose a username."; return; }
   try {
     if (state.mode === "up") {
+      // Signed in as soon as the account exists, before its profile is written: the name chosen here
+      // is the one to show meanwhile (not the email's).
+      state.pendingUsername = fields.username.trim();
       const { user } = await createUserWithEmailAndPassword(auth, fields.email.trim(), fields.password);
       await set(ref(db, `users/${user.uid}`), { username: fields.username.trim(), email: user.email });
     } else {
@@ -85,6 +88,7 @@ async function submitAuth(event) {
     }
     event.target.reset();
   } catch (failure) {
+    state.pendingUsername = null;
     error.textContent = AUTH_MESSAGES[failure.code] ?? failure.message;
   }
 }
@@ -97,8 +101,10 @@ async function showSignedIn(user) {
   $("signed-in").hidden = false;
   $("sign-out").hidden = false;
   const profile = (await get(ref(db, `users/${user.uid}`))).val();
-  state.username = profile?.username ?? user.email?.split("@")[0] ?? "someone";
-  $("who").textContent = `${state.username} · ${user.email ?? ""}`;
+  state.username = profile?.username ?? state.pendingUsername ?? user.email?.split("@")[0] ?? "someone";
+  state.pendingUsername = null;
+  const email = Object.assign(document.createElement("span"), { className: "who-email", textContent: ` · ${user.email ?? ""}` });
+  $("who").replaceChildren(state.username, email);
   showTab(state.tab);
 }
 

@@ -239,3 +239,33 @@ def pytest_runtest_makereport(item, call):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     del config
     hearth_process.report_summary(terminalreporter, exitstatus)
+
+
+# ───────────────────────────── screenshots ─────────────────────────────
+
+SCREENSHOTS = REPO_ROOT / 'docs' / 'screenshots'
+# Window sizes; headless Chromium's viewport is about 140 px shorter.
+DESKTOP = (1100, 900)
+PHONE = (390, 950)
+
+
+@pytest.fixture
+def screenshot(browser):
+    """`screenshot(name, phone=False)`: saves the focused window, at a desktop (or phone) width, as
+    docs/screenshots/<name>.png — the pictures docs/apps.md shows — then restores the window's size."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def take(name, phone=False):
+        original = browser.get_window_size()
+        browser.set_window_size(*(PHONE if phone else DESKTOP))
+        # Two frames after the resize: the layout and any transition have settled; images are decoded.
+        browser.execute_async_script(
+            'const done = arguments[arguments.length - 1];'
+            'Promise.all([...document.images].filter(i => i.src && i.offsetParent).map(i => i.decode().catch(() => {})))'
+            '.then(() => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250))));')
+        path = SCREENSHOTS / f'{name}.png'
+        assert browser.save_screenshot(str(path)), f'could not save {path}'
+        browser.set_window_size(original['width'], original['height'])
+        return path
+
+    return take

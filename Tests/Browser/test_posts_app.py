@@ -1,6 +1,7 @@
 """The Posts reference app (/apps/posts/) in headless Chromium: two people in two windows — sign up,
 publish (two copies in one update), star by transaction in both copies, live comments — plus the
-app's rules refusing what a stranger may not do."""
+app's rules refusing what a stranger may not do. Each screen is saved to docs/screenshots/
+(posts*.png)."""
 
 import uuid
 
@@ -33,23 +34,30 @@ class Person:
             self.driver.switch_to.window(self.handle)
         return self.driver
 
-    def sign_up(self):
+    def sign_up(self, screenshot=None):
         d = self.focus()
         wait(d, lambda d: d.find_element(By.ID, 'auth-form').is_displayed(), 'the sign-in form')
+        if screenshot:
+            screenshot('posts-log-in')
         d.find_element(By.CSS_SELECTOR, '[data-mode=up]').click()
         form = d.find_element(By.ID, 'auth-form')
         form.find_element(By.NAME, 'username').send_keys(self.name)
         form.find_element(By.NAME, 'email').send_keys(self.email)
         form.find_element(By.NAME, 'password').send_keys('secret-123')
+        if screenshot:
+            screenshot('posts-sign-up')
+            screenshot('posts-sign-up-phone', phone=True)
         d.find_element(By.ID, 'auth-submit').click()
         wait(d, lambda d: self.name in d.find_element(By.ID, 'who').text, f'{self.name} is signed in')
 
-    def publish(self, title, body):
+    def publish(self, title, body, screenshot=None):
         d = self.focus()
         d.find_element(By.ID, 'new-post').click()
         form = d.find_element(By.ID, 'post-form')
         form.find_element(By.NAME, 'title').send_keys(title)
         form.find_element(By.NAME, 'body').send_keys(body)
+        if screenshot:
+            screenshot('posts-new')
         form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
         wait(d, lambda d: not d.find_element(By.ID, 'post-dialog').is_displayed(), 'the post is published')
 
@@ -81,11 +89,11 @@ def app(browser, hearth_server):
     browser.switch_to.window(home)
 
 
-def test_two_people_publish_star_and_comment(app, hearth_server):
+def test_two_people_publish_star_and_comment(app, hearth_server, screenshot):
     person, namespace = app
     ada = person('ada')
-    ada.sign_up()
-    ada.publish('Hello, Hearth', 'The first post.')
+    ada.sign_up(screenshot)
+    ada.publish('Hello, Hearth', 'The first post.', screenshot)
     ada.publish('Second thoughts', 'Another one.')
     ada.wait_posts(lambda posts: [p['title'] for p in posts] == ['Second thoughts', 'Hello, Hearth'], 'newest first')
 
@@ -108,6 +116,11 @@ def test_two_people_publish_star_and_comment(app, hearth_server):
     # "My top posts" for ada: the starred one first.
     ada.focus().find_element(By.CSS_SELECTOR, '[data-tab=top]').click()
     ada.wait_posts(lambda posts: [p['title'] for p in posts] == ['Hello, Hearth', 'Second thoughts'], 'most starred first')
+    screenshot('posts-top')
+    ada.focus().find_element(By.CSS_SELECTOR, '[data-tab=recent]').click()
+    ada.wait_posts(lambda posts: [p['title'] for p in posts] == ['Second thoughts', 'Hello, Hearth'], 'recent posts again')
+    screenshot('posts')
+    screenshot('posts-phone', phone=True)
     # Unstar: both copies back to zero.
     bob.focus().execute_script("document.querySelector(`#posts .post[data-id='${arguments[0]}'] .star`).click()", hello['id'])
     wait(bob.driver, lambda _: requests.get(f'{base}/user-posts/{uid}/{hello["id"]}/starCount.json?ns={namespace}', headers=owner, timeout=10).json() == 0
@@ -121,6 +134,7 @@ def test_two_people_publish_star_and_comment(app, hearth_server):
     ada.focus()
     wait(ada.driver, lambda d: 'Nice post!' in d.find_element(By.ID, 'comments').text, "bob's comment reaches ada")
     assert 'bob' in ada.driver.find_element(By.ID, 'comments').text
+    screenshot('posts-detail')
 
 
 def test_the_rules_keep_posts_to_their_authors(hearth_server):

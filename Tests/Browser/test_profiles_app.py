@@ -1,5 +1,6 @@
 """The Profiles reference app (/apps/profiles/) in headless Chromium: two windows of the real page,
-driven as a person would (clicks, typing, keys), each change seen live in the other."""
+driven as a person would (clicks, typing, keys), each change seen live in the other. Each screen is
+saved to docs/screenshots/ (profiles*.png)."""
 
 import uuid
 
@@ -66,12 +67,17 @@ def windows(browser, app_url):
     browser.switch_to.window(home)
 
 
-def test_sample_data_filter_sort_and_live_updates(windows):
+def test_sample_data_filter_sort_and_live_updates(windows, screenshot):
     a, b = windows
     a.focus()
     wait(a.driver, lambda d: d.find_element(By.ID, 'empty').is_displayed(), 'the empty state offers sample data')
+    screenshot('profiles-empty')
     a.click('#sample-button')
     a.wait_rows(lambda rows: len(rows) == 8, 'eight sample profiles in window A')
+    wait(a.driver, lambda d: d.execute_script("return [...document.querySelectorAll('#list img')].every(i => i.complete)"), 'the pictures')
+    wait(a.driver, lambda d: not d.find_element(By.ID, 'toast').is_displayed(), 'the notice has gone')
+    screenshot('profiles')
+    screenshot('profiles-phone', phone=True)
     b.wait_rows(lambda rows: len(rows) == 8, 'window B sees them without a refresh')
     rows = b.rows()
     assert [r['name'] for r in rows][:2] == ['Ada Lovelace', 'Alan Turing']  # by id: the order they were added
@@ -85,6 +91,7 @@ def test_sample_data_filter_sort_and_live_updates(windows):
     assert b.names() == ['Ada Lovelace', 'Barbara Liskov', 'Grace Hopper', 'Margaret Hamilton']
     b.click('#filter [data-filter="male"]')
     assert all(r['male'] for r in b.rows()) and len(b.rows()) == 4
+    screenshot('profiles-filtered')
     b.click('#clear')
     assert b.names()[0] == 'Ada Lovelace' and len(b.rows()) == 8
 
@@ -97,6 +104,8 @@ def test_sample_data_filter_sort_and_live_updates(windows):
     assert errors['name'] == 'Enter a name.'
     assert errors['age'] == 'Age is a whole number from 0 to 150.'
     assert errors['gender'] == 'Choose female or male.'
+    screenshot('profiles-add')
+    screenshot('profiles-add-phone', phone=True)
     assert len(b.rows()) == 8  # nothing was saved
     form = a.focus().find_element(By.ID, 'add-form')
     form.find_element(By.NAME, 'name').send_keys('Katherine Johnson')
@@ -111,7 +120,7 @@ def test_sample_data_filter_sort_and_live_updates(windows):
     assert added
 
 
-def test_detail_edit_hobbies_and_delete_by_keyboard(windows, app_url):
+def test_detail_edit_hobbies_and_delete_by_keyboard(windows, app_url, screenshot):
     a, b = windows
     base, namespace = app_url.split('/apps/')[0], app_url.split('ns=')[1]
     # Two profiles written straight to the database, as another client would.
@@ -133,6 +142,8 @@ def test_detail_edit_hobbies_and_delete_by_keyboard(windows, app_url):
     hobby.send_keys(Keys.ENTER)
     b.wait_rows(lambda rows: rows[1]['hobbies'] == ['running', 'chess'], 'the new hobbies reach window B')
     assert b.rows()[1]['changed']
+    a.focus()
+    screenshot('profiles-detail')
     # Remove one hobby from the detail view.
     a.focus().find_element(By.CSS_SELECTOR, '#detail-hobbies button[aria-label="Remove running"]').click()
     b.wait_rows(lambda rows: rows[1]['hobbies'] == ['chess'], 'the removal reaches window B')

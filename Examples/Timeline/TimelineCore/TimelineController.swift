@@ -18,7 +18,7 @@ import Observation
 @MainActor
 @Observable
 public final class TimelineController {
-    public let controller: PostController
+    public let postController: PostController
     public let uid: String
     /// The posts, newest first.
     public private(set) var posts: [TimelinePost] = []
@@ -33,7 +33,7 @@ public final class TimelineController {
     @ObservationIgnored private var lists: [String: [TimelinePost]] = [:]
 
     public init(posts: PostController, uid: String) {
-        self.controller = posts
+        self.postController = posts
         self.uid = uid
     }
 
@@ -44,7 +44,7 @@ public final class TimelineController {
     public func start() {
         guard followsWatch == nil else { return }
         let me = uid
-        let follows = controller.database.reference(withPath: TimelineUser.collection).child(me).child("follows")
+        let follows = postController.database.reference(withPath: TimelineUser.collection).child(me).child("follows")
         followsWatch = Task { [weak self] in
             do {
                 for try await snapshot in follows.values {
@@ -68,7 +68,7 @@ public final class TimelineController {
     /// Reads the timeline once (every person's posts at once) and shows it.
     public func refresh() async {
         do {
-            posts = try await controller.timeline()
+            posts = try await postController.timeline()
             isLoaded = true
             errorMessage = nil
         } catch {
@@ -86,7 +86,7 @@ public final class TimelineController {
             lists[uid] = nil
         }
         for uid in uids where postWatches[uid] == nil {
-            let query = controller.postsQuery(by: uid)
+            let query = postController.postsQuery(by: uid)
             postWatches[uid] = Task { [weak self] in
                 do {
                     for try await snapshot in query.values {

@@ -168,20 +168,26 @@ final class RealtimeSession: Sendable {
         }
         let number = request.number
         state.withLock { $0.writeReplies.append((number, nil)) }
+        let started = ContinuousClock.now
         database.submit(write) { result in
             let reply: [UInt8]
+            let status: String
             switch result {
             case .success(.written):
                 reply = ServerMessage.response(number)
+                status = "ok"
             case .success(.preconditionFailed(let current)):
                 // Make sure the client retries from the current value: resend it to a listen that covers it.
                 let covered = self.state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
                 if covered { self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
                 reply = ServerMessage.response(number, status: "datastale", .text("Transaction hash does not match"))
+                status = "datastale"
             case .failure(let error):
                 let failure = (error as? WriteError).map(Failure.init) ?? Failure(status: "failure", message: "Internal error")
                 reply = ServerMessage.response(number, status: failure.status, .text(failure.message))
+                status = failure.status
             }
+            self.recordActivity(request.action, status: status, started: started)
             self.completeWrite(number, reply)
         }
         return true
@@ -223,18 +229,51 @@ final class RealtimeSession: Sendable {
 
     private func handle(_ request: WireRequest) async {
         let number = request.number
+        let started = ContinuousClock.now
+        let reply: [UInt8]
+        let status: String
         do {
-            let reply = try await perform(request.action)
-            send(ServerMessage.response(number, reply))
+            reply = ServerMessage.response(number, try await perform(request.action))
+            status = "ok"
         } catch let failure as Failure {
-            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+            (reply, status) = (ServerMessage.response(number, status: failure.status, .text(failure.message)), failure.status)
         } catch let error as WriteError {
             let failure = Failure(error)
-            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+            (reply, status) = (ServerMessage.response(number, status: failure.status, .text(failure.message)), failure.status)
         } catch {
             services.logger.error("Realtime request failed", metadata: ["hearth.error": "\(error)"])
-            send(ServerMessage.response(number, status: "failure", .text("Internal error")))
+            (reply, status) = (ServerMessage.response(number, status: "failure", .text("Internal error")), "failure")
         }
+        // Recorded before the reply goes out, so a client that saw the reply sees it in the activity.
+        recordActivity(request.action, status: status, started: started)
+        send(reply)
+    }
+
+    /// Adds a data request (listen, get, write, onDisconnect) to the server's activity; connection
+    /// housekeeping (auth, stats, unlisten) is not logged.
+    private func recordActivity(_ action: WireAction, status: String, started: ContinuousClock.Instant) {
+        let method: String
+        let path: DatabasePath
+        var kind: RequestRecord.Kind
+        switch action {
+        case .listen(let target, _, _, _): (method, path, kind) = ("listen", target, .read)
+        case .get(let target, _): (method, path, kind) = ("get", target, .read)
+        case .put(let target, _, _, _): (method, path, kind) = ("put", target, .write)
+        case .merge(let target, _): (method, path, kind) = ("merge", target, .write)
+        case .onDisconnectPut(let target, _, _): (method, path, kind) = ("onDisconnect put", target, .other)
+        case .onDisconnectMerge(let target, _): (method, path, kind) = ("onDisconnect merge", target, .other)
+        case .onDisconnectCancel(let target): (method, path, kind) = ("onDisconnect cancel", target, .other)
+        case .stats, .auth, .unauth, .appCheck, .unlisten, .invalid: return
+        }
+        if status == "permission_denied" {
+            kind = .denied
+        } else if status != "ok" {
+            kind = .other
+        }
+        services.activity.record(RequestRecord(
+            transport: .websocket, method: method, path: path.description, namespace: namespace, status: status,
+            duration: ContinuousClock.now - started, kind: kind
+        ))
     }
 
     /// A request's failure status and text, as the SDKs expect them.

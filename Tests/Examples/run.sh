@@ -44,3 +44,6 @@ echo "quickstart: 1 passed, 0 failed"
 
 # The Profiles terminal client: its own server and checks (it reads $HEARTH_BIN and $PROFILES_BIN too).
 "$repo/Tests/Examples/profiles-cli.sh"
+
+# hearth import/export --url against a running server.
+"$repo/Tests/Examples/import-export-url.sh"

@@ -116,6 +116,7 @@ func makeApplication(
         activity: activity, sampler: sampler
     ).register(on: router)
     MetricsController(activity: activity, sampler: sampler, authenticator: rest.authenticator).register(on: router)
+    LongPollController(services: realtime).register(on: router)
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }

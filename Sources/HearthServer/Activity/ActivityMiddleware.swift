@@ -7,9 +7,10 @@ import Synchronization
 struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
     let activity: ServerActivity
 
-    /// The console's own polling and Prometheus scrapes would drown the log: they are not logged.
+    /// The console's own polling, Prometheus scrapes and the long-polling transport's polls would drown
+    /// the log: they are not logged (the requests a poll carries are, as the WebSocket's are).
     static func isQuiet(_ path: String) -> Bool {
-        path == "/.console/activity" || path == "/metrics"
+        path == "/.console/activity" || path == "/metrics" || path == "/.lp"
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

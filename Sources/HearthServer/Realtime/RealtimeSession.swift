@@ -8,7 +8,8 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// One WebSocket connection speaking the Realtime Database protocol (v5).
+/// One client connection speaking the Realtime Database protocol (v5), over a WebSocket or long polling
+/// (its ``RealtimeTransport``).
 ///
 /// Requests are processed strictly in arrival order by a task that exists only while there is work: an
 /// idle connection holds no task. Consecutive writes are pipelined: each is queued to the database as
@@ -66,7 +67,7 @@ final class RealtimeSession: Sendable {
     }
 
     let id: String
-    let channel: any Channel
+    let transport: any RealtimeTransport
     let namespace: String
     let host: String
     let services: RealtimeServices
@@ -77,9 +78,9 @@ final class RealtimeSession: Sendable {
     /// Set once the idle reaper has closed this connection, so later sweeps leave it alone.
     private let closedForIdleness = Atomic<Bool>(false)
 
-    init(channel: any Channel, namespace: String, host: String, services: RealtimeServices) {
-        self.id = RealtimeSession.makeID()
-        self.channel = channel
+    init(transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), namespace: String, host: String, services: RealtimeServices) {
+        self.id = id
+        self.transport = transport
         self.namespace = namespace
         self.host = host
         self.services = services
@@ -487,7 +488,7 @@ final class RealtimeSession: Sendable {
             state.flushScheduled = true
             return true
         }
-        if schedule { channel.eventLoop.execute { self.flush() } }
+        if schedule { transport.execute { self.flush() } }
     }
 
     /// Writes the queued messages (on the event loop). While the socket is not writable they stay queued,
@@ -497,7 +498,7 @@ final class RealtimeSession: Sendable {
         let (messages, tooSlow) = state.withLock { state -> ([ByteBuffer], Bool) in
             state.flushScheduled = false
             if state.outboxBytes > limit { return ([], true) }
-            guard channel.isWritable, !state.outbox.isEmpty else { return ([], false) }
+            guard transport.isWritable, !state.outbox.isEmpty else { return ([], false) }
             let messages = state.outbox
             state.outbox = []
             state.outboxBytes = 0
@@ -505,34 +506,17 @@ final class RealtimeSession: Sendable {
         }
         if tooSlow {
             // Its socket is backed up: a close frame would wait behind the data. Drop the connection.
-            services.logger.info("Disconnecting a WebSocket client that does not keep up", metadata: ["hearth.session": "\(id)"])
-            channel.close(promise: nil)
+            services.logger.info("Disconnecting a client that does not keep up", metadata: ["hearth.session": "\(id)"])
+            transport.abort()
             return
         }
         guard !messages.isEmpty else { return }
-        for message in messages {
-            if message.readableBytes <= WireFrameAssembler.maximumFrameLength {
-                channel.write(WebSocketFrame(fin: true, opcode: .text, data: message), promise: nil)
-            } else {
-                for chunk in WireFrameAssembler.frames(for: Array(message.readableBytesView)) {
-                    channel.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: chunk)), promise: nil)
-                }
-            }
-        }
-        channel.flush()
+        transport.write(messages)
     }
 
-    /// Sends a WebSocket close frame and closes the connection (within two seconds, even if the client
-    /// does not read the frame).
+    /// Ends the connection the transport's polite way (a WebSocket close frame, within two seconds).
     func close(code: WebSocketErrorCode = .goingAway) {
-        var data = channel.allocator.buffer(capacity: 2)
-        data.write(webSocketErrorCode: code)
-        let channel = self.channel
-        let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
-            deadline.cancel()
-            channel.close(promise: nil)
-        }
+        transport.close(code: code)
     }
 
     // MARK: Closing

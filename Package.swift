@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Files: streaming multipart/related uploads.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // The console's activity and /metrics: Prometheus's registry and text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
@@ -86,6 +88,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]

@@ -71,6 +71,10 @@ public struct RulesDocument: Sendable {
 
     /// Whether `subject` may read `path` (rules at the path and above only).
     public func canRead(_ path: DatabasePath, _ subject: Subject, root data: Node, query: RuleQuery = RuleQuery(), now: Double) -> Bool {
+        canRead(path, subject, root: data, query: query, now: now, trace: nil)
+    }
+
+    func canRead(_ path: DatabasePath, _ subject: Subject, root data: Node, query: RuleQuery = RuleQuery(), now: Double, trace: RulesTrace?) -> Bool {
         guard case .auth(let auth) = subject else { return true }
         var node: RuleNode? = root
         var variables: [String: String] = [:]
@@ -81,7 +85,9 @@ public struct RulesDocument: Sendable {
             if let rule = current.read {
                 var context = RuleContext(auth: auth, now: now, root: data, path: location, variables: variables, query: query)
                 context.dataNode = here
-                if rule.evaluate(in: context) { return true }
+                let granted = rule.evaluate(in: context)
+                trace?.record(current.location, ".read", at: location, granted)
+                if granted { return true }
             }
             if level == path.count { break }
             let key = path.keys[level]
@@ -95,6 +101,10 @@ public struct RulesDocument: Sendable {
     /// Whether `subject` may change the data at `path` from `before` to `after` (whole trees): a `.write`
     /// at the path or above grants it, and every applicable `.validate` passes.
     public func canWrite(_ path: DatabasePath, _ subject: Subject, before: Node, after: Node, now: Double) -> Bool {
+        canWrite(path, subject, before: before, after: after, now: now, trace: nil)
+    }
+
+    func canWrite(_ path: DatabasePath, _ subject: Subject, before: Node, after: Node, now: Double, trace: RulesTrace?) -> Bool {
         guard case .auth(let auth) = subject else { return true }
         var node: RuleNode? = root
         var variables: [String: String] = [:]
@@ -109,12 +119,21 @@ public struct RulesDocument: Sendable {
                 let context = RuleContext(
                     auth: auth, now: now, root: before, newRoot: after, path: location, variables: variables, data: data, newData: newData
                 )
-                if !permitted, let rule = current.write, rule.evaluate(in: context) { permitted = true }
-                if let rule = current.validate, !newData.isEmpty, !rule.evaluate(in: context) { return false }
+                if !permitted, let rule = current.write {
+                    permitted = rule.evaluate(in: context)
+                    trace?.record(current.location, ".write", at: location, permitted)
+                }
+                if let rule = current.validate, !newData.isEmpty {
+                    let valid = rule.evaluate(in: context)
+                    trace?.record(current.location, ".validate", at: location, valid)
+                    if !valid { return false }
+                }
             }
             if level == path.count {
                 guard permitted else { return false }
-                return validateBelow(current, location, variables, auth: auth, before: before, after: after, data: data, newData: newData, now: now)
+                return validateBelow(
+                    current, location, variables, auth: auth, before: before, after: after, data: data, newData: newData, now: now, trace: trace
+                )
             }
             let key = path.keys[level]
             node = current.child(key, &variables)
@@ -135,7 +154,8 @@ public struct RulesDocument: Sendable {
         after: Node,
         data: Node,
         newData: Node,
-        now: Double
+        now: Double,
+        trace: RulesTrace?
     ) -> Bool {
         guard rules.hasChildRules else { return true }
         for (key, newChild) in newData.childEntries {
@@ -148,10 +168,13 @@ public struct RulesDocument: Sendable {
                     auth: auth, now: now, root: before, newRoot: after, path: childLocation, variables: childVariables,
                     data: oldChild, newData: newChild
                 )
-                if !rule.evaluate(in: context) { return false }
+                let valid = rule.evaluate(in: context)
+                trace?.record(child.location, ".validate", at: childLocation, valid)
+                if !valid { return false }
             }
             if !validateBelow(
-                child, childLocation, childVariables, auth: auth, before: before, after: after, data: oldChild, newData: newChild, now: now
+                child, childLocation, childVariables, auth: auth, before: before, after: after, data: oldChild, newData: newChild, now: now,
+                trace: trace
             ) {
                 return false
             }
@@ -234,10 +257,13 @@ final class RuleNode: Sendable {
     let indexOn: [String]
     let children: [String: RuleNode]
     let wildcard: (name: String, node: RuleNode)?
+    /// Where this node sits in the document (`rules/users/$uid`), for explanations.
+    let location: String
 
     var hasChildRules: Bool { !children.isEmpty || wildcard != nil }
 
     init(_ json: JSONValue, location: String, variables: Set<String>, diagnostics: inout [Diagnostic]) {
+        self.location = location
         var read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?
         var indexOn: [String] = []
         var children: [String: RuleNode] = [:]

@@ -56,23 +56,28 @@ public struct RulesTestSuite: Sendable {
     }
 
     /// Whether `rules` allow one scenario on `data`: `{"auth": …, "read": "/path"}`, `{"write": "/path",
-    /// "value": …}` or `{"update": "/path", "value": {"a/b": …}}` — what the console's simulator runs
-    /// against a live database.
+    /// "value": …}` or `{"update": "/path", "value": {"a/b": …}}`.
     ///
     /// For example:
     /// ```swift
     /// let allowed = try RulesTestSuite.allows(try JSONValue(parsing: #"{"auth": null, "read": "/posts"}"#), rules, data: root, now: now)
     /// ```
     public static func allows(_ test: JSONValue, _ rules: RulesDocument, data: Node, now: Double) throws(RulesError) -> Bool {
+        try explain(test, rules, data: data, now: now).allowed
+    }
+
+    /// Runs one scenario like ``allows(_:_:data:now:)`` and says why: every rule evaluated, with its
+    /// line, and the one that decided — what the console's simulator runs against a live database.
+    public static func explain(_ test: JSONValue, _ rules: RulesDocument, data: Node, now: Double) throws(RulesError) -> RulesExplanation {
         let subject = RulesDocument.Subject.auth(test["auth"] ?? .null)
         func fail(_ message: String) -> RulesError { RulesError([Diagnostic(column: 1, message: message)]) }
         do {
             if case .string(let path)? = test["read"] {
-                return rules.canRead(try DatabasePath(path), subject, root: data, now: now)
+                return rules.explainRead(try DatabasePath(path), subject, root: data, now: now)
             } else if case .string(let path)? = test["write"] {
                 let location = try DatabasePath(path)
                 let value = try Node(json: test["value"] ?? .null, depth: location.count, context: ServerValueContext(now: now, existing: data.child(at: location)))
-                return rules.canWrite(location, subject, before: data, after: data.setting(value, at: location), now: now)
+                return rules.explainWrite([location], subject, before: data, after: data.setting(value, at: location), now: now)
             } else if case .string(let path)? = test["update"], case .object(let members)? = test["value"] {
                 let location = try DatabasePath(path)
                 var after = data
@@ -83,7 +88,7 @@ public struct RulesTestSuite: Sendable {
                     after = after.setting(node, at: target)
                     targets.append(target)
                 }
-                return targets.allSatisfy { rules.canWrite($0, subject, before: data, after: after, now: now) }
+                return rules.explainWrite(targets, subject, before: data, after: after, now: now)
             }
             throw fail("a scenario needs \"read\", \"write\" (with \"value\") or \"update\" (with an object \"value\")")
         } catch let error as PathError {

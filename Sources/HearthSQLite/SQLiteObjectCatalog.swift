@@ -212,15 +212,12 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     public func saveRules(_ source: String, time: Int64) async throws {
         try await write { db in
             try db.execute(sql: "INSERT INTO rules (source, time) VALUES (?, ?)", arguments: [source, time])
+            try RulesHistoryTable.trim(db, table: "rules")
         }
     }
 
-    public func rulesHistory(limit: Int) async throws -> [(source: String, time: Int64)] {
-        try await read { db in
-            try Row.fetchAll(db, sql: "SELECT source, time FROM rules ORDER BY version DESC LIMIT ?", arguments: [limit]).map {
-                (source: $0["source"], time: $0["time"])
-            }
-        }
+    public func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        try await read { db in try RulesHistoryTable.fetch(db, table: "rules", limit: limit) }
     }
 
     private static func encode(_ object: StoredObject) throws -> String {

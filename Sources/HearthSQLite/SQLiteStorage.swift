@@ -106,6 +106,7 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
                         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
                         """
                 )
+                try RulesHistoryTable.create(db, table: "rules_history", seedFrom: "SELECT value FROM meta WHERE key = 'rules'")
             }
         } catch {
             throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
@@ -238,9 +239,24 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
         }
     }
 
-    public func saveRules(_ source: String) async throws {
+    public func saveRules(_ source: String, time: Int64) async throws {
         try await queue.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('rules', ?)", arguments: [source])
+            try db.execute(sql: "INSERT INTO rules_history (source, time) VALUES (?, ?)", arguments: [source, time])
+            try RulesHistoryTable.trim(db, table: "rules_history")
+        }
+    }
+
+    public func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        try await queue.read { db in try RulesHistoryTable.fetch(db, table: "rules_history", limit: limit) }
+    }
+
+    /// The database file and its write-ahead log.
+    public func storedBytes() async throws -> Int64? {
+        let files = [url.path, url.path + "-wal"]
+        return files.reduce(Int64(0)) { total, path in
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+            return total + size
         }
     }
 

@@ -68,6 +68,8 @@ func makeApplication(
     try await registry.preload()
     try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
     let router = Router(context: BasicRequestContext.self)
+    let activity = ServerActivity(clock: configuration.clock)
+    router.add(middleware: ActivityMiddleware(activity: activity))
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
     let users = users ?? InMemoryUserStore()
     var tokens = tokens
@@ -80,9 +82,6 @@ func makeApplication(
     let rest = RESTController(
         registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: consoleSessions
     )
-    ConsoleController(
-        sessions: consoleSessions, adminSecret: adminSecret, registry: registry, configuration: configuration, filesEnabled: files != nil
-    ).register(on: router)
     WebAssets.register(on: router) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
@@ -93,12 +92,14 @@ func makeApplication(
         identity.consoleSessions = consoleSessions
         identity.register(on: router)
     }
+    var fileService: FileService?
     if let files {
         let service = try await FileService.open(
             directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
             emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock, logger: logger
         )
         try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
+        fileService = service
         FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         StorageRulesController(files: service, authenticator: rest.authenticator) { request, context in
@@ -106,7 +107,16 @@ func makeApplication(
         }.register(on: router)
     }
     rest.register(on: router)
-    let realtime = RealtimeServices(registry: registry, authenticator: rest.authenticator, configuration: configuration, logger: logger)
+    let realtime = RealtimeServices(
+        registry: registry, authenticator: rest.authenticator, configuration: configuration, activity: activity, logger: logger
+    )
+    let sampler = ActivitySampler(activity: activity, registry: registry, realtime: realtime)
+    ConsoleController(
+        sessions: consoleSessions, adminSecret: adminSecret, registry: registry, configuration: configuration, files: fileService,
+        activity: activity, sampler: sampler
+    ).register(on: router)
+    MetricsController(activity: activity, sampler: sampler, authenticator: rest.authenticator).register(on: router)
+    LongPollController(services: realtime).register(on: router)
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }

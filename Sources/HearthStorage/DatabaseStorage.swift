@@ -25,8 +25,13 @@ public protocol NamespaceStorage: Sendable {
     /// Applies the mutations in order, atomically and durably: when this returns, they survive a crash;
     /// when it throws, none of them is applied.
     func commit(_ mutations: [StorageMutation]) async throws
-    /// Stores the rules source text durably.
-    func saveRules(_ source: String) async throws
+    /// Stores the rules source text durably, as a new version of the history, saved at `time` (Unix
+    /// milliseconds).
+    func saveRules(_ source: String, time: Int64) async throws
+    /// The saved versions of the rules, newest first (at most `limit`).
+    func rulesHistory(limit: Int) async throws -> [RulesVersion]
+    /// How many bytes the namespace takes on disk; nil for storage that keeps nothing on disk.
+    func storedBytes() async throws -> Int64?
     /// Releases resources. Further calls fail.
     func close() async throws
 }
@@ -40,6 +45,24 @@ public struct StoredDatabase: Sendable {
         self.root = root
         self.rulesSource = rulesSource
     }
+}
+
+/// One saved version of a rules document (database or storage rules).
+public struct RulesVersion: Sendable, Equatable {
+    /// Increases with every save.
+    public var version: Int64
+    public var source: String
+    /// When it was saved, in Unix milliseconds.
+    public var time: Int64
+
+    public init(version: Int64, source: String, time: Int64) {
+        self.version = version
+        self.source = source
+        self.time = time
+    }
+
+    /// How many versions the stores keep: older ones are dropped as new ones are saved.
+    public static let kept = 100
 }
 
 /// One change to stored data, in tree terms. The engine turns each write into a few of these.

@@ -135,7 +135,7 @@ def test_rules_users_and_files(console, locked_server):
     driver.execute_script("arguments[0].value = arguments[1]", source, '{\n  "rules": {\n    ".read": "auth != null &&",\n    ".write": false\n  }\n}')
     driver.find_element(By.ID, 'rules-save').click()
     diagnostics = wait(driver, lambda d: d.find_element(By.ID, 'rules-diagnostics').text or None, 'diagnostics shown')
-    assert '3:' in diagnostics, diagnostics
+    assert 'Line 3' in diagnostics, diagnostics
     assert '"auth != null &&"' not in admin(locked_server, 'GET', '/.settings/rules.json').text
     driver.execute_script("arguments[0].value = arguments[1]", source, '{"rules": {".read": "auth != null", ".write": false}}')
     driver.find_element(By.ID, 'rules-save').click()

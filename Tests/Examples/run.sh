@@ -48,3 +48,6 @@ echo "quickstart: 1 passed, 0 failed"
 
 # The reference apps' rules: `hearth rules test` and `hearth storage rules test` on their scenario files.
 "$repo/Tests/Examples/app-rules.sh"
+
+# hearth import/export --url against a running server.
+"$repo/Tests/Examples/import-export-url.sh"

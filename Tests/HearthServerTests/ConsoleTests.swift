@@ -1,4 +1,6 @@
 import HearthCore
+import HearthRealtimeClient
+import HummingbirdTesting
 @testable import HearthServer
 import HTTPTypes
 import Testing
@@ -52,6 +54,138 @@ import Testing
             // Nothing was written.
             #expect(try await client.call(.get, "/posts/bob.json").body == "null")
             #expect(try await client.call(.post, "/.console/simulate", #"{"read": "/"}"#, headers: [:]).status == .unauthorized)
+        }
+    }
+
+    /// Signs in to the console and returns the session's headers.
+    func session(_ client: any TestClientProtocol) async throws -> HTTPFields {
+        let token = try #require(try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: [:]).json?["token"]?.stringValue)
+        return [.authorization: "Bearer \(token)"]
+    }
+
+    @Test func theSimulatorExplainsWhichRuleDecided() async throws {
+        try await TestServer().run { client, _ async throws in
+            let bearer = try await session(client)
+            let rules = "{\n  \"rules\": {\n    \"posts\": {\n      \"$uid\": {\n        \".write\": \"auth.uid === $uid\"\n      }\n    }\n  }\n}"
+            #expect(try await client.call(.put, "/.settings/rules.json", rules).status == .ok)
+            let denied = try #require(try await client.call(
+                .post, "/.console/simulate", #"{"auth": {"uid": "bob"}, "write": "/posts/ada", "value": 1}"#, headers: bearer
+            ).json)
+            #expect(denied["allowed"] == .bool(false))
+            #expect(denied["summary"] == .string("Denied: no .write rule allowed writing /posts/ada."))
+            guard case .array(let steps)? = denied["steps"] else { Issue.record("no steps"); return }
+            #expect(steps.count == 1)
+            #expect(steps.first?["rule"] == .string("rules/posts/$uid/.write"))
+            #expect(steps.first?["line"] == .number(5))
+            #expect(steps.first?["column"] == .number(19))
+            #expect(steps.first?["result"] == .bool(false))
+            let allowed = try #require(try await client.call(
+                .post, "/.console/simulate", #"{"auth": {"uid": "ada"}, "write": "/posts/ada", "value": 1}"#, headers: bearer
+            ).json)
+            #expect(allowed["summary"] == .string("Allowed: rules/posts/$uid/.write (line 5) grants writing /posts/ada, and every .validate passed."))
+        }
+    }
+
+    @Test func draftRulesAreCheckedWithoutBeingSaved() async throws {
+        try await TestServer().run { client, _ async throws in
+            let bearer = try await session(client)
+            let good = try await client.call(.post, "/.console/rules/check", #"{"rules": {".read": "auth != null"}}"#, headers: bearer)
+            #expect(good.json?["diagnostics"] == .array([]))
+            let draft = "{\n  \"rules\": {\n    \".read\": \"auth != nul\"\n  }\n}"
+            let bad = try #require(try await client.call(.post, "/.console/rules/check", draft, headers: bearer).json)
+            guard case .array(let diagnostics)? = bad["diagnostics"], let first = diagnostics.first else { Issue.record("no diagnostics"); return }
+            #expect(first["line"] == .number(3))
+            #expect(first["message"] != nil)
+            let storage = try #require(try await client.call(.post, "/.console/rules/check?kind=storage", "rules_version = '2';\nservice x {", headers: bearer).json)
+            guard case .array(let storageDiagnostics)? = storage["diagnostics"] else { Issue.record("no storage diagnostics"); return }
+            #expect(!storageDiagnostics.isEmpty)
+            // Nothing was saved, and the check needs the session.
+            #expect(try await client.call(.get, "/.settings/rules.json").body.contains("auth != nul") == false)
+            #expect(try await client.call(.post, "/.console/rules/check", draft, headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.post, "/.console/rules/check", draft, headers: TestServer.admin).status == .unauthorized)
+        }
+    }
+
+    @Test func everySavedVersionIsInTheHistoryNewestFirst() async throws {
+        try await TestServer().run { client, _ async throws in
+            let bearer = try await session(client)
+            #expect(try await client.call(.get, "/.console/rules/history?ns=demo", headers: bearer).json?["versions"] == .array([]))
+            let first = #"{"rules": {".read": true}}"#
+            let second = #"{"rules": {".read": false}}"#
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", first).status == .ok)
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", second).status == .ok)
+            // A refused document is not a version.
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", #"{"rules": {".read": "nope("}}"#).status == .badRequest)
+            // Restoring is saving an old version again.
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", first).status == .ok)
+            let history = try #require(try await client.call(.get, "/.console/rules/history?ns=demo", headers: bearer).json)
+            guard case .array(let versions)? = history["versions"] else { Issue.record("no versions"); return }
+            #expect(versions.map { $0["source"] } == [.string(first), .string(second), .string(first)])
+            #expect(versions.map { $0["version"] } == [.number(3), .number(2), .number(1)])
+            // Another database has its own history.
+            #expect(try await client.call(.get, "/.console/rules/history?ns=other", headers: bearer).json?["versions"] == .array([]))
+            #expect(try await client.call(.get, "/.console/rules/history?ns=demo", headers: [:]).status == .unauthorized)
+        }
+    }
+
+    @Test func activityCountsReadsWritesAndDenialsAndLogsRequestsWithoutSecrets() async throws {
+        try await TestServer().runLive { client, port, _ async throws in
+            let bearer = try await session(client)
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", #"{"rules": {"open": {".read": true, ".write": true}}}"#).status == .ok)
+            for index in 0..<3 {
+                #expect(try await client.call(.put, "/open/\(index).json?ns=demo&auth=not-a-secret-but-a-token", "\(index)", headers: [:]).status == .unauthorized)
+                #expect(try await client.call(.put, "/open/\(index).json?ns=demo", "\(index)", headers: [:]).status == .ok)
+            }
+            #expect(try await client.call(.get, "/open.json?ns=demo", headers: [:]).status == .ok)
+            #expect(try await client.call(.get, "/closed.json?ns=demo", headers: [:]).status == .unauthorized)
+            // Over the WebSocket: a listen (a read), a write and a refused write.
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/open","h":""}}}"#)
+            try await connection.send(#"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/open/ws","d":true}}}"#)
+            try await connection.send(#"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/closed/ws","d":true}}}"#)
+            var replies = 0
+            while replies < 3, let message = try await connection.nextMessage() {
+                if message.contains(#""r":"#) { replies += 1 }
+            }
+            let report = try #require(try await client.call(.get, "/.console/activity", headers: bearer).json)
+            guard case .array(let databases)? = report["databases"], let demo = databases.first(where: { $0["namespace"] == .string("demo") }) else {
+                Issue.record("no demo database in \(report)"); return
+            }
+            #expect(demo["writes"] == .number(4))
+            #expect(demo["reads"] == .number(2))
+            // Three bad tokens are not denials by the rules; the closed read and the closed WebSocket write are.
+            #expect(demo["denied"] == .number(2))
+            #expect(demo["listens"] == .number(1))
+            #expect(report["websocketConnections"] == .number(1))
+            guard case .array(let requests)? = report["requests"] else { Issue.record("no requests"); return }
+            let text = report.jsonText
+            #expect(!text.contains("not-a-secret-but-a-token"))
+            #expect(!text.contains(TestServer.secret))
+            #expect(requests.contains { $0["method"] == .string("listen") && $0["path"] == .string("/open") && $0["transport"] == .string("websocket") })
+            #expect(requests.contains { $0["path"] == .string("/closed/ws") && $0["denied"] == .bool(true) && $0["status"] == .string("permission_denied") })
+            #expect(requests.contains { $0["path"] == .string("/closed.json") && $0["denied"] == .bool(true) && $0["status"] == .string("401") })
+            // Polling after the newest sequence returns only what came since; the poll itself is not logged.
+            let newest = requests.compactMap { if case .number(let n)? = $0["sequence"] { Int(n) } else { nil } }.max() ?? 0
+            #expect(try await client.call(.get, "/.console/activity?after=\(newest)", headers: bearer).json?["requests"] == .array([]))
+            await connection.close()
+        }
+    }
+
+    @Test func metricsNeedTheAdminAndCarryTheCounters() async throws {
+        try await TestServer().run { client, _ async throws in
+            #expect(try await client.call(.put, "/a.json?ns=demo", "1").status == .ok)
+            #expect(try await client.call(.get, "/metrics", headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.get, "/metrics", headers: [.authorization: "Bearer guess"]).status == .unauthorized)
+            let metrics = try await client.call(.get, "/metrics")
+            #expect(metrics.status == .ok)
+            #expect(metrics.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect(metrics.body.contains(#"hearth_writes_total{namespace="demo"} 1"#))
+            #expect(metrics.body.contains("# TYPE hearth_request_duration_seconds histogram"))
+            #expect(metrics.body.contains(#"hearth_requests_total{transport="http",status="200"}"#))
+            #expect(metrics.body.contains("hearth_websocket_connections 0.0"))
+            // A console session is the admin too.
+            #expect(try await client.call(.get, "/metrics", headers: try await session(client)).status == .ok)
         }
     }
 }

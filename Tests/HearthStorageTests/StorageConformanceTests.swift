@@ -126,9 +126,27 @@ import Testing
     @Test(arguments: Backend.allCases)
     func rulesAreStored(_ backend: Backend) async throws {
         let harness = try Harness(backend)
-        try await harness.namespace().saveRules("{ /* comment */ \"rules\": {} }")
+        try await harness.namespace().saveRules("{ /* comment */ \"rules\": {} }", time: 5)
         try harness.reopen()
         #expect(try await harness.namespace().load().rulesSource == "{ /* comment */ \"rules\": {} }")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func everySavedRulesVersionIsKeptNewestFirstUpToTheLimit(_ backend: Backend) async throws {
+        let harness = try Harness(backend)
+        #expect(try await harness.namespace().rulesHistory(limit: 10).isEmpty)
+        for number in 1...(RulesVersion.kept + 3) {
+            try await harness.namespace().saveRules("{\"rules\": {\".read\": \(number % 2 == 0)}} // \(number)", time: Int64(number))
+        }
+        try harness.reopen()
+        let history = try await harness.namespace().rulesHistory(limit: 1000)
+        #expect(history.count == RulesVersion.kept)
+        #expect(history.first?.time == Int64(RulesVersion.kept + 3))
+        #expect(history.first?.source.hasSuffix("// \(RulesVersion.kept + 3)") == true)
+        #expect(history.last?.time == 4)
+        #expect(zip(history, history.dropFirst()).allSatisfy { $0.version > $1.version })
+        #expect(try await harness.namespace().rulesHistory(limit: 2).map(\.time) == [Int64(RulesVersion.kept + 3), Int64(RulesVersion.kept + 2)])
+        #expect(try await harness.namespace().load().rulesSource == history.first?.source)
     }
 
     @Test(arguments: Backend.allCases)

@@ -182,6 +182,8 @@ import Testing
             return
         }
         #expect(url.contains("127.0.0.1:1"))
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // A liveness bound, not a timing: it fails only if the wait hangs (seen at 12 s for a 300 ms
+        // timeout with every core busy building).
+        #expect(ContinuousClock.now - started < .seconds(60))
     }
 }

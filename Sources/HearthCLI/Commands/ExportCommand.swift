@@ -7,7 +7,7 @@ import HearthStorage
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write a database (or part of it) as JSON (with the server stopped).",
+        abstract: "Write a database (or part of it) as JSON (with the server stopped, or from a running one with --url).",
         discussion: "Priorities are kept (format=export), so the file imports back exactly."
     )
 
@@ -20,6 +20,12 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
     var output: String?
 
+    @Option(help: ArgumentHelp("Export from the running server at this URL instead of the data directory.", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("With --url: the server's admin secret (default: $HEARTH_ADMIN_SECRET).", valueName: "secret"))
+    var secret: String?
+
     @OptionGroup var dataOptions: DataOptions
 
     func run() async throws {
@@ -28,6 +34,19 @@ struct ExportCommand: AsyncParsableCommand {
             location = try DatabasePath(path)
         } catch {
             throw CLIError("--path: \(error.message)")
+        }
+        if let server = url {
+            let client = try StorageAdminClient.forServer(url: server, secret: secret)
+            let line = ProgressLine()
+            let file = output.map { URL(fileURLWithPath: $0) }
+            let bytes = try await client.exportJSON(location, namespace: namespace, to: file) { done, total in
+                if file != nil { line.show("Exporting \(namespace)\(location)", done, total) }
+            }
+            if let output {
+                line.finish()
+                FileHandle.standardError.write(Data("Exported \(bytes) bytes of \(namespace)\(location) from \(server) to \(output)\n".utf8))
+            }
+            return
         }
         let storage = try dataOptions.openStorage(
             whileServing: "To export from the running server: curl 'http://HOST:PORT\(location).json?format=export&auth=<admin secret>'"

@@ -6,11 +6,13 @@ import HearthSQLite
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Load a JSON file into a database (with the server stopped).",
+        abstract: "Load a JSON file into a database (with the server stopped, or into a running one with --url).",
         discussion: """
             Streams the file into SQLite in one transaction: it all lands or none of it does. Accepts \
             Firebase exports, including priorities (.priority/.value). By default the data at --path is \
-            replaced; --merge replaces only the top-level children the file names.
+            replaced; --merge replaces only the top-level children the file names. With --url, the file \
+            streams to a running server as one write (PUT, or PATCH with --merge), as its admin \
+            (--secret or $HEARTH_ADMIN_SECRET), up to the server's request size (256 MB by default).
             """
     )
 
@@ -26,6 +28,12 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "The namespace (database) to import into.")
     var namespace = "default"
 
+    @Option(help: ArgumentHelp("Import into the running server at this URL instead of the data directory.", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("With --url: the server's admin secret (default: $HEARTH_ADMIN_SECRET).", valueName: "secret"))
+    var secret: String?
+
     @OptionGroup var dataOptions: DataOptions
 
     func run() async throws {
@@ -34,6 +42,16 @@ struct ImportCommand: AsyncParsableCommand {
             target = try DatabasePath(path)
         } catch {
             throw CLIError("--path: \(error.message)")
+        }
+        if let server = self.url {
+            let client = try StorageAdminClient.forServer(url: server, secret: secret)
+            let source = URL(fileURLWithPath: file)
+            guard FileManager.default.isReadableFile(atPath: source.path) else { throw CLIError("cannot read \(file)") }
+            let line = ProgressLine()
+            try await client.importJSON(source, at: target, namespace: namespace, merge: merge) { line.show("Importing \(file)", $0, $1) }
+            line.finish()
+            FileHandle.standardError.write(Data("Imported \(file) into \(namespace)\(target) on \(server)\n".utf8))
+            return
         }
         let url = URL(fileURLWithPath: file)
         let bytes: Data

@@ -1,6 +1,8 @@
 import Foundation
 import HearthCore
 import HearthRules
+import HearthStorage
+import HearthStorageRules
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -9,6 +11,10 @@ import NIOCore
 /// (`{"token", "expires"}`); `DELETE /.console/session` with `Authorization: Bearer <token>` ends it.
 /// The token is the admin on every API of the server (REST, WebSocket, identity, files) until it
 /// expires, so the console's pages never hold the secret.
+///
+/// With a session: `GET /.console/info`, `POST /.console/simulate?ns=` (a rules scenario, explained),
+/// `POST /.console/rules/check?kind=database|storage` (diagnostics for a draft, nothing saved),
+/// `GET /.console/rules/history?kind=…&ns=` (saved versions, newest first) and `GET /.console/activity`.
 ///
 /// For example:
 /// ```sh
@@ -19,29 +25,59 @@ struct ConsoleController: Sendable {
     let adminSecret: AdminSecret?
     let registry: DatabaseRegistry
     let configuration: ServerConfiguration
-    let filesEnabled: Bool
+    let files: FileService?
+    let activity: ServerActivity
+    let sampler: ActivitySampler
+
+    var filesEnabled: Bool { files != nil }
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/.console/session") { request, _ in await self.signIn(request) }
         router.delete("/.console/session") { request, _ in self.signOut(request) }
-        router.get("/.console/info") { request, _ in self.info(request) }
-        router.post("/.console/simulate") { request, _ in await self.simulate(request) }
+        router.get("/.console/info") { request, _ in self.signedIn(request) { self.info() } }
+        router.post("/.console/simulate") { request, _ in await self.signedIn(request) { await self.simulate(request) } }
+        router.post("/.console/rules/check") { request, _ in await self.signedIn(request) { await self.checkRules(request) } }
+        router.get("/.console/rules/history") { request, _ in await self.signedIn(request) { await self.rulesHistory(request) } }
+        router.get("/.console/activity") { request, _ in await self.signedIn(request) { await self.activityReport(request) } }
     }
 
-    /// The rules simulator: runs one scenario (`{"auth", "read" | "write" + "value" | "update" +
-    /// "value"}`) against the live data and rules of `?ns=`, without writing anything.
-    func simulate(_ request: Request) async -> Response {
+    /// Answers 401 unless the request carries a live console session.
+    func signedIn(_ request: Request, _ respond: () async -> Response) async -> Response {
         guard let token = Authenticator.bearerToken(request.headers[.authorization]), sessions.isValid(token) else {
             return Self.json(.object([("error", .string("Sign in to the console first."))]), status: 401)
         }
+        return await respond()
+    }
+
+    func signedIn(_ request: Request, _ respond: () -> Response) -> Response {
+        guard let token = Authenticator.bearerToken(request.headers[.authorization]), sessions.isValid(token) else {
+            return Self.json(.object([("error", .string("Sign in to the console first."))]), status: 401)
+        }
+        return respond()
+    }
+
+    /// The rules simulator: runs one scenario (`{"auth", "read" | "write" + "value" | "update" +
+    /// "value"}`) against the live data and rules of `?ns=`, without writing anything, and explains the
+    /// verdict: `{"allowed", "summary", "steps": [{"rule", "path", "expression", "line", "column", "result"}]}`.
+    func simulate(_ request: Request) async -> Response {
         let namespace = request.uri.queryParameters.get("ns") ?? configuration.defaultNamespace
         guard let body = try? await request.body.collect(upTo: 1 << 20), let scenario = try? JSONValue(parsing: body.readableBytesView) else {
             return Self.json(.object([("error", .string("Send the scenario as JSON."))]), status: 400)
         }
         do {
             let database = try await registry.database(namespace)
-            let allowed = try RulesTestSuite.allows(scenario, database.rules, data: database.snapshot(), now: configuration.clock.wallMilliseconds)
-            return Self.json(.object([("allowed", .bool(allowed))]), status: 200)
+            let explanation = try RulesTestSuite.explain(scenario, database.rules, data: database.snapshot(), now: configuration.clock.wallMilliseconds)
+            let steps: [JSONValue] = explanation.steps.map { step in
+                .object([
+                    ("rule", .string(step.rule)), ("path", .string(step.path)), ("expression", .string(step.expression)),
+                    ("line", step.line.map { .number(Double($0)) } ?? .null), ("column", step.column.map { .number(Double($0)) } ?? .null),
+                    ("result", .bool(step.result)),
+                ])
+            }
+            return Self.json(
+                .object([("allowed", .bool(explanation.allowed)), ("summary", .string(explanation.summary)), ("steps", .array(steps))]),
+                status: 200
+            )
         } catch let error as RulesError {
             return Self.json(.object([("error", .string(error.message))]), status: 400)
         } catch {
@@ -49,11 +85,88 @@ struct ConsoleController: Sendable {
         }
     }
 
-    /// What the console shows around its views: the project, the mode, the databases (admin only).
-    func info(_ request: Request) -> Response {
-        guard let token = Authenticator.bearerToken(request.headers[.authorization]), sessions.isValid(token) else {
-            return Self.json(.object([("error", .string("Sign in to the console first."))]), status: 401)
+    /// Diagnostics for a draft of the rules, as the editor types: `{"diagnostics": [{"line", "column",
+    /// "message"}]}`, empty when the draft would be accepted. Nothing is saved.
+    func checkRules(_ request: Request) async -> Response {
+        guard let body = try? await request.body.collect(upTo: configuration.maximumRequestBytes) else {
+            return Self.json(.object([("error", .string("The rules document is too large."))]), status: 400)
         }
+        let source = String(buffer: body)
+        var diagnostics: [Diagnostic] = []
+        do {
+            if request.uri.queryParameters.get("kind") == "storage" {
+                _ = try StorageRules(source: source)
+            } else {
+                _ = try RulesDocument(source: source)
+            }
+        } catch {
+            diagnostics = error.diagnostics
+        }
+        let list: [JSONValue] = diagnostics.map { diagnostic in
+            .object([
+                ("line", .number(Double(diagnostic.line))), ("column", .number(Double(diagnostic.column))),
+                ("message", .string(diagnostic.message)), ("text", .string(diagnostic.description)),
+            ])
+        }
+        return Self.json(.object([("diagnostics", .array(list))]), status: 200)
+    }
+
+    /// The saved versions of the database rules of `?ns=` or, with `kind=storage`, of the storage rules:
+    /// `{"versions": [{"version", "time", "source"}]}`, newest first; restoring one is saving it again.
+    func rulesHistory(_ request: Request) async -> Response {
+        let limit = min(max(Int(request.uri.queryParameters.get("limit") ?? "") ?? 50, 1), RulesVersion.kept)
+        let versions: [RulesVersion]
+        do {
+            if request.uri.queryParameters.get("kind") == "storage" {
+                guard let files else { return Self.json(.object([("error", .string("This server runs without files."))]), status: 404) }
+                versions = try await files.rulesHistory(limit: limit)
+            } else {
+                let namespace = request.uri.queryParameters.get("ns") ?? configuration.defaultNamespace
+                versions = try await registry.database(namespace).rulesHistory(limit: limit)
+            }
+        } catch {
+            return Self.json(.object([("error", .string("The history cannot be read: \(error)"))]), status: 503)
+        }
+        let list: [JSONValue] = versions.map { version in
+            .object([("version", .number(Double(version.version))), ("time", .number(Double(version.time))), ("source", .string(version.source))])
+        }
+        return Self.json(.object([("versions", .array(list))]), status: 200)
+    }
+
+    /// The Activity view's poll: live counters per database and the requests logged after `?after=`
+    /// (a sequence number; 0 for all that are kept).
+    func activityReport(_ request: Request) async -> Response {
+        let after = Int(request.uri.queryParameters.get("after") ?? "") ?? 0
+        let sample = await sampler.sample()
+        let databases: [JSONValue] = sample.databases.map { database in
+            .object([
+                ("namespace", .string(database.namespace)), ("listens", .number(Double(database.listens))),
+                ("reads", .number(Double(database.reads))), ("writes", .number(Double(database.writes))),
+                ("denied", .number(Double(database.denied))),
+                ("storedBytes", database.storedBytes.map { .number(Double($0)) } ?? .null),
+            ])
+        }
+        let requests: [JSONValue] = activity.recentRequests(after: after).map { entry in
+            let record = entry.record
+            return .object([
+                ("sequence", .number(Double(entry.sequence))), ("time", .number(entry.time)),
+                ("transport", .string(record.transport.rawValue)), ("method", .string(record.method)), ("path", .string(record.path)),
+                ("namespace", record.namespace.map { .string($0) } ?? .null), ("status", .string(record.status)),
+                ("milliseconds", .number((record.duration / .microseconds(1)).rounded() / 1000)),
+                ("denied", .bool(record.kind == .denied)),
+            ])
+        }
+        return Self.json(.object([
+            ("time", .number(configuration.clock.wallMilliseconds)),
+            ("websocketConnections", .number(Double(sample.websocketConnections))),
+            ("eventStreams", .number(Double(sample.eventStreams))),
+            ("databases", .array(databases)),
+            ("requests", .array(requests)),
+        ]), status: 200)
+    }
+
+    /// What the console shows around its views: the project, the mode, the databases (admin only).
+    func info() -> Response {
         let namespaces = Set(registry.openDatabases.map(\.namespace)).union([configuration.defaultNamespace]).sorted()
         return Self.json(.object([
             ("project", .string(configuration.identity.projectID)),

@@ -97,7 +97,7 @@ public final class Database: Sendable {
 
     /// Replaces the rules after storing them durably, then re-checks every stream's read access.
     public func replaceRules(_ rules: RulesDocument) async throws {
-        try await storage.saveRules(rules.source)
+        try await storage.saveRules(rules.source, time: Int64(clock()))
         rulesState.withLock { $0 = rules }
         let root = snapshot()
         let now = clock()
@@ -106,6 +106,11 @@ public final class Database: Sendable {
         }
         hub.recheck(canRead)
         realtime.recheck(canRead)
+    }
+
+    /// The saved versions of the rules, newest first.
+    func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        try await storage.rulesHistory(limit: limit)
     }
 
     /// Server shutdown: refuses new writes and lets the writer finish the ones already queued (such as

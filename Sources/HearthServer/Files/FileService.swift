@@ -138,6 +138,11 @@ final class FileService: Sendable {
         return rules
     }
 
+    /// The saved versions of the storage rules, newest first.
+    func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        try await catalog.rulesHistory(limit: limit)
+    }
+
     /// Checks `method` on `name` against the rules; admin passes. Throws the Firebase denial.
     func authorize(
         _ method: StorageRuleMethod, bucket: String, name: String, _ requester: FileRequester,

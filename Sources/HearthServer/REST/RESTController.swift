@@ -58,14 +58,40 @@ public struct RESTController: Sendable {
 
     func respond(to request: Request, context: BasicRequestContext) async -> Response {
         do {
-            return try await handle(request, context: context)
+            let response = try await handle(request, context: context)
+            noteActivity(request, status: response.status)
+            return response
         } catch {
             let restError = RESTError.from(error)
             if restError.status == .internalServerError {
                 context.logger.error("Request failed", metadata: ["hearth.error": "\(error)"])
             }
+            noteActivity(request, status: restError.status, denied: restError.message == RESTError.permissionDenied().message)
             return restError.errorResponse()
         }
+    }
+
+    /// Tells the activity log which database the request was for and whether it read, wrote or was
+    /// refused by the rules.
+    private func noteActivity(_ request: Request, status: HTTPResponse.Status, denied: Bool = false) {
+        guard RequestNote.current != nil, request.method != .options else { return }
+        var namespace = configuration.defaultNamespace
+        if let parameter = request.uri.queryParameters.get("ns"), !parameter.isEmpty {
+            namespace = String(parameter)
+        } else if let host = request.head.authority, let label = RESTController.namespaceLabel(host: host) {
+            namespace = label
+        }
+        let kind: RequestRecord.Kind
+        if denied {
+            kind = .denied
+        } else if status.kind != .successful || request.uri.path.hasPrefix("/.settings") {
+            kind = .other
+        } else if request.method == .get || request.method == .head {
+            kind = .read
+        } else {
+            kind = .write
+        }
+        RequestNote.mark(namespace, kind)
     }
 
     func handle(_ request: Request, context: BasicRequestContext) async throws -> Response {

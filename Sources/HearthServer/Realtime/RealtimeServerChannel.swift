@@ -93,33 +93,51 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// Only `/.ws` upgrades; other paths stay plain HTTP.
+    /// Only `/.ws` upgrades; other paths stay plain HTTP. An upgrade of a long-polling connection
+    /// (`s=<its id>`) is declined, so the client keeps its long polls (docs/decisions/0008-long-polling.md).
     static func accepts(_ head: HTTPRequestHead) -> Bool {
-        let path = head.uri.split(separator: "?", maxSplits: 1).first ?? ""
-        return path == "/.ws"
+        let parts = head.uri.split(separator: "?", maxSplits: 1)
+        guard parts.first == "/.ws" else { return false }
+        return parts.count < 2 || queryParameters(String(parts[1]))["s"] == nil
     }
 
     /// A session for a new connection: its namespace (`ns=`, else the Host's first label, else the
     /// default), the host to echo in the handshake, and the previous session (`ls=`) closed at once.
     static func session(for head: HTTPRequestHead, channel: any Channel, services: RealtimeServices) -> RealtimeSession {
+        let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        return session(
+            transport: WebSocketTransport(channel: channel), parameters: queryParameters(query),
+            host: head.headers.first(name: "host"), services: services
+        )
+    }
+
+    /// The decoded parameters of a query string.
+    static func queryParameters(_ query: String) -> [String: String] {
         var parameters: [String: String] = [:]
-        if let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first {
-            for pair in query.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard let name = parts.first else { continue }
-                let raw = parts.count > 1 ? String(parts[1]) : ""
-                parameters[String(name)] = PercentDecoding.decode(raw) ?? raw
-            }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard let name = parts.first else { continue }
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            parameters[String(name)] = PercentDecoding.decode(raw) ?? raw
         }
+        return parameters
+    }
+
+    /// A session on any transport: its namespace (`ns=`, else the Host's first label, else the default),
+    /// the host to echo in the handshake, and the previous session (`ls=`) closed at once.
+    static func session(
+        transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), parameters: [String: String], host: String?,
+        services: RealtimeServices
+    ) -> RealtimeSession {
         let configuration = services.configuration
-        let host = head.headers.first(name: "host") ?? "\(configuration.host):\(configuration.port)"
+        let host = host ?? "\(configuration.host):\(configuration.port)"
         var namespace = configuration.defaultNamespace
         if let ns = parameters["ns"], !ns.isEmpty {
             namespace = ns
         } else if let label = RESTController.namespaceLabel(host: host) {
             namespace = label
         }
-        let session = RealtimeSession(channel: channel, namespace: namespace, host: host, services: services)
+        let session = RealtimeSession(transport: transport, id: id, namespace: namespace, host: host, services: services)
         services.sessions.add(session)
         if let previous = parameters["ls"].flatMap(services.sessions.session) {
             // The client reconnected: its old connection is dead; close it now so its onDisconnect writes fire.

@@ -10,13 +10,15 @@ final class RealtimeServices: Sendable {
     let authenticator: Authenticator
     let configuration: ServerConfiguration
     let logger: Logger
+    let activity: ServerActivity
     let sessions = SessionDirectory()
     /// The clock time (elapsed nanoseconds) of the idle reaper's latest sweep; -1 before the first.
     /// Tests wait for a sweep after advancing the clock.
     let lastIdleSweep = Atomic<Int64>(-1)
 
-    init(registry: DatabaseRegistry, authenticator: Authenticator, configuration: ServerConfiguration, logger: Logger) {
+    init(registry: DatabaseRegistry, authenticator: Authenticator, configuration: ServerConfiguration, activity: ServerActivity, logger: Logger) {
         self.registry = registry
+        self.activity = activity
         self.authenticator = authenticator
         self.configuration = configuration
         self.logger = logger

@@ -8,7 +8,8 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// One WebSocket connection speaking the Realtime Database protocol (v5).
+/// One client connection speaking the Realtime Database protocol (v5), over a WebSocket or long polling
+/// (its ``RealtimeTransport``).
 ///
 /// Requests are processed strictly in arrival order by a task that exists only while there is work: an
 /// idle connection holds no task. Consecutive writes are pipelined: each is queued to the database as
@@ -66,7 +67,7 @@ final class RealtimeSession: Sendable {
     }
 
     let id: String
-    let channel: any Channel
+    let transport: any RealtimeTransport
     let namespace: String
     let host: String
     let services: RealtimeServices
@@ -77,9 +78,9 @@ final class RealtimeSession: Sendable {
     /// Set once the idle reaper has closed this connection, so later sweeps leave it alone.
     private let closedForIdleness = Atomic<Bool>(false)
 
-    init(channel: any Channel, namespace: String, host: String, services: RealtimeServices) {
-        self.id = RealtimeSession.makeID()
-        self.channel = channel
+    init(transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), namespace: String, host: String, services: RealtimeServices) {
+        self.id = id
+        self.transport = transport
         self.namespace = namespace
         self.host = host
         self.services = services
@@ -168,20 +169,26 @@ final class RealtimeSession: Sendable {
         }
         let number = request.number
         state.withLock { $0.writeReplies.append((number, nil)) }
+        let started = ContinuousClock.now
         database.submit(write) { result in
             let reply: [UInt8]
+            let status: String
             switch result {
             case .success(.written):
                 reply = ServerMessage.response(number)
+                status = "ok"
             case .success(.preconditionFailed(let current)):
                 // Make sure the client retries from the current value: resend it to a listen that covers it.
                 let covered = self.state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
                 if covered { self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
                 reply = ServerMessage.response(number, status: "datastale", .text("Transaction hash does not match"))
+                status = "datastale"
             case .failure(let error):
                 let failure = (error as? WriteError).map(Failure.init) ?? Failure(status: "failure", message: "Internal error")
                 reply = ServerMessage.response(number, status: failure.status, .text(failure.message))
+                status = failure.status
             }
+            self.recordActivity(request.action, status: status, started: started)
             self.completeWrite(number, reply)
         }
         return true
@@ -223,18 +230,51 @@ final class RealtimeSession: Sendable {
 
     private func handle(_ request: WireRequest) async {
         let number = request.number
+        let started = ContinuousClock.now
+        let reply: [UInt8]
+        let status: String
         do {
-            let reply = try await perform(request.action)
-            send(ServerMessage.response(number, reply))
+            reply = ServerMessage.response(number, try await perform(request.action))
+            status = "ok"
         } catch let failure as Failure {
-            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+            (reply, status) = (ServerMessage.response(number, status: failure.status, .text(failure.message)), failure.status)
         } catch let error as WriteError {
             let failure = Failure(error)
-            send(ServerMessage.response(number, status: failure.status, .text(failure.message)))
+            (reply, status) = (ServerMessage.response(number, status: failure.status, .text(failure.message)), failure.status)
         } catch {
             services.logger.error("Realtime request failed", metadata: ["hearth.error": "\(error)"])
-            send(ServerMessage.response(number, status: "failure", .text("Internal error")))
+            (reply, status) = (ServerMessage.response(number, status: "failure", .text("Internal error")), "failure")
         }
+        // Recorded before the reply goes out, so a client that saw the reply sees it in the activity.
+        recordActivity(request.action, status: status, started: started)
+        send(reply)
+    }
+
+    /// Adds a data request (listen, get, write, onDisconnect) to the server's activity; connection
+    /// housekeeping (auth, stats, unlisten) is not logged.
+    private func recordActivity(_ action: WireAction, status: String, started: ContinuousClock.Instant) {
+        let method: String
+        let path: DatabasePath
+        var kind: RequestRecord.Kind
+        switch action {
+        case .listen(let target, _, _, _): (method, path, kind) = ("listen", target, .read)
+        case .get(let target, _): (method, path, kind) = ("get", target, .read)
+        case .put(let target, _, _, _): (method, path, kind) = ("put", target, .write)
+        case .merge(let target, _): (method, path, kind) = ("merge", target, .write)
+        case .onDisconnectPut(let target, _, _): (method, path, kind) = ("onDisconnect put", target, .other)
+        case .onDisconnectMerge(let target, _): (method, path, kind) = ("onDisconnect merge", target, .other)
+        case .onDisconnectCancel(let target): (method, path, kind) = ("onDisconnect cancel", target, .other)
+        case .stats, .auth, .unauth, .appCheck, .unlisten, .invalid: return
+        }
+        if status == "permission_denied" {
+            kind = .denied
+        } else if status != "ok" {
+            kind = .other
+        }
+        services.activity.record(RequestRecord(
+            transport: .websocket, method: method, path: path.description, namespace: namespace, status: status,
+            duration: ContinuousClock.now - started, kind: kind
+        ))
     }
 
     /// A request's failure status and text, as the SDKs expect them.
@@ -448,7 +488,7 @@ final class RealtimeSession: Sendable {
             state.flushScheduled = true
             return true
         }
-        if schedule { channel.eventLoop.execute { self.flush() } }
+        if schedule { transport.execute { self.flush() } }
     }
 
     /// Writes the queued messages (on the event loop). While the socket is not writable they stay queued,
@@ -458,7 +498,7 @@ final class RealtimeSession: Sendable {
         let (messages, tooSlow) = state.withLock { state -> ([ByteBuffer], Bool) in
             state.flushScheduled = false
             if state.outboxBytes > limit { return ([], true) }
-            guard channel.isWritable, !state.outbox.isEmpty else { return ([], false) }
+            guard transport.isWritable, !state.outbox.isEmpty else { return ([], false) }
             let messages = state.outbox
             state.outbox = []
             state.outboxBytes = 0
@@ -466,34 +506,17 @@ final class RealtimeSession: Sendable {
         }
         if tooSlow {
             // Its socket is backed up: a close frame would wait behind the data. Drop the connection.
-            services.logger.info("Disconnecting a WebSocket client that does not keep up", metadata: ["hearth.session": "\(id)"])
-            channel.close(promise: nil)
+            services.logger.info("Disconnecting a client that does not keep up", metadata: ["hearth.session": "\(id)"])
+            transport.abort()
             return
         }
         guard !messages.isEmpty else { return }
-        for message in messages {
-            if message.readableBytes <= WireFrameAssembler.maximumFrameLength {
-                channel.write(WebSocketFrame(fin: true, opcode: .text, data: message), promise: nil)
-            } else {
-                for chunk in WireFrameAssembler.frames(for: Array(message.readableBytesView)) {
-                    channel.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: chunk)), promise: nil)
-                }
-            }
-        }
-        channel.flush()
+        transport.write(messages)
     }
 
-    /// Sends a WebSocket close frame and closes the connection (within two seconds, even if the client
-    /// does not read the frame).
+    /// Ends the connection the transport's polite way (a WebSocket close frame, within two seconds).
     func close(code: WebSocketErrorCode = .goingAway) {
-        var data = channel.allocator.buffer(capacity: 2)
-        data.write(webSocketErrorCode: code)
-        let channel = self.channel
-        let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
-            deadline.cancel()
-            channel.close(promise: nil)
-        }
+        transport.close(code: code)
     }
 
     // MARK: Closing

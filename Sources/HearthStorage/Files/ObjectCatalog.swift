@@ -41,7 +41,7 @@ public protocol ObjectCatalog: Sendable {
     /// The current storage rules source, if any were set, and the history of earlier ones (newest first).
     func rules() async throws -> String?
     func saveRules(_ source: String, time: Int64) async throws
-    func rulesHistory(limit: Int) async throws -> [(source: String, time: Int64)]
+    func rulesHistory(limit: Int) async throws -> [RulesVersion]
 }
 
 public enum ObjectCatalogError: Error, Sendable, Equatable {

@@ -33,6 +33,7 @@ public final class InMemoryStorage: DatabaseStorage {
 /// One namespace kept in memory.
 public final class InMemoryNamespaceStorage: NamespaceStorage {
     private let state = Mutex(StoredDatabase(root: .empty, rulesSource: nil))
+    private let history = Mutex<[RulesVersion]>([])
 
     public func load() async throws -> StoredDatabase {
         state.withLock { $0 }
@@ -55,9 +56,19 @@ public final class InMemoryNamespaceStorage: NamespaceStorage {
         }
     }
 
-    public func saveRules(_ source: String) async throws {
+    public func saveRules(_ source: String, time: Int64) async throws {
         state.withLock { $0.rulesSource = source }
+        history.withLock { history in
+            history.append(RulesVersion(version: (history.last?.version ?? 0) + 1, source: source, time: time))
+            if history.count > RulesVersion.kept { history.removeFirst(history.count - RulesVersion.kept) }
+        }
     }
+
+    public func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        history.withLock { Array($0.suffix(limit).reversed()) }
+    }
+
+    public func storedBytes() async throws -> Int64? { nil }
 
     public func close() async throws {}
 }

@@ -10,6 +10,7 @@ and a static server on WEB_PORT serving page.html and the SDK under /firebasejs/
 
 import functools
 import http.server
+import base64
 import json
 import os
 import pathlib
@@ -37,6 +38,8 @@ SDK_VERSION = os.environ.get("SDK_VERSION", "")
 OUT_DIR = os.environ.get("WEB_SDK_OUT", "/tmp/hearth-web-sdk-out")
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver")
+# "websocket" (the default) or "longpoll": every page blocks WebSockets, so the SDK long-polls /.lp.
+TRANSPORT = os.environ.get("WEB_SDK_TRANSPORT", "websocket")
 
 
 def pytest_configure(config):
@@ -94,6 +97,41 @@ class OpError(AssertionError):
     pass
 
 
+class LongPollSegments:
+    """Puts the client's long-poll messages back together from the seg/ts/d parameters of its polls."""
+
+    def __init__(self):
+        self.pending = {}
+        self.next = 0
+
+    def add(self, url):
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
+        i = 0
+        while f"seg{i}" in query:
+            self.pending[int(query[f"seg{i}"][0])] = (int(query[f"ts{i}"][0]), query[f"d{i}"][0])
+            i += 1
+        out = []
+        while self.next in self.pending:
+            total = self.pending[self.next][0]
+            parts = [self.pending.get(n) for n in range(self.next, self.next + total)]
+            if None in parts:
+                break
+            data = "".join(d for _, d in parts).replace("-", "+").replace("_", "/").replace(".", "=")
+            out.append(base64.b64decode(data + "=" * (-len(data) % 4)).decode())
+            for n in range(self.next, self.next + total):
+                del self.pending[n]
+            self.next += total
+        return out
+
+
+def long_poll_messages(script):
+    """The messages of a long-poll answer: each pRTLPCB<cb>(n, [messages]) call's array, as JSON texts."""
+    out = []
+    for match in re.finditer(r"pRTLPCB\d+\((\d+),(\[.*?\])\);(?=parent\.|$)", script, re.S):
+        out.extend(json.dumps(m, separators=(",", ":")) for m in json.loads(match.group(2)))
+    return out
+
+
 class Page:
     """One fresh headless Chromium (its own profile, so no long-polling memory) running page.html."""
 
@@ -103,6 +141,8 @@ class Page:
         self.frames = []       # (ms, dir, payload) from the DevTools performance log
         self.ws_urls = []
         self.http_urls = []
+        self.lp_requests = {}
+        self.lp_segments = LongPollSegments()
         self.console = []
         self.closed = False
         opts = webdriver.ChromeOptions()
@@ -122,6 +162,8 @@ class Page:
             params["mock"] = mock_uid
         if auth:
             params["auth"] = "1"
+        if TRANSPORT == "longpoll":
+            params["lp"] = "block"
         self.driver.get(f"http://127.0.0.1:{WEB_PORT}/page.html?" + urllib.parse.urlencode(params))
         self.wait(lambda: self.js("return H.ready || H.loadError"), 20, "page load")
         err = self.js("return H.loadError")
@@ -199,7 +241,22 @@ class Page:
                 elif meth == "Network.webSocketFrameError":
                     self.frames.append((entry["timestamp"], "ERR", p.get("errorMessage")))
                 elif meth == "Network.requestWillBeSent":
-                    self.http_urls.append(p.get("request", {}).get("url"))
+                    url = p.get("request", {}).get("url")
+                    self.http_urls.append(url)
+                    if url and "/.lp?" in url:
+                        # Long polling: the client's messages travel in the URL; the replies in the script.
+                        self.lp_requests[p["requestId"]] = url
+                        for message in self.lp_segments.add(url):
+                            self.frames.append((entry["timestamp"], "C->S", message))
+                elif meth == "Network.loadingFinished" and p.get("requestId") in self.lp_requests:
+                    url = self.lp_requests.pop(p["requestId"])
+                    try:
+                        body = self.driver.execute_cdp_cmd("Network.getResponseBody", {"requestId": p["requestId"]})["body"]
+                    except Exception as e:  # noqa: BLE001  (an evicted body is reported, not hidden)
+                        self.frames.append((entry["timestamp"], "ERR", f"no body for {url}: {e}"))
+                        continue
+                    for message in long_poll_messages(body):
+                        self.frames.append((entry["timestamp"], "S->C", message))
             for entry in self.driver.get_log("browser"):
                 self.console.append(f"{entry['level']}: {entry['message']}")
             try:

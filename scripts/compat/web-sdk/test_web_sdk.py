@@ -12,7 +12,7 @@ import threading
 import time
 from urllib.parse import parse_qs, urlparse
 
-from conftest import HEARTH_PORT, OpError
+from conftest import HEARTH_PORT, TRANSPORT, OpError
 
 SV = {"__sv": "timestamp"}          # page.html turns this into serverTimestamp()
 
@@ -56,12 +56,21 @@ def types(evs, *kinds):
 def test_connects_over_websocket(open_page):
     a = open_page("A")
     a.drain_logs()
-    assert a.ws_urls, "no WebSocket was opened"
-    u = urlparse(a.ws_urls[0])
-    assert (u.scheme, u.hostname, u.port, u.path) == ("ws", "127.0.0.1", HEARTH_PORT, "/.ws")
-    qs = parse_qs(u.query)
-    assert qs.get("v") == ["5"] and qs.get("ns") == ["demo-proj-default-rtdb"], a.ws_urls[0]
-    assert not [x for x in a.http_urls if x and "/.lp" in x], "the SDK fell back to long polling"
+    if TRANSPORT == "longpoll":
+        # WebSockets are blocked: the SDK tried one, then long-polls /.lp and never upgrades.
+        polls = [urlparse(x) for x in a.http_urls if x and "/.lp?" in x]
+        assert polls, f"no long poll was made: {a.http_urls}"
+        start = next(u for u in polls if "start=t" in u.query)
+        assert (start.hostname, start.port) == ("127.0.0.1", HEARTH_PORT)
+        qs = parse_qs(start.query)
+        assert qs.get("v") == ["5"] and qs.get("ns") == ["demo-proj-default-rtdb"], start
+    else:
+        assert a.ws_urls, "no WebSocket was opened"
+        u = urlparse(a.ws_urls[0])
+        assert (u.scheme, u.hostname, u.port, u.path) == ("ws", "127.0.0.1", HEARTH_PORT, "/.ws")
+        qs = parse_qs(u.query)
+        assert qs.get("v") == ["5"] and qs.get("ns") == ["demo-proj-default-rtdb"], a.ws_urls[0]
+        assert not [x for x in a.http_urls if x and "/.lp" in x], "the SDK fell back to long polling"
     first = next(p for _, d, p in a.frames if d == "S->C")
     hs = json.loads(first)
     assert hs["t"] == "c" and hs["d"]["t"] == "h", first
@@ -420,7 +429,11 @@ def test_large_values_fragmented(open_page, base_path):
     assert v["keys"][0] == "k0100" and v["keys"][-1] == "k0599"
     a.drain_logs()
     sent = [p for _, d, p in a.frames if d == "C->S"]
-    assert any(p.isdigit() for p in sent), "expected the SDK to send a fragment count frame"
+    if TRANSPORT == "longpoll":
+        # Long polls carry a message in many URL segments instead (about 1,840 characters each).
+        assert any(len(p) > 100_000 for p in sent), "expected the 100,000-character message, whole, from its segments"
+    else:
+        assert any(p.isdigit() for p in sent), "expected the SDK to send a fragment count frame"
 
 
 def test_query_start_after_end_before(open_page, base_path):
@@ -515,7 +528,11 @@ def test_reconnect_restores_listens_and_writes(open_page, base_path):
     time.sleep(0.3)
     assert [e["val"] for e in b.events("same")] == [None, "unchanged"]
     b.drain_logs()
-    assert len(b.ws_urls) == 2 and "ls=" in b.ws_urls[1], b.ws_urls
+    if TRANSPORT == "longpoll":
+        starts = [u for u in b.http_urls if u and "/.lp?" in u and "start=t" in u]
+        assert len(starts) == 2 and "ls=" in starts[1], starts
+    else:
+        assert len(b.ws_urls) == 2 and "ls=" in b.ws_urls[1], b.ws_urls
 
 
 def _put_rules(rules):

@@ -1,9 +1,11 @@
-// Hearth's console: data, rules, users and files of this server, as its admin. Plain ES module.
+// Hearth's console: data, rules, users, files and activity of this server, as its admin. Plain ES module.
 //
 // Signing in exchanges the admin secret for a session token (POST /.console/session); only that
 // token is kept (sessionStorage, so it ends with the tab, and the server ends it after an hour).
 // Every call below sends it as `Authorization: Bearer`, and hearth.js uses it for the live data.
 import { initializeDatabase, ref, child, set, push, remove, onValue, query, orderByKey, limitToFirst, goOffline } from "/hearth.js";
+import { mountRules } from "./rules-view.js";
+import { mountActivity } from "./activity-view.js";
 
 const $ = (id) => document.getElementById(id);
 const SESSION_KEY = "hearth.console.session";
@@ -39,6 +41,7 @@ async function signOut(message) {
   state.session = null;
   sessionStorage.removeItem(SESSION_KEY);
   state.stop?.(); state.stop = null;
+  views.activity?.hide();
   if (state.db) { goOffline(state.db); state.db = null; }
   if (session) fetch("/.console/session", { method: "DELETE", headers: { Authorization: `Bearer ${session.token}` } }).catch(() => {});
   showSignIn(message);
@@ -99,15 +102,16 @@ async function showConsole() {
 
 function route() {
   const view = (location.hash.slice(1) || "data").split("/")[0];
-  state.view = ["data", "rules", "users", "files"].includes(view) ? view : "data";
+  state.view = ["data", "rules", "users", "files", "activity"].includes(view) ? view : "data";
   for (const link of document.querySelectorAll(".sidebar a")) {
     if (link.dataset.view === state.view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
   for (const panel of document.querySelectorAll("[data-view-panel]")) panel.hidden = panel.dataset.viewPanel !== state.view;
   if (state.view === "data") openData();
-  if (state.view === "rules") loadRules();
+  if (state.view === "rules") views.rules.load();
   if (state.view === "users") loadUsers(true);
   if (state.view === "files") openFiles();
+  if (state.view === "activity") views.activity.show(); else views.activity.hide();
 }
 
 // ───────────── data ─────────────
@@ -274,61 +278,6 @@ function nodeRow(path, key, value, previous) {
   actions.append(del);
   row.append(actions);
   return row;
-}
-
-// ───────────── rules ─────────────
-
-function rulesURL() {
-  return state.rulesKind === "database" ? `/.settings/rules.json?ns=${encodeURIComponent(state.namespace)}` : "/.settings/storage.rules";
-}
-
-async function loadRules() {
-  for (const button of document.querySelectorAll("[data-rules]")) button.setAttribute("aria-pressed", String(button.dataset.rules === state.rulesKind));
-  $("rules-where").textContent = state.rulesKind === "database"
-    ? `Security rules of the database “${state.namespace}” (JSON with comments). Saved rules apply to the next request.`
-    : "Storage rules (Firebase's storage rules language), for every bucket.";
-  $("rules-diagnostics").hidden = true;
-  $("rules-state").textContent = "";
-  $("simulator").hidden = state.rulesKind !== "database";
-  if (state.rulesKind === "storage" && !state.info.files) { $("rules-source").value = ""; $("rules-state").textContent = "This server runs without files."; return; }
-  const response = await api(rulesURL());
-  $("rules-source").value = response.ok ? await response.text() : "";
-  if (!response.ok) $("rules-state").textContent = `Could not read the rules (${response.status}).`;
-}
-
-async function saveRules() {
-  const source = $("rules-source").value;
-  if (!confirm("Replace the rules? They apply to the next request.")) return;
-  const response = await api(rulesURL(), { method: "PUT", body: source });
-  const diagnostics = $("rules-diagnostics");
-  if (response.ok) {
-    diagnostics.hidden = true;
-    $("rules-state").textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
-    toast("Rules saved.");
-    return;
-  }
-  const body = await response.json().catch(() => ({}));
-  diagnostics.hidden = false;
-  diagnostics.textContent = body.error?.message ?? body.error ?? `The server answered ${response.status}.`;
-  $("rules-state").textContent = "Not saved: fix the problems above.";
-}
-
-async function simulate(event) {
-  event.preventDefault();
-  const form = event.target;
-  const result = $("sim-result");
-  result.className = "verdict"; result.textContent = "";
-  const operation = form.elements.operation.value;
-  const scenario = { [operation]: form.elements.path.value || "/" };
-  try {
-    scenario.auth = form.elements.auth.value.trim() ? JSON.parse(form.elements.auth.value) : null;
-    if (operation !== "read") scenario.value = form.elements.value.value.trim() ? parseTyped(form.elements.value.value) : null;
-  } catch { result.textContent = "Auth must be JSON."; return; }
-  try {
-    const body = await apiJSON(`/.console/simulate?ns=${encodeURIComponent(state.namespace)}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(scenario) });
-    result.className = `verdict ${body.allowed ? "allowed" : "denied"}`;
-    result.textContent = body.allowed ? "Allowed" : "Denied";
-  } catch (error) { result.textContent = error.message; }
 }
 
 // ───────────── users ─────────────
@@ -541,7 +490,12 @@ function upload(files) {
 
 // ───────────── wiring ─────────────
 
+/** The views that live in their own modules. */
+const views = {};
+
 function start() {
+  views.rules = mountRules({ $, api, apiJSON, toast, state, parseTyped });
+  views.activity = mountActivity({ $, apiJSON });
   $("sign-in").addEventListener("submit", async (event) => {
     event.preventDefault();
     const input = event.target.elements.secret;
@@ -567,9 +521,6 @@ function start() {
       toast("Added.");
     } catch (error) { toast(`Not added: ${error?.message ?? error}`); }
   });
-  for (const button of document.querySelectorAll("[data-rules]")) button.addEventListener("click", () => { state.rulesKind = button.dataset.rules; loadRules(); });
-  $("rules-save").addEventListener("click", saveRules);
-  $("simulator").addEventListener("submit", simulate);
   $("user-search").addEventListener("input", () => { clearTimeout(start.search); start.search = setTimeout(() => loadUsers(true), 250); });
   $("users-more").addEventListener("click", () => loadUsers(false));
   $("user-new").addEventListener("click", () => { $("user-form").reset(); $("user-error").textContent = ""; $("user-dialog").showModal(); });

@@ -1,0 +1,83 @@
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import Prometheus
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `GET /metrics`: the server's counters in Prometheus's text format, for the admin (the admin secret
+/// or a console session as a Bearer token, or `?auth=`), so a scrape config needs
+/// `authorization: {credentials: <secret>}`.
+///
+/// For example:
+/// ```sh
+/// curl -H "Authorization: Bearer $SECRET" http://127.0.0.1:9000/metrics
+/// ```
+struct MetricsController: Sendable {
+    let activity: ServerActivity
+    let sampler: ActivitySampler
+    let authenticator: Authenticator
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/metrics") { request, _ in await self.metrics(request) }
+    }
+
+    func metrics(_ request: Request) async -> Response {
+        let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
+        let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        guard identity?.isAdmin == true else {
+            return Response(
+                status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8", .wwwAuthenticate: "Bearer"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "The metrics need the admin secret as a Bearer token.\n"))
+            )
+        }
+        _ = await sampler.sample()
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: activity.prometheus.emitToBuffer()))
+        )
+    }
+}
+
+/// Reads the live state (connections, listens, stored bytes) and the counters into one view, for the
+/// console's Activity view, and sets the gauges of `/metrics` on the way.
+struct ActivitySampler: Sendable {
+    struct DatabaseState: Sendable {
+        var namespace: String
+        var listens: Int
+        var reads: Int
+        var writes: Int
+        var denied: Int
+        /// Nil when the database is kept in memory only.
+        var storedBytes: Int64?
+    }
+
+    struct Sample: Sendable {
+        var websocketConnections: Int
+        var eventStreams: Int
+        var databases: [DatabaseState]
+    }
+
+    let activity: ServerActivity
+    let registry: DatabaseRegistry
+    let realtime: RealtimeServices
+
+    func sample() async -> Sample {
+        let open = registry.openDatabases.sorted { $0.namespace < $1.namespace }
+        var states: [DatabaseState] = []
+        var streams = 0
+        for database in open {
+            let stored = try? await database.storage.storedBytes()
+            let counters = activity.counters(database.namespace)
+            streams += database.hub.listenerCount
+            states.append(DatabaseState(
+                namespace: database.namespace, listens: database.realtime.listenCount + database.hub.listenerCount,
+                reads: counters.reads.total, writes: counters.writes.total, denied: counters.denied.total, storedBytes: stored ?? nil
+            ))
+        }
+        let sample = Sample(websocketConnections: realtime.sessions.count, eventStreams: streams, databases: states)
+        activity.setGauges(sample)
+        return sample
+    }
+}

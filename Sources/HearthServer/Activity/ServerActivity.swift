@@ -1,0 +1,173 @@
+import DequeModule
+import Foundation
+import HearthCore
+import Prometheus
+import Synchronization
+
+/// What the server is doing, live: reads, writes and rule denials per database, the most recent
+/// requests on every transport, and (sampled when asked) connections, listens and stored bytes. The
+/// console's Activity view polls them (`GET /.console/activity`); `/metrics` renders the same counters
+/// for Prometheus through swift-prometheus.
+///
+/// For example:
+/// ```swift
+/// let activity = ServerActivity(clock: .system)
+/// activity.record(RequestRecord(transport: .http, method: "GET", path: "/posts.json", namespace: "demo", status: "200", duration: .milliseconds(2)))
+/// let text = activity.prometheus.emitToString()
+/// ```
+final class ServerActivity: Sendable {
+    /// The Prometheus registry behind `/metrics`: one per server, so in-process test servers don't mix.
+    let prometheus = PrometheusCollectorRegistry()
+    let clock: ServerClock
+    private let databases = Mutex<[String: DatabaseCounters]>([:])
+    private let log = Mutex(RecentRequests())
+    private let httpDuration: DurationHistogram
+    private let websocketDuration: DurationHistogram
+
+    /// How many requests the log keeps for the console.
+    static let logCapacity = 500
+
+    init(clock: ServerClock) {
+        self.clock = clock
+        let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                                   .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(1000), .seconds(5)]
+        httpDuration = prometheus.makeDurationHistogram(
+            name: "hearth_request_duration_seconds", labels: [("transport", "http")], buckets: buckets,
+            help: "Time from a request's arrival to its response (WebSocket: to its reply)."
+        )
+        websocketDuration = prometheus.makeDurationHistogram(
+            name: "hearth_request_duration_seconds", labels: [("transport", "websocket")], buckets: buckets,
+            help: "Time from a request's arrival to its response (WebSocket: to its reply)."
+        )
+    }
+
+    /// The counters of one database, created on first use.
+    func counters(_ namespace: String) -> DatabaseCounters {
+        databases.withLock { databases in
+            if let existing = databases[namespace] { return existing }
+            let counters = DatabaseCounters(namespace: namespace, registry: prometheus)
+            databases[namespace] = counters
+            return counters
+        }
+    }
+
+    /// Counts one finished request against its database (read, write or denial) and adds it to the log.
+    func record(_ request: RequestRecord) {
+        if let namespace = request.namespace {
+            let counters = counters(namespace)
+            switch request.kind {
+            case .read: counters.reads.add()
+            case .write: counters.writes.add()
+            case .denied: counters.denied.add()
+            case .other: break
+            }
+        }
+        prometheus.makeCounter(
+            name: "hearth_requests_total", labels: [("transport", request.transport.rawValue), ("status", request.status)],
+            help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
+        ).increment()
+        (request.transport == .http ? httpDuration : websocketDuration).record(request.duration)
+        let time = clock.wallMilliseconds
+        log.withLock { $0.append(request, time: time) }
+    }
+
+    /// The requests logged after sequence number `after`, oldest first.
+    func recentRequests(after: Int) -> [RecentRequests.Entry] {
+        log.withLock { $0.entries(after: after) }
+    }
+
+    /// Sets the live gauges from a sample of the server's state, just before they are read.
+    func setGauges(_ sample: ActivitySampler.Sample) {
+        prometheus.makeGauge(name: "hearth_websocket_connections", help: "Open realtime (WebSocket) connections.")
+            .set(Double(sample.websocketConnections))
+        prometheus.makeGauge(name: "hearth_event_streams", help: "Open Server-Sent Events streams.").set(Double(sample.eventStreams))
+        for database in sample.databases {
+            let labels = [("namespace", database.namespace)]
+            prometheus.makeGauge(name: "hearth_listens", labels: labels, help: "Active listens (WebSocket and event streams).")
+                .set(Double(database.listens))
+            if let bytes = database.storedBytes {
+                prometheus.makeGauge(name: "hearth_storage_bytes", labels: labels, help: "Bytes the database takes on disk.")
+                    .set(Double(bytes))
+            }
+        }
+    }
+}
+
+/// Reads, writes and rule denials of one database: an atomic each for the console's rates, and the
+/// matching Prometheus counters.
+final class DatabaseCounters: Sendable {
+    final class Tally: Sendable {
+        private let value = Atomic<Int>(0)
+        private let counter: Counter
+
+        init(_ counter: Counter) { self.counter = counter }
+
+        func add() {
+            value.wrappingAdd(1, ordering: .relaxed)
+            counter.increment()
+        }
+
+        var total: Int { value.load(ordering: .relaxed) }
+    }
+
+    let reads: Tally
+    let writes: Tally
+    let denied: Tally
+
+    init(namespace: String, registry: PrometheusCollectorRegistry) {
+        let labels = [("namespace", namespace)]
+        reads = Tally(registry.makeCounter(name: "hearth_reads_total", labels: labels, help: "Reads, listens included, that were answered."))
+        writes = Tally(registry.makeCounter(name: "hearth_writes_total", labels: labels, help: "Writes acknowledged as durable."))
+        denied = Tally(registry.makeCounter(name: "hearth_denied_total", labels: labels, help: "Requests refused by the security rules."))
+    }
+}
+
+/// One finished request, as the activity log shows it. Never holds a query string, a token or a value.
+struct RequestRecord: Sendable {
+    enum Transport: String, Sendable {
+        case http
+        case websocket
+    }
+
+    enum Kind: Sendable {
+        case read
+        case write
+        case denied
+        case other
+    }
+
+    var transport: Transport
+    /// `GET`, `PUT`, … or the WebSocket action (`listen`, `put`, `merge`, `get`, `onDisconnect`).
+    var method: String
+    /// The URL path or database path, without its query.
+    var path: String
+    var namespace: String?
+    /// The HTTP status code, or the WebSocket reply's status (`ok`, `permission_denied`, …).
+    var status: String
+    var duration: Duration
+    var kind: Kind = .other
+}
+
+/// The newest requests, numbered, in a ring.
+struct RecentRequests {
+    struct Entry: Sendable {
+        var sequence: Int
+        var time: Double
+        var record: RequestRecord
+    }
+
+    private var entries = Deque<Entry>()
+    private var nextSequence = 1
+
+    mutating func append(_ record: RequestRecord, time: Double) {
+        entries.append(Entry(sequence: nextSequence, time: time, record: record))
+        nextSequence += 1
+        if entries.count > ServerActivity.logCapacity { entries.removeFirst() }
+    }
+
+    func entries(after sequence: Int) -> [Entry] {
+        guard let last = entries.last, last.sequence > sequence else { return [] }
+        let skip = max(0, entries.count - (last.sequence - sequence))
+        return Array(entries.dropFirst(skip))
+    }
+}

@@ -54,6 +54,8 @@ final class Repo: Sendable {
         var started = false
         var backoff = Backoff()
         var connectedAt: Double = 0
+        /// ``Repo/connectTimeout`` unless a test that runs a fast clock against a real socket lengthens it.
+        var connectTimeout = Repo.connectTimeout
         var lastTraffic: Double = 0
         var loop: Task<Void, Never>?
         var closeWaiter: CheckedContinuation<Void, Never>?
@@ -79,7 +81,11 @@ final class Repo: Sendable {
         var store: PersistentStore?
         /// Listened locations whose data changed since the cache was last saved.
         var cacheDirty: Set<DatabasePath> = []
+        /// Filtered queries whose window changed since the cache was last saved.
+        var windowsDirty: Set<QuerySpec> = []
         var cacheFlushScheduled = false
+        /// PEM files of certificate authorities trusted for `wss` besides the system's roots.
+        var certificateAuthorityFiles: [URL] = []
     }
 
     let state: Mutex<State>
@@ -160,22 +166,28 @@ final class Repo: Sendable {
             let token = await provider?()
             // A cancelled loop (goOffline, perhaps followed by goOnline and a new loop) must not touch
             // the connection state any more: the check and the update happen under one lock.
-            guard let (generation, info, query) = state.withLock({ state -> (Int, RepoInfo, String)? in
+            guard let (generation, info, query, authorities) = state.withLock({ state -> (Int, RepoInfo, String, [URL])? in
                 guard !Task.isCancelled else { return nil }
                 state.generation += 1
                 state.machine.authToken = token
                 state.machine.connecting()
                 state.assembler = WireFrameAssembler()
                 state.earlyFrames = []
-                return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace))
+                return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace), state.certificateAuthorityFiles)
             }) else { return }
+            let attempt = ConnectAttempt()
+            let timer = startConnectTimeout(generation: generation, attempt: attempt)
+            defer { timer.cancel() }
             let socket: any WebSocketConnection
             do {
-                socket = try await transport.connect(
-                    host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
-                    onFrame: { [self] text in received(text, generation: generation) },
-                    onClose: { [self] in closed(generation: generation) }
-                )
+                let transport = authorities.isEmpty ? self.transport : self.transport.trusting(certificateAuthorityFiles: authorities)
+                socket = try await attempt.run { [self] in
+                    try await transport.connect(
+                        host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
+                        onFrame: { [self] text in received(text, generation: generation) },
+                        onClose: { [self] in closed(generation: generation) }
+                    )
+                }
             } catch {
                 state.withLock { state in if state.generation == generation { _ = state.machine.disconnected() } }
                 continue
@@ -203,6 +215,34 @@ final class Repo: Sendable {
         }
     }
 
+    /// How long an attempt may take from opening the TCP connection to the server's handshake before
+    /// it is abandoned and retried with backoff: 30 s, the official SDKs' value (the JS SDK's WebSocket
+    /// `healthyTimeout`). A socket that opens but stays silent would otherwise wait forever.
+    static let connectTimeout: Double = 30_000
+
+    /// Abandons attempt `generation` if it has not completed the handshake after ``connectTimeout``:
+    /// a connect still pending fails (the loop retries after a backoff delay), an open socket without a
+    /// handshake is closed and the connection ends as any lost connection does.
+    private func startConnectTimeout(generation: Int, attempt: ConnectAttempt) -> Task<Void, Never> {
+        Task { [self] in
+            let timeout = state.withLock { $0.connectTimeout }
+            do { try await clock.sleep(milliseconds: timeout) } catch { return }
+            let silent = state.withLock { state -> (any WebSocketConnection)? in
+                guard state.generation == generation, state.machine.phase == .connecting else { return nil }
+                guard let socket = state.socket else {
+                    // Still connecting (or connected but not yet stored): this attempt is over either way.
+                    state.generation += 1
+                    _ = state.machine.disconnected()
+                    return nil
+                }
+                connectionEnded(&state)
+                return socket
+            }
+            silent?.close()
+            attempt.fail(WebSocketTransportError.timedOut)
+        }
+    }
+
     private func closed(generation: Int) {
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -216,7 +256,9 @@ final class Repo: Sendable {
         state.generation += 1
         let wasConnected = state.machine.phase == .connected
         state.socket = nil
-        state.backoff.connectionEnded(after: clock.milliseconds() - state.connectedAt)
+        // Only a connection that got as far as the handshake counts as up (a silent one must not reset
+        // the backoff however long it stayed open).
+        if state.machine.phase != .connecting { state.backoff.connectionEnded(after: clock.milliseconds() - state.connectedAt) }
         let failed = state.machine.disconnected()
         var events: [RaisedEvent] = []
         let infoEvents = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(false)), tag: nil)

@@ -377,12 +377,12 @@ final class Repo: Sendable {
         case .overwrite(let path, let data, let tag):
             guard let node = try? Node(json: data) else { return false }
             deliver(&state, events: state.tree.applyServerOverwrite(path: path, node: node, tag: tag))
-            if tag == nil { markCacheDirty(&state, [path]) }
+            if let tag { markWindowDirty(&state, tag: tag) } else { markCacheDirty(&state, [path]) }
         case .merge(let path, let items, let tag):
             var nodes: [(path: DatabasePath, node: Node)] = []
             for item in items { if let node = try? Node(json: item.value) { nodes.append((item.path, node)) } }
             deliver(&state, events: state.tree.applyServerMerge(path: path, items: nodes, tag: tag))
-            if tag == nil { markCacheDirty(&state, nodes.map { path.appending($0.path) }) }
+            if let tag { markWindowDirty(&state, tag: tag) } else { markCacheDirty(&state, nodes.map { path.appending($0.path) }) }
         case .listenRevoked(let path):
             for (listen, token) in state.listenTokens where listen.path == path {
                 handle(&state, .listen(token: token, status: "permission_denied", data: .string("Permission denied")))
@@ -407,7 +407,12 @@ final class Repo: Sendable {
             guard let listen = state.listenByToken[token] else { return }
             if status == "ok" {
                 deliver(&state, events: state.tree.listenCompleted(listen))
-                if listen.isDefault { markCacheDirty(&state, [listen.path]) }
+                if let query = listen.query {
+                    state.windowsDirty.insert(QuerySpec(path: listen.path, query: query))
+                    scheduleCacheFlush(&state)
+                } else {
+                    markCacheDirty(&state, [listen.path])
+                }
                 return
             }
             state.listenByToken[token] = nil
@@ -672,6 +677,7 @@ final class Repo: Sendable {
         // Without a usable folder the database still works; only what it would have kept is lost.
         guard let log = try? PersistentStore(directory: directory) else { return }
         state.tree.restoreCache(log.recoveredCache)
+        state.tree.restoreWindows(log.recoveredWindows)
         for write in log.recoveredWrites {
             state.nextWriteID = write.id
             guard case .object(let members) = write.body,
@@ -700,7 +706,18 @@ final class Repo: Sendable {
     private func markCacheDirty(_ state: inout State, _ paths: [DatabasePath]) {
         guard state.store != nil else { return }
         state.cacheDirty.formUnion(state.tree.completeListenRoots(containing: paths))
-        guard !state.cacheDirty.isEmpty, !state.cacheFlushScheduled else { return }
+        scheduleCacheFlush(&state)
+    }
+
+    /// The window of the filtered query with `tag` changed: it is saved to the cache soon.
+    private func markWindowDirty(_ state: inout State, tag: Int) {
+        guard state.store != nil, let spec = state.tree.spec(forTag: tag) else { return }
+        state.windowsDirty.insert(spec)
+        scheduleCacheFlush(&state)
+    }
+
+    private func scheduleCacheFlush(_ state: inout State) {
+        guard state.store != nil, !state.cacheDirty.isEmpty || !state.windowsDirty.isEmpty, !state.cacheFlushScheduled else { return }
         state.cacheFlushScheduled = true
         Task { [self] in
             try? await clock.sleep(milliseconds: 500)
@@ -710,16 +727,20 @@ final class Repo: Sendable {
 
     /// Saves the changed listened locations to the persisted cache now.
     func flushCache() {
-        let work = state.withLock { state -> (PersistentStore, [(path: DatabasePath, node: Node)], Set<DatabasePath>, Int)? in
+        typealias Work = (PersistentStore, [(path: DatabasePath, node: Node)], [(spec: QuerySpec, node: Node)], Set<DatabasePath>, Int)
+        let work = state.withLock { state -> Work? in
             state.cacheFlushScheduled = false
-            guard let store = state.store, !state.cacheDirty.isEmpty else { return nil }
+            guard let store = state.store, !state.cacheDirty.isEmpty || !state.windowsDirty.isEmpty else { return nil }
             let roots = state.cacheDirty.filter { state.tree.isComplete($0) }
             state.cacheDirty = []
             let locations = roots.map { (path: $0, node: state.tree.serverValue(at: $0)) }
-            return (store, locations, state.tree.listenedPaths, state.cacheSizeBytes)
+            let windows = state.windowsDirty.compactMap { spec in state.tree.completeWindow(of: spec).map { (spec: spec, node: $0) } }
+            state.windowsDirty = []
+            let active = state.tree.listenedPaths.union(state.tree.activeListens.map(\.path))
+            return (store, locations, windows, active, state.cacheSizeBytes)
         }
-        guard let (store, locations, active, limit) = work else { return }
-        store.saveCache(locations, savedAt: Int(clock.milliseconds()), limit: limit, active: active)
+        guard let (store, locations, windows, active, limit) = work else { return }
+        store.saveCache(locations, windows: windows, savedAt: Int(clock.milliseconds()), limit: limit, active: active)
     }
 
     // MARK: onDisconnect
@@ -772,6 +793,10 @@ final class Repo: Sendable {
                 return
             }
             if spec.loadsAllData, let node = state.tree.completeValue(at: spec.path) {
+                deliver(&state, events: [], after: [{ completion(.success(node)) }])
+                return
+            }
+            if let node = state.tree.completeWindowShown(for: spec) {
                 deliver(&state, events: [], after: [{ completion(.success(node)) }])
                 return
             }

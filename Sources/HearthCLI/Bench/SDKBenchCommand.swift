@@ -1,7 +1,10 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import Hearth
+import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// The Swift SDK as a client sees it: events per second through `observe` and through the
@@ -37,6 +40,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         let run = UUID().uuidString.prefix(8)
         say("Hearth SDK benchmark against \(url) (run \(run))")
         try await bulkEvents(root: "bulk-\(run)")
+        try await restBurst(root: "rest-\(run)")
         try await streamedEvents(root: "stream-\(run)")
         try await memoryPerListener(root: "idle-\(run)")
         try await firstValueFromCache(root: "warm-\(run)")
@@ -81,6 +85,41 @@ struct SDKBenchCommand: AsyncParsableCommand {
             reader.goOffline()
             writer.goOffline()
         }
+    }
+
+    /// End to end from the server to one SDK client: one REST PATCH (a multi-path update, not an SDK
+    /// write) of `children` children, timed from sending the request to the last `child_added`
+    /// event at the observer. Nothing of the SDK takes part on the writing side.
+    private func restBurst(root: String) async throws {
+        let reader = try client()
+        let counter = EventCounter(target: children)
+        reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
+        try await waitForListen(reader, root)
+        guard var components = URLComponents(string: url) else { throw CLIError("invalid URL \(url)") }
+        components.path = "/\(root).json"
+        components.scheme = components.scheme == "https" ? "https" : "http"
+        var body = ByteBuffer()
+        body.writeString("{")
+        for index in 0..<children {
+            if index > 0 { body.writeString(",") }
+            body.writeString("\"r\(String(format: "%07d", index))\":\(index)")
+        }
+        body.writeString("}")
+        var request = HTTPClientRequest(url: components.string ?? url)
+        request.method = .PATCH
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(body)
+        let started = ContinuousClock.now
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(300))
+        let answered = ContinuousClock.now
+        guard response.status == .ok else { throw CLIError("the REST PATCH was answered \(response.status)") }
+        try await counter.done(within: .seconds(300), what: "\(children) child_added events")
+        report("REST PATCH of \(children) children, child_added through observe: end to end (request sent to last event)", events: children, ContinuousClock.now - started)
+        report("  of which the server's answer to the PATCH", events: children, answered - started)
+        if let span = counter.deliverySpan {
+            report("  of which delivery at the client (first event to last)", events: children - 1, span)
+        }
+        reader.goOffline()
     }
 
     /// Child events for many single writes made by another client.

@@ -77,6 +77,8 @@ import Testing
             // Several attempts (1 ms apart on the fast clock) all fail in the TLS handshake.
             await waitUntil { transport.failedConnects >= 3 }
             #expect(transport.connectCount == 0)
+            // The write waits for a connection (it is neither sent nor failed).
+            #expect(untrusting.repo.state.withLock { $0.operations.count } == 1)
             untrusting.goOffline()
             _ = certificates
         }

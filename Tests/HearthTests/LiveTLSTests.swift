@@ -12,7 +12,7 @@ import Testing
         identity: Bool = false,
         _ test: @Sendable (_ port: Int, _ certificates: TestCertificates) async throws -> Void
     ) async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
         try await LiveServer.run(identity: identity) { url, _ in
             let backend = try #require(URLComponents(string: url)?.port)

@@ -32,8 +32,9 @@ import Testing
         let finished = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in finished.continuation.finish() }
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        // Wait without blocking a thread of the shared pool; the few bytes of output stay in the pipe.
         for await _ in finished.stream {}
+        let data = output.fileHandleForReading.readDataToEndOfFile()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 

@@ -13,8 +13,17 @@ struct TestCertificates {
 
     struct OpenSSLFailed: Error { var arguments: [String] }
 
-    init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-tls-\(UUID().uuidString)", isDirectory: true)
+    static func make() async throws -> TestCertificates {
+        let certificates = TestCertificates(folder: FileManager.default.temporaryDirectory.appendingPathComponent("hearth-tls-\(UUID().uuidString)", isDirectory: true))
+        try await certificates.generate()
+        return certificates
+    }
+
+    private init(folder: URL) {
+        self.folder = folder
+    }
+
+    private func generate() async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try """
             basicConstraints = CA:FALSE
@@ -23,26 +32,29 @@ struct TestCertificates {
             subjectAltName = DNS:localhost, IP:127.0.0.1
             """.write(to: folder.appendingPathComponent("server.ext"), atomically: true, encoding: .utf8)
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try openssl(["req", "-x509"] + ec + [
+        try await openssl(["req", "-x509"] + ec + [
             "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Hearth Test CA",
             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
-        try openssl(["req"] + ec + ["-keyout", "server-key.pem", "-out", "server.csr", "-subj", "/CN=localhost"])
-        try openssl([
+        try await openssl(["req"] + ec + ["-keyout", "server-key.pem", "-out", "server.csr", "-subj", "/CN=localhost"])
+        try await openssl([
             "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
             "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
         ])
     }
 
-    private func openssl(_ arguments: [String]) throws {
+    private func openssl(_ arguments: [String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments
         process.currentDirectoryURL = folder
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        let finished = AsyncStream<Void>.makeStream()
+        process.terminationHandler = { _ in finished.continuation.finish() }
         try process.run()
-        process.waitUntilExit()
+        // Not waitUntilExit: that would block a thread of the shared pool other tests need.
+        for await _ in finished.stream {}
         guard process.terminationStatus == 0 else { throw OpenSSLFailed(arguments: arguments) }
     }
 

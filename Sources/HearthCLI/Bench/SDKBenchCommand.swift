@@ -25,7 +25,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
     var children = 100_000
 
     @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted.")
-    var patchChildren = 2_000
+    var patchChildren = 100_000
 
     @Option(help: "Single writes streamed by a second client while the first counts their events.")
     var writes = 20_000
@@ -92,8 +92,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
 
     /// End to end from the server to one SDK client: one REST write (not an SDK write) of many
     /// children, timed from sending the request to the last `child_added` event at the observer.
-    /// A PUT of `children` children, then a multi-path PATCH of `patchChildren` (a PATCH costs the
-    /// server far more per child today, so it gets its own, smaller size).
+    /// A PUT of `children` children, then a multi-path PATCH of `patchChildren` paths.
     private func restBursts(root: String) async throws {
         try await restBurst(root: "\(root)-put", method: .PUT, count: children)
         try await restBurst(root: "\(root)-patch", method: .PATCH, count: patchChildren)

@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The SDK's WebSocket transport: TLS for wss/https database URLs (async-http-client uses it too).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Files: streaming multipart/related uploads.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // The console's activity and /metrics: Prometheus's registry and text format.
@@ -116,6 +118,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // Persistence: pending writes and cached data in SQLite (the server's library too).
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -173,11 +176,17 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
+        // Tests only: a separate process that writes through the SDK with persistence (PersistenceProcessTests).
+        .executableTarget(name: "HearthOfflineWriter", dependencies: ["Hearth"], path: "Tests/Support/HearthOfflineWriter"),
         .testTarget(
             name: "HearthTests",
             dependencies: [
                 "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthSQLite", "HearthStorage", "HearthRules",
+                "HearthOfflineWriter",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -26,6 +26,7 @@ import Testing
         ("PATCH", "/keep.json", "[1,2]", "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"),
         ("PATCH", "/keep.json", #"{"a":2,"b.c":3}"#, nil),
         ("PATCH", "/keep.json", #"{"a":2,"a/x":3}"#, nil),
+        ("PATCH", "/keep.json", #"{"x":1,"y/z/w":3,"q":4,"y/z":2}"#, "Invalid data; path /y/z is an ancestor of /y/z/w in the same update"),
         ("PATCH", "/keep.json", #"{"a":2,"c":{"d.e":1}}"#, nil),
         ("PUT", "/ke#ep.json", "1", nil),
         ("PUT", "/keep/.bad.json", "1", nil),

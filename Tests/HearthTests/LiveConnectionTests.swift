@@ -8,7 +8,7 @@ import Testing
 /// Reconnects, listen de-duplication and authentication against a live server.
 @Suite struct LiveConnectionTests {
     static func makeRecordedClient(_ url: String, _ transport: RecordingTransport) throws -> Hearth.Database {
-        let database = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+        let database = try Hearth.Database(url: url, transport: transport, clock: FastClock()).withRealisticConnectTimeout()
         database.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
         return database
     }
@@ -109,7 +109,7 @@ struct SkewedClock: HearthClock {
         try await LiveServer.run { url, _ in
             let transport = RecordingTransport()
             // 45 s of idleness pass in 45 ms on this clock.
-            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock()).withRealisticConnectTimeout()
             client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
             client.goOnline()
             client.reference(withPath: "idle").observe(.value) { _ in }
@@ -120,7 +120,7 @@ struct SkewedClock: HearthClock {
 
     @Test func theServerTimeOffsetCorrectsLocalTimestampsAndPushIDs() async throws {
         try await LiveServer.run { url, server in
-            let client = try Hearth.Database(url: url, transport: NIOWebSocketTransport(), clock: SkewedClock())
+            let client = try Hearth.Database(url: url, transport: NIOWebSocketTransport(), clock: SkewedClock()).withRealisticConnectTimeout()
             client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
             let offset = Recorder()
             client.reference(withPath: ".info/serverTimeOffset").observe(.value) { snapshot in
@@ -167,7 +167,7 @@ struct SkewedClock: HearthClock {
     @Test func writesMadeWhileTheServerIsDownArriveOnceAfterItRestarts() async throws {
         let server = RestartableServer()
         try await server.start()
-        let alice = try Hearth.Database(url: server.url, transport: NIOWebSocketTransport(), clock: FastClock())
+        let alice = try Hearth.Database(url: server.url, transport: NIOWebSocketTransport(), clock: FastClock()).withRealisticConnectTimeout()
         alice.callbackQueue = DispatchQueue(label: "hearth.test.alice")
         let log = alice.reference(withPath: "log")
         let recorder = Recorder()
@@ -204,7 +204,7 @@ struct SkewedClock: HearthClock {
     @Test func togglingOfflineAndOnlineQuicklyEndsWithOneWorkingConnection() async throws {
         try await LiveServer.run { url, _ in
             let transport = RecordingTransport()
-            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock())
+            let client = try Hearth.Database(url: url, transport: transport, clock: FastClock()).withRealisticConnectTimeout()
             client.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
             // A slow credential fetch widens the window in which a cancelled loop could interfere.
             client.authTokenProvider = {

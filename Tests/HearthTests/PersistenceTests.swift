@@ -129,4 +129,50 @@ import Testing
             second.goOffline()
         }
     }
+
+    @Test func aFilteredQuerysLastWindowIsServedOfflineToThatQueryOnly() async throws {
+        let folder = Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await LiveServer.run { url, _ in
+            let writer = try makeClient(url)
+            try await writer.reference(withPath: "scores").setValue(["a": 10, "b": 30, "c": 20, "d": 5])
+
+            let first = try makeClient(url)
+            first.persistenceDirectory = folder
+            first.isPersistenceEnabled = true
+            let top = first.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 2)
+            let seen = Recorder()
+            seen.observe(top, .value)
+            #expect(await seen.wait(count: 1) == [#"value scores prev=- {"b":30,"c":20}"#])
+            first.goOffline()
+            let store = try #require(first.repo.state.withLock { $0.store })
+            #expect(store.cachedWindows() == [#"/scores {"i":".value","l":2,"vf":"r"}"#])
+            #expect(store.cachedLocations().isEmpty)
+
+            // While the app is closed a new top score arrives.
+            try await writer.reference(withPath: "scores/e").setValue(40)
+
+            let second = try makeClient(url)
+            second.persistenceDirectory = folder
+            second.isPersistenceEnabled = true
+            second.goOffline()
+            let recorder = Recorder()
+            recorder.observe(second.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 2), .value)
+            recorder.observe(second.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 2), .childAdded)
+            // Other queries, and the whole location, are not served from that window as complete.
+            recorder.observe(second.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 3), .value, label: "top3 ")
+            recorder.observe(second.reference(withPath: "scores").queryOrderedByValue().queryLimited(toFirst: 2), .value, label: "bottom2 ")
+            recorder.observe(second.reference(withPath: "scores"), .value, label: "all ")
+            await drain(second)
+            #expect(recorder.all == [#"value scores prev=- {"b":30,"c":20}"#, #"added c prev=- 20"#, #"added b prev=c 30"#])
+            #expect(try await second.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: 2).getData().value as? [String: Int] == ["b": 30, "c": 20])
+
+            second.goOnline()
+            await waitUntil { recorder.all.contains(#"value scores prev=- {"b":30,"e":40}"#) }
+            await waitUntil { recorder.all.contains { $0.hasPrefix("all value") } }
+            #expect(recorder.all.contains(#"all value scores prev=- {"a":10,"b":30,"c":20,"d":5,"e":40}"#))
+            writer.goOffline()
+            second.goOffline()
+        }
+    }
 }

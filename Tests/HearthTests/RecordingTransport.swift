@@ -6,10 +6,12 @@ import Synchronization
 /// network failure would (the client then reconnects on its own).
 final class RecordingTransport: WebSocketTransport {
     private let inner = NIOWebSocketTransport()
-    private let state = Mutex<(sent: [String], connections: [any WebSocketConnection], connects: Int)>(([], [], 0))
+    private let state = Mutex<(sent: [String], connections: [any WebSocketConnection], connects: Int, failures: Int)>(([], [], 0, 0))
 
     var sent: [String] { state.withLock { $0.sent } }
     var connectCount: Int { state.withLock { $0.connects } }
+    /// Attempts whose connect threw (refused, TLS handshake failed).
+    var failedConnects: Int { state.withLock { $0.failures } }
 
     /// The actions (`q`, `p`, …) of the requests sent so far, with their bodies.
     var requests: [(action: String, body: String)] {
@@ -35,7 +37,13 @@ final class RecordingTransport: WebSocketTransport {
         onFrame: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection {
-        let connection = try await inner.connect(host: host, port: port, secure: secure, path: path, onFrame: onFrame, onClose: onClose)
+        let connection: any WebSocketConnection
+        do {
+            connection = try await inner.connect(host: host, port: port, secure: secure, path: path, onFrame: onFrame, onClose: onClose)
+        } catch {
+            state.withLock { $0.failures += 1 }
+            throw error
+        }
         let recording = Recording(inner: connection, transport: self)
         state.withLock { $0.connections.append(connection); $0.connects += 1 }
         return recording
@@ -74,7 +82,8 @@ enum JSONValueBridge {
 }
 
 /// A clock that runs a thousand times faster than the wall clock: reconnect delays and the 45 s
-/// keep-alive take milliseconds.
+/// keep-alive take milliseconds. A client on it against a real socket should use
+/// ``Hearth/Database/withRealisticConnectTimeout()``: 30 s of connect timeout would be 30 ms.
 struct FastClock: HearthClock {
     static let origin = Date().timeIntervalSince1970 * 1_000
 
@@ -82,5 +91,15 @@ struct FastClock: HearthClock {
 
     func sleep(milliseconds: Double) async throws {
         try await Task.sleep(nanoseconds: UInt64(max(0, milliseconds) * 1_000))
+    }
+}
+
+extension Hearth.Database {
+    /// Lengthens the connect timeout to 30 s of real time on ``FastClock`` (a loaded machine may take
+    /// longer than 30 ms to open a loopback WebSocket); ConnectTimeoutTests test the timeout itself.
+    @discardableResult
+    func withRealisticConnectTimeout() -> Self {
+        repo.state.withLock { $0.connectTimeout = 30_000_000 }
+        return self
     }
 }

@@ -103,4 +103,25 @@ import Testing
         // Untagged data does not touch the filtered view's window.
         #expect(tree.applyServerOverwrite(path: Self.path("/scores/z"), node: .leaf(.number(100)), tag: nil).isEmpty)
     }
+
+    @Test func aPersistedWindowServesItsOwnQueryUntilTheServerAnswersAndNoOther() {
+        var tree = SyncTree()
+        let top = QuerySpec(path: Self.path("/s"), query: Query(index: .value, limit: .last(2)))
+        let top3 = QuerySpec(path: Self.path("/s"), query: Query(index: .value, limit: .last(3)))
+        tree.restoreWindows([(top, Self.json(#"{"b":30,"c":20}"#))])
+        #expect(Self.describe(tree.addRegistration(id: 1, type: .value, spec: top)) == [#"1 value s prev=- {"b":30,"c":20}"#])
+        #expect(tree.addRegistration(id: 2, type: .value, spec: top3).isEmpty)
+        #expect(tree.addRegistration(id: 3, type: .value, spec: QuerySpec(path: Self.path("/s"))).isEmpty)
+        #expect(tree.completeWindowShown(for: top) == Self.json(#"{"b":30,"c":20}"#))
+        #expect(tree.completeWindowShown(for: top3) == nil)
+
+        // The listen starts from the window (its hash lets the server skip resending it); the
+        // server's answer replaces it.
+        tree.removeRegistration(id: 3)
+        tree.listenStarted(top.serverListen)
+        #expect(tree.hash(for: top.serverListen) == Self.json(#"{"b":30,"c":20}"#).hash)
+        let tag = tree.tag(for: top.serverListen)
+        #expect(tree.applyServerOverwrite(path: Self.path("/s"), node: Self.json(#"{"b":30,"e":40}"#), tag: tag).isEmpty)
+        #expect(Self.describe(tree.listenCompleted(top.serverListen)) == [#"1 value s prev=- {"b":30,"e":40}"#])
+    }
 }

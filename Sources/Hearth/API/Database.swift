@@ -84,6 +84,25 @@ public final class Database: Sendable {
         }
     }
 
+    /// PEM files of certificate authorities to trust for `https`/`wss` database URLs besides the
+    /// system's roots: a self-hosted server whose certificate comes from its own CA. Set it before
+    /// the database is first used. (Auth and Storage use `URLSession`, which trusts the system's
+    /// roots; see docs/swift-sdk.md for adding a CA there.)
+    ///
+    /// ```swift
+    /// let database = Database.database(url: "https://hearth.internal:9443?ns=demo")
+    /// database.trustedCertificateAuthorityFiles = [URL(fileURLWithPath: "/etc/hearth/ca.pem")]
+    /// ```
+    public var trustedCertificateAuthorityFiles: [URL] {
+        get { repo.state.withLock { $0.certificateAuthorityFiles } }
+        set {
+            repo.state.withLock { state in
+                precondition(!state.started, "Hearth: trustedCertificateAuthorityFiles must be set before the database is used")
+                state.certificateAuthorityFiles = newValue
+            }
+        }
+    }
+
     /// The queue callbacks (events, completions) run on; the main queue by default. Use a serial
     /// queue: events arrive in order only on one.
     public var callbackQueue: DispatchQueue {

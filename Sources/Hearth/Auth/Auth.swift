@@ -57,7 +57,7 @@ public final class Auth: Sendable {
         self.clock = clock
         // A session kept by an earlier launch is the current user again; its token is refreshed on
         // first use (the connection asks for it).
-        if let saved = Self.loadSession(from: sessionFile) {
+        if let saved = loadSession() {
             state.withLock { $0.user = User(uid: saved.uid, auth: self, profile: saved.profile, tokens: saved.tokens) }
         }
         // A (re)connection asks for the current token, refreshed if it is about to expire.
@@ -191,8 +191,9 @@ public final class Auth: Sendable {
 
     // MARK: The session across launches
 
-    /// Where the signed-in session is kept when the database's persistence is on: `auth-session.json`
-    /// beside its cache (readable by the user only). It holds the refresh token: treat it as a password.
+    /// Where the signed-in session is kept when the database's persistence is on: on Apple platforms
+    /// the keychain (``KeychainSessionStore``); elsewhere `auth-session.json` beside the cache
+    /// (readable by the user only). It holds the refresh token: treat it as a password.
     var sessionFile: URL? {
         database.repo.state.withLock { state in
             guard state.persistenceEnabled else { return nil }
@@ -201,12 +202,47 @@ public final class Auth: Sendable {
         }
     }
 
+    #if canImport(Security)
+    /// The keychain item of this database's session, when the database's persistence is on.
+    var sessionKeychain: KeychainSessionStore? {
+        database.repo.state.withLock { state in
+            state.persistenceEnabled ? KeychainSessionStore(account: state.info.storageName) : nil
+        }
+    }
+    #endif
+
     private func saveSession(_ user: User?) {
+        let data = user.map(Self.encodeSession)
+        #if canImport(Security)
+        guard let keychain = sessionKeychain else { return }
+        if let data { keychain.write(data) } else { keychain.delete() }
+        #else
         guard let file = sessionFile else { return }
-        guard let user else {
+        guard let data else {
             try? FileManager.default.removeItem(at: file)
             return
         }
+        do {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: file, options: .atomic)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        } catch {
+            // The session still works; only its survival of a restart is lost.
+        }
+        #endif
+    }
+
+    /// The saved session of an earlier launch, if any.
+    private func loadSession() -> (uid: String, profile: User.Profile, tokens: User.Tokens)? {
+        #if canImport(Security)
+        guard let data = sessionKeychain?.read() else { return nil }
+        #else
+        guard let file = sessionFile, let data = try? Data(contentsOf: file) else { return nil }
+        #endif
+        return Self.decodeSession(data)
+    }
+
+    private static func encodeSession(_ user: User) -> Data {
         let profile = user.profile.withLock { $0 }
         let members: [(key: String, value: JSONValue)] = [
             ("uid", .string(user.uid)), ("refreshToken", .string(user.refreshToken)),
@@ -214,18 +250,11 @@ public final class Auth: Sendable {
             ("photoURL", profile.photoURL.map { .string($0.absoluteString) } ?? .null),
             ("emailVerified", .bool(profile.emailVerified)), ("isAnonymous", .bool(profile.isAnonymous)),
         ]
-        do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(JSONValue.object(members).jsonText.utf8).write(to: file, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
-        } catch {
-            // The session still works; only its survival of a restart is lost.
-        }
+        return Data(JSONValue.object(members).jsonText.utf8)
     }
 
-    private static func loadSession(from file: URL?) -> (uid: String, profile: User.Profile, tokens: User.Tokens)? {
-        guard let file, let data = try? Data(contentsOf: file), let json = try? JSONValue(parsing: data),
-              let uid = json.text("uid"), let refresh = json.text("refreshToken") else { return nil }
+    private static func decodeSession(_ data: Data) -> (uid: String, profile: User.Profile, tokens: User.Tokens)? {
+        guard let json = try? JSONValue(parsing: data), let uid = json.text("uid"), let refresh = json.text("refreshToken") else { return nil }
         var profile = User.Profile()
         profile.email = json.text("email")
         profile.displayName = json.text("displayName")

@@ -1,6 +1,8 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import Synchronization
 
@@ -23,23 +25,63 @@ public protocol WebSocketTransport: Sendable {
         onFrame: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection
+
+    /// This transport, trusting the certificate authorities in these PEM files for `wss` in addition
+    /// to the system's (``Database/trustedCertificateAuthorityFiles``). Transports without TLS return
+    /// themselves.
+    func trusting(certificateAuthorityFiles files: [URL]) -> any WebSocketTransport
+}
+
+extension WebSocketTransport {
+    public func trusting(certificateAuthorityFiles files: [URL]) -> any WebSocketTransport { self }
 }
 
 /// The transport errors a connection attempt can end with.
 public enum WebSocketTransportError: Error, Sendable {
     /// The server answered the HTTP upgrade with something other than 101.
     case notUpgraded
-    /// `wss` needs TLS, which this build does not include.
+    /// `wss` needs TLS, which this transport does not offer.
     case tlsUnavailable
+    /// The server did not complete the handshake in time (the attempt is retried with backoff).
+    case timedOut
 }
 
-/// A WebSocket client on SwiftNIO; works on Linux and Apple platforms. Plain `ws` only for now.
+/// A WebSocket client on SwiftNIO; works on Linux and Apple platforms. `wss` goes through TLS
+/// (swift-nio-ssl) with the system's trust roots, plus any certificate authorities added with
+/// ``trusting(certificateAuthorityFiles:)``; the server's name is checked against its certificate.
 public struct NIOWebSocketTransport: WebSocketTransport {
     let group: any EventLoopGroup
+    /// PEM files of certificate authorities trusted besides the system's roots.
+    let certificateAuthorityFiles: [URL]
 
     /// A transport on `group` (NIO's shared event loops by default).
     public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.init(group: group, certificateAuthorityFiles: [])
+    }
+
+    /// A transport that also trusts the certificate authorities in `certificateAuthorityFiles` (PEM)
+    /// for `wss`, such as a self-hosted server's own CA.
+    ///
+    /// ```swift
+    /// let transport = NIOWebSocketTransport(certificateAuthorityFiles: [URL(fileURLWithPath: "/etc/hearth/ca.pem")])
+    /// let database = try Database(url: "https://hearth.internal:9443?ns=demo", transport: transport)
+    /// ```
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, certificateAuthorityFiles: [URL]) {
         self.group = group
+        self.certificateAuthorityFiles = certificateAuthorityFiles
+    }
+
+    public func trusting(certificateAuthorityFiles files: [URL]) -> any WebSocketTransport {
+        NIOWebSocketTransport(group: group, certificateAuthorityFiles: certificateAuthorityFiles + files)
+    }
+
+    /// The TLS client configuration for `wss`: TLS 1.2 or newer, full certificate and host name checks.
+    func tlsConfiguration() -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.certificateVerification = .fullVerification
+        configuration.additionalTrustRoots = certificateAuthorityFiles.map { .file($0.path) }
+        return configuration
     }
 
     public func connect(
@@ -50,9 +92,9 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         onFrame: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection {
-        if secure { throw WebSocketTransportError.tlsUnavailable }
+        let tls = secure ? try NIOSSLContext(configuration: tlsConfiguration()) : nil
         return try await WebSocketChannel.connect(
-            host: host, port: port, path: path, headers: [("User-Agent", "Firebase/5/hearth-swift-0.1")], group: group
+            host: host, port: port, path: path, headers: [("User-Agent", "Firebase/5/hearth-swift-0.1")], tls: tls, group: group
         ) { channel in
             try channel.pipeline.syncOperations.addHandler(TextFrameHandler(onFrame: onFrame, onClose: onClose))
             return NIOWebSocketConnection(channel: channel)
@@ -74,6 +116,7 @@ public enum WebSocketChannel {
         port: Int,
         path: String,
         headers extraHeaders: [(String, String)] = [],
+        tls: NIOSSLContext? = nil,
         localAddress: String? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         configure: @escaping @Sendable (any Channel) throws -> Output
@@ -82,6 +125,14 @@ public enum WebSocketChannel {
         if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
         let upgradeResult: EventLoopFuture<Output?> = try await bootstrap.connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
+                if let tls {
+                    // SNI and the certificate's name check use the host (not for IP addresses: SNI
+                    // cannot carry them; the check then matches the certificate's IP entries).
+                    let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+                    try channel.pipeline.syncOperations.addHandler(
+                        try NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : host)
+                    )
+                }
                 let upgrader = NIOTypedWebSocketClientUpgrader<Output?>(
                     maxFrameSize: 1 << 24,
                     upgradePipelineHandler: { channel, _ in

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HearthCore
+import HearthProtocol
 
 /// What persistence keeps on disk for one database, in one SQLite file (`hearth.sqlite` in the
 /// database's folder): the writes the server has not confirmed, and the server data of locations the
@@ -13,6 +14,8 @@ import HearthCore
 /// - Cached data is stored per location as export JSON (priorities kept). Saving a location replaces
 ///   whatever was cached at or below it. Beyond the size limit the least recently saved locations that
 ///   no listener holds are evicted.
+/// - Filtered queries' windows (tracked queries) are stored per location and query (the wire query
+///   object), served again only to that exact query, and evicted like locations.
 /// - WAL with `synchronous=NORMAL`: a commit survives the process being killed, not a power loss
 ///   (the official SDKs' caches make the same trade; the server is where durability is promised).
 ///
@@ -36,6 +39,8 @@ final class PersistentStore: Sendable {
     let recoveredWrites: [Write]
     /// The cached server data, outermost locations only.
     let recoveredCache: [(path: DatabasePath, node: Node)]
+    /// The cached windows of filtered queries.
+    let recoveredWindows: [(spec: QuerySpec, node: Node)]
     let file: URL
     private let queue: DatabaseQueue
 
@@ -49,11 +54,15 @@ final class PersistentStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         queue = try DatabaseQueue(path: file.path, configuration: configuration)
-        (recoveredWrites, recoveredCache) = try queue.write { db in
+        (recoveredWrites, recoveredCache, recoveredWindows) = try queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS pending_writes (id INTEGER PRIMARY KEY, action TEXT NOT NULL, body TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS server_cache (
                     path TEXT PRIMARY KEY NOT NULL, data TEXT NOT NULL, bytes INTEGER NOT NULL, saved INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS query_cache (
+                    path TEXT NOT NULL, query TEXT NOT NULL, data TEXT NOT NULL, bytes INTEGER NOT NULL, saved INTEGER NOT NULL,
+                    PRIMARY KEY (path, query)
                 ) WITHOUT ROWID;
                 """)
             var writes: [Write] = []
@@ -77,7 +86,17 @@ final class PersistentStore: Sendable {
                       let json = try? JSONValue(parsing: dataText), let node = try? Node(json: json) else { continue }
                 cache.append((path, node))
             }
-            return (writes, cache)
+            var windows: [(spec: QuerySpec, node: Node)] = []
+            for row in try Row.fetchAll(db, sql: "SELECT path, query, data FROM query_cache") {
+                let pathText: String = row["path"]
+                let queryText: String = row["query"]
+                let dataText: String = row["data"]
+                guard let path = try? DatabasePath(pathText), let queryJSON = try? JSONValue(parsing: queryText),
+                      let query = try? WireQuery(json: queryJSON).query,
+                      let json = try? JSONValue(parsing: dataText), let node = try? Node(json: json) else { continue }
+                windows.append((QuerySpec(path: path, query: query), node))
+            }
+            return (writes, cache, windows)
         }
     }
 
@@ -108,11 +127,28 @@ final class PersistentStore: Sendable {
         }) ?? []
     }
 
-    /// Saves the server data of complete locations (each replacing what was cached at or below it),
-    /// then evicts the least recently saved locations outside `active` until the cache fits `limit`.
-    func saveCache(_ locations: [(path: DatabasePath, node: Node)], savedAt now: Int, limit: Int, active: Set<DatabasePath>) {
+    /// Saves the server data of complete locations (each replacing what was cached at or below it)
+    /// and the windows of filtered queries, then evicts the least recently saved entries outside
+    /// `active` until the cache fits `limit`.
+    func saveCache(
+        _ locations: [(path: DatabasePath, node: Node)],
+        windows: [(spec: QuerySpec, node: Node)] = [],
+        savedAt now: Int,
+        limit: Int,
+        active: Set<DatabasePath>
+    ) {
         let rows = locations.map { (path: $0.path.description, data: $0.node.jsonString(format: .export)) }
+        let windowRows = windows.compactMap { window -> (path: String, query: String, data: String)? in
+            guard let query = ClientWire.queryObject(window.spec.query) else { return nil }
+            return (window.spec.path.description, query.jsonText, window.node.jsonString(format: .export))
+        }
         try? queue.write { db in
+            for row in windowRows {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO query_cache (path, query, data, bytes, saved) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [row.path, row.query, row.data, row.data.utf8.count, now]
+                )
+            }
             for row in rows {
                 let prefix = row.path == "/" ? "/" : row.path + "/"
                 try db.execute(
@@ -124,17 +160,40 @@ final class PersistentStore: Sendable {
                     arguments: [row.path, row.data, row.data.utf8.count, now]
                 )
             }
-            var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM server_cache") ?? 0
+            var total = try Int.fetchOne(
+                db, sql: "SELECT (SELECT COALESCE(SUM(bytes), 0) FROM server_cache) + (SELECT COALESCE(SUM(bytes), 0) FROM query_cache)"
+            ) ?? 0
             guard total > limit else { return }
-            for row in try Row.fetchAll(db, sql: "SELECT path, bytes FROM server_cache ORDER BY saved, path") where total > limit {
+            let entries = try Row.fetchAll(db, sql: """
+                SELECT path, NULL AS query, bytes, saved FROM server_cache
+                UNION ALL SELECT path, query, bytes, saved FROM query_cache
+                ORDER BY saved, path
+                """)
+            for row in entries where total > limit {
                 let path: String = row["path"]
+                let query: String? = row["query"]
                 if let location = try? DatabasePath(path), active.contains(where: { $0.contains(location) || location.contains($0) }) {
                     continue
                 }
-                try db.execute(sql: "DELETE FROM server_cache WHERE path = ?", arguments: [path])
+                if let query {
+                    try db.execute(sql: "DELETE FROM query_cache WHERE path = ? AND query = ?", arguments: [path, query])
+                } else {
+                    try db.execute(sql: "DELETE FROM server_cache WHERE path = ?", arguments: [path])
+                }
                 total -= row["bytes"] as Int
             }
         }
+    }
+
+    /// The filtered queries cached now, as `path query` (for tests and tools).
+    func cachedWindows() -> Set<String> {
+        (try? queue.read { db in
+            Set(try Row.fetchAll(db, sql: "SELECT path, query FROM query_cache").map { row in
+                let path: String = row["path"]
+                let query: String = row["query"]
+                return "\(path) \(query)"
+            })
+        }) ?? []
     }
 
     /// The locations cached now and their sizes in bytes (for tests and tools).

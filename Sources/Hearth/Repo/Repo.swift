@@ -54,6 +54,8 @@ final class Repo: Sendable {
         var started = false
         var backoff = Backoff()
         var connectedAt: Double = 0
+        /// ``Repo/connectTimeout`` unless a test that runs a fast clock against a real socket lengthens it.
+        var connectTimeout = Repo.connectTimeout
         var lastTraffic: Double = 0
         var loop: Task<Void, Never>?
         var closeWaiter: CheckedContinuation<Void, Never>?
@@ -79,7 +81,11 @@ final class Repo: Sendable {
         var store: PersistentStore?
         /// Listened locations whose data changed since the cache was last saved.
         var cacheDirty: Set<DatabasePath> = []
+        /// Filtered queries whose window changed since the cache was last saved.
+        var windowsDirty: Set<QuerySpec> = []
         var cacheFlushScheduled = false
+        /// PEM files of certificate authorities trusted for `wss` besides the system's roots.
+        var certificateAuthorityFiles: [URL] = []
     }
 
     let state: Mutex<State>
@@ -160,22 +166,28 @@ final class Repo: Sendable {
             let token = await provider?()
             // A cancelled loop (goOffline, perhaps followed by goOnline and a new loop) must not touch
             // the connection state any more: the check and the update happen under one lock.
-            guard let (generation, info, query) = state.withLock({ state -> (Int, RepoInfo, String)? in
+            guard let (generation, info, query, authorities) = state.withLock({ state -> (Int, RepoInfo, String, [URL])? in
                 guard !Task.isCancelled else { return nil }
                 state.generation += 1
                 state.machine.authToken = token
                 state.machine.connecting()
                 state.assembler = WireFrameAssembler()
                 state.earlyFrames = []
-                return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace))
+                return (state.generation, state.info, state.machine.connectionQuery(namespace: state.info.namespace), state.certificateAuthorityFiles)
             }) else { return }
+            let attempt = ConnectAttempt()
+            let timer = startConnectTimeout(generation: generation, attempt: attempt)
+            defer { timer.cancel() }
             let socket: any WebSocketConnection
             do {
-                socket = try await transport.connect(
-                    host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
-                    onFrame: { [self] text in received(text, generation: generation) },
-                    onClose: { [self] in closed(generation: generation) }
-                )
+                let transport = authorities.isEmpty ? self.transport : self.transport.trusting(certificateAuthorityFiles: authorities)
+                socket = try await attempt.run { [self] in
+                    try await transport.connect(
+                        host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
+                        onFrame: { [self] text in received(text, generation: generation) },
+                        onClose: { [self] in closed(generation: generation) }
+                    )
+                }
             } catch {
                 state.withLock { state in if state.generation == generation { _ = state.machine.disconnected() } }
                 continue
@@ -203,6 +215,34 @@ final class Repo: Sendable {
         }
     }
 
+    /// How long an attempt may take from opening the TCP connection to the server's handshake before
+    /// it is abandoned and retried with backoff: 30 s, the official SDKs' value (the JS SDK's WebSocket
+    /// `healthyTimeout`). A socket that opens but stays silent would otherwise wait forever.
+    static let connectTimeout: Double = 30_000
+
+    /// Abandons attempt `generation` if it has not completed the handshake after ``connectTimeout``:
+    /// a connect still pending fails (the loop retries after a backoff delay), an open socket without a
+    /// handshake is closed and the connection ends as any lost connection does.
+    private func startConnectTimeout(generation: Int, attempt: ConnectAttempt) -> Task<Void, Never> {
+        Task { [self] in
+            let timeout = state.withLock { $0.connectTimeout }
+            do { try await clock.sleep(milliseconds: timeout) } catch { return }
+            let silent = state.withLock { state -> (any WebSocketConnection)? in
+                guard state.generation == generation, state.machine.phase == .connecting else { return nil }
+                guard let socket = state.socket else {
+                    // Still connecting (or connected but not yet stored): this attempt is over either way.
+                    state.generation += 1
+                    _ = state.machine.disconnected()
+                    return nil
+                }
+                connectionEnded(&state)
+                return socket
+            }
+            silent?.close()
+            attempt.fail(WebSocketTransportError.timedOut)
+        }
+    }
+
     private func closed(generation: Int) {
         state.withLock { state in
             guard state.generation == generation else { return }
@@ -216,7 +256,9 @@ final class Repo: Sendable {
         state.generation += 1
         let wasConnected = state.machine.phase == .connected
         state.socket = nil
-        state.backoff.connectionEnded(after: clock.milliseconds() - state.connectedAt)
+        // Only a connection that got as far as the handshake counts as up (a silent one must not reset
+        // the backoff however long it stayed open).
+        if state.machine.phase != .connecting { state.backoff.connectionEnded(after: clock.milliseconds() - state.connectedAt) }
         let failed = state.machine.disconnected()
         var events: [RaisedEvent] = []
         let infoEvents = state.infoTree.applyServerOverwrite(path: DatabasePath(keys: [Key("connected")]), node: .leaf(.bool(false)), tag: nil)
@@ -335,12 +377,12 @@ final class Repo: Sendable {
         case .overwrite(let path, let data, let tag):
             guard let node = try? Node(json: data) else { return false }
             deliver(&state, events: state.tree.applyServerOverwrite(path: path, node: node, tag: tag))
-            if tag == nil { markCacheDirty(&state, [path]) }
+            if let tag { markWindowDirty(&state, tag: tag) } else { markCacheDirty(&state, [path]) }
         case .merge(let path, let items, let tag):
             var nodes: [(path: DatabasePath, node: Node)] = []
             for item in items { if let node = try? Node(json: item.value) { nodes.append((item.path, node)) } }
             deliver(&state, events: state.tree.applyServerMerge(path: path, items: nodes, tag: tag))
-            if tag == nil { markCacheDirty(&state, nodes.map { path.appending($0.path) }) }
+            if let tag { markWindowDirty(&state, tag: tag) } else { markCacheDirty(&state, nodes.map { path.appending($0.path) }) }
         case .listenRevoked(let path):
             for (listen, token) in state.listenTokens where listen.path == path {
                 handle(&state, .listen(token: token, status: "permission_denied", data: .string("Permission denied")))
@@ -365,7 +407,12 @@ final class Repo: Sendable {
             guard let listen = state.listenByToken[token] else { return }
             if status == "ok" {
                 deliver(&state, events: state.tree.listenCompleted(listen))
-                if listen.isDefault { markCacheDirty(&state, [listen.path]) }
+                if let query = listen.query {
+                    state.windowsDirty.insert(QuerySpec(path: listen.path, query: query))
+                    scheduleCacheFlush(&state)
+                } else {
+                    markCacheDirty(&state, [listen.path])
+                }
                 return
             }
             state.listenByToken[token] = nil
@@ -630,6 +677,7 @@ final class Repo: Sendable {
         // Without a usable folder the database still works; only what it would have kept is lost.
         guard let log = try? PersistentStore(directory: directory) else { return }
         state.tree.restoreCache(log.recoveredCache)
+        state.tree.restoreWindows(log.recoveredWindows)
         for write in log.recoveredWrites {
             state.nextWriteID = write.id
             guard case .object(let members) = write.body,
@@ -658,7 +706,18 @@ final class Repo: Sendable {
     private func markCacheDirty(_ state: inout State, _ paths: [DatabasePath]) {
         guard state.store != nil else { return }
         state.cacheDirty.formUnion(state.tree.completeListenRoots(containing: paths))
-        guard !state.cacheDirty.isEmpty, !state.cacheFlushScheduled else { return }
+        scheduleCacheFlush(&state)
+    }
+
+    /// The window of the filtered query with `tag` changed: it is saved to the cache soon.
+    private func markWindowDirty(_ state: inout State, tag: Int) {
+        guard state.store != nil, let spec = state.tree.spec(forTag: tag) else { return }
+        state.windowsDirty.insert(spec)
+        scheduleCacheFlush(&state)
+    }
+
+    private func scheduleCacheFlush(_ state: inout State) {
+        guard state.store != nil, !state.cacheDirty.isEmpty || !state.windowsDirty.isEmpty, !state.cacheFlushScheduled else { return }
         state.cacheFlushScheduled = true
         Task { [self] in
             try? await clock.sleep(milliseconds: 500)
@@ -668,16 +727,20 @@ final class Repo: Sendable {
 
     /// Saves the changed listened locations to the persisted cache now.
     func flushCache() {
-        let work = state.withLock { state -> (PersistentStore, [(path: DatabasePath, node: Node)], Set<DatabasePath>, Int)? in
+        typealias Work = (PersistentStore, [(path: DatabasePath, node: Node)], [(spec: QuerySpec, node: Node)], Set<DatabasePath>, Int)
+        let work = state.withLock { state -> Work? in
             state.cacheFlushScheduled = false
-            guard let store = state.store, !state.cacheDirty.isEmpty else { return nil }
+            guard let store = state.store, !state.cacheDirty.isEmpty || !state.windowsDirty.isEmpty else { return nil }
             let roots = state.cacheDirty.filter { state.tree.isComplete($0) }
             state.cacheDirty = []
             let locations = roots.map { (path: $0, node: state.tree.serverValue(at: $0)) }
-            return (store, locations, state.tree.listenedPaths, state.cacheSizeBytes)
+            let windows = state.windowsDirty.compactMap { spec in state.tree.completeWindow(of: spec).map { (spec: spec, node: $0) } }
+            state.windowsDirty = []
+            let active = state.tree.listenedPaths.union(state.tree.activeListens.map(\.path))
+            return (store, locations, windows, active, state.cacheSizeBytes)
         }
-        guard let (store, locations, active, limit) = work else { return }
-        store.saveCache(locations, savedAt: Int(clock.milliseconds()), limit: limit, active: active)
+        guard let (store, locations, windows, active, limit) = work else { return }
+        store.saveCache(locations, windows: windows, savedAt: Int(clock.milliseconds()), limit: limit, active: active)
     }
 
     // MARK: onDisconnect
@@ -730,6 +793,10 @@ final class Repo: Sendable {
                 return
             }
             if spec.loadsAllData, let node = state.tree.completeValue(at: spec.path) {
+                deliver(&state, events: [], after: [{ completion(.success(node)) }])
+                return
+            }
+            if let node = state.tree.completeWindowShown(for: spec) {
                 deliver(&state, events: [], after: [{ completion(.success(node)) }])
                 return
             }

@@ -50,6 +50,9 @@ struct SyncTree: Sendable {
     private var cachedPaths: Set<DatabasePath> = []
     /// Listens the owner has sent and not stopped.
     private(set) var activeListens: Set<ServerListen> = []
+    /// Filtered queries' windows from the persisted cache (tracked queries): a view of exactly that
+    /// query shows its window as complete until its own listen completes; no other query uses it.
+    private var cachedWindows: [QuerySpec: Node] = [:]
 
     init() {}
 
@@ -225,10 +228,15 @@ struct SyncTree: Sendable {
     /// the server skip resending it.
     mutating func listenStarted(_ listen: ServerListen) {
         activeListens.insert(listen)
-        if let query = listen.query, isComplete(listen.path) {
-            let spec = QuerySpec(path: listen.path, query: query)
+        guard let query = listen.query else { return }
+        let spec = QuerySpec(path: listen.path, query: query)
+        if isComplete(listen.path) {
             views[spec]?.ownCache = query.evaluate(on: serverTree.child(at: listen.path))
             views[spec]?.ownComplete = true
+        } else if let window = cachedWindows[spec], views[spec]?.ownCache.isEmpty == true {
+            // The persisted window's hash lets the server skip resending it if nothing changed; it
+            // counts as complete only once the server acknowledges the listen.
+            views[spec]?.ownCache = window
         }
     }
 
@@ -260,11 +268,14 @@ struct SyncTree: Sendable {
         if let query = listen.query {
             let spec = QuerySpec(path: listen.path, query: query)
             views[spec]?.ownComplete = true
+            // The server's answer replaces the persisted window.
+            cachedWindows[spec] = nil
             return refresh(spec)
         }
         completePaths.insert(listen.path)
         // The server's answer replaces what the cache said at and below the location.
         cachedPaths = cachedPaths.filter { !listen.path.contains($0) }
+        cachedWindows = cachedWindows.filter { !listen.path.contains($0.key.path) }
         return refreshViews(related: [listen.path])
     }
 
@@ -343,6 +354,30 @@ struct SyncTree: Sendable {
         }
     }
 
+    /// Loads filtered queries' windows persisted by an earlier run (see ``cachedWindows``).
+    mutating func restoreWindows(_ windows: [(spec: QuerySpec, node: Node)]) {
+        for window in windows where !window.spec.loadsAllData { cachedWindows[window.spec] = window.node }
+    }
+
+    /// What the view of a filtered query shows, when it is complete (a listen the server answered,
+    /// or a persisted window): a read of that query can be answered without the server.
+    func completeWindowShown(for spec: QuerySpec) -> Node? {
+        guard !spec.loadsAllData, let view = views[spec], view.shown.complete, view.valueRaised else { return nil }
+        return view.shown.node
+    }
+
+    /// The query a tag stands for.
+    func spec(forTag tag: Int) -> QuerySpec? {
+        specByTag[tag]
+    }
+
+    /// The window the server sent for a filtered query, once its listen is complete (what persistence
+    /// saves for it).
+    func completeWindow(of spec: QuerySpec) -> Node? {
+        guard let view = views[spec], view.tag != nil, view.ownComplete, activeListens.contains(spec.serverListen) else { return nil }
+        return view.ownCache
+    }
+
     /// The outermost locations whose default listen is complete and that contain one of `paths`
     /// (what persistence saves when data under them changes).
     func completeListenRoots(containing paths: [DatabasePath]) -> Set<DatabasePath> {
@@ -386,6 +421,8 @@ struct SyncTree: Sendable {
         let baseComplete: Bool
         if isComplete(spec.path) {
             (base, baseComplete) = (serverTree.child(at: spec.path), true)
+        } else if !spec.loadsAllData, !view.ownComplete, let window = cachedWindows[spec] {
+            (base, baseComplete) = (window, true)
         } else if !spec.loadsAllData, activeListens.contains(spec.serverListen) {
             (base, baseComplete) = (view.ownCache, view.ownComplete)
         } else {

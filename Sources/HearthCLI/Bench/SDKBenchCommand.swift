@@ -1,7 +1,10 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import Hearth
+import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// The Swift SDK as a client sees it: events per second through `observe` and through the
@@ -21,6 +24,9 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Children in the bulk write whose child_added events are counted.")
     var children = 100_000
 
+    @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted.")
+    var patchChildren = 100_000
+
     @Option(help: "Single writes streamed by a second client while the first counts their events.")
     var writes = 20_000
 
@@ -37,6 +43,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         let run = UUID().uuidString.prefix(8)
         say("Hearth SDK benchmark against \(url) (run \(run))")
         try await bulkEvents(root: "bulk-\(run)")
+        try await restBursts(root: "rest-\(run)")
         try await streamedEvents(root: "stream-\(run)")
         try await memoryPerListener(root: "idle-\(run)")
         try await firstValueFromCache(root: "warm-\(run)")
@@ -81,6 +88,45 @@ struct SDKBenchCommand: AsyncParsableCommand {
             reader.goOffline()
             writer.goOffline()
         }
+    }
+
+    /// End to end from the server to one SDK client: one REST write (not an SDK write) of many
+    /// children, timed from sending the request to the last `child_added` event at the observer.
+    /// A PUT of `children` children, then a multi-path PATCH of `patchChildren` paths.
+    private func restBursts(root: String) async throws {
+        try await restBurst(root: "\(root)-put", method: .PUT, count: children)
+        try await restBurst(root: "\(root)-patch", method: .PATCH, count: patchChildren)
+    }
+
+    private func restBurst(root: String, method: HTTPMethod, count: Int) async throws {
+        let reader = try client()
+        let counter = EventCounter(target: count)
+        reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
+        try await waitForListen(reader, root)
+        guard var components = URLComponents(string: url) else { throw CLIError("invalid URL \(url)") }
+        components.path = "/\(root).json"
+        var body = ByteBuffer()
+        body.writeString("{")
+        for index in 0..<count {
+            if index > 0 { body.writeString(",") }
+            body.writeString("\"r\(String(format: "%07d", index))\":\(index)")
+        }
+        body.writeString("}")
+        var request = HTTPClientRequest(url: components.string ?? url)
+        request.method = method
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(body)
+        let started = ContinuousClock.now
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(600))
+        let answered = ContinuousClock.now
+        guard response.status == .ok else { throw CLIError("the REST \(method.rawValue) was answered \(response.status)") }
+        try await counter.done(within: .seconds(600), what: "\(count) child_added events")
+        report("REST \(method.rawValue) of \(count) children, child_added through observe: end to end (request sent to last event)", events: count, ContinuousClock.now - started)
+        report("  of which the server's answer to the \(method.rawValue)", events: count, answered - started)
+        if let span = counter.deliverySpan {
+            report("  of which delivery at the client (first event to last)", events: count - 1, span)
+        }
+        reader.goOffline()
     }
 
     /// Child events for many single writes made by another client.

@@ -26,6 +26,7 @@ struct ConsoleController: Sendable {
         router.delete("/.console/session") { request, _ in self.signOut(request) }
         router.get("/.console/info") { request, _ in self.info(request) }
         router.post("/.console/simulate") { request, _ in await self.simulate(request) }
+        ChildListing(sessions: sessions, registry: registry, configuration: configuration).register(on: router)
     }
 
     /// The rules simulator: runs one scenario (`{"auth", "read" | "write" + "value" | "update" +

@@ -71,4 +71,18 @@ import Testing
             }
         }
     }
+
+    /// The fast path (ASCII keys sorted as strings) and the general one give Firebase's key order.
+    @Test(arguments: [
+        ["b", "a", "10", "9", "-3", "a0", "A", "~", "007", "2147483648", "z"],
+        ["b", "é", "a", "\u{1F600}", "\u{FF5E}", "1"],  // not ASCII: an emoji sorts before U+FF5E in UTF-16
+    ])
+    func firebaseOrderIsKeyOrder(_ strings: [String]) {
+        let keys = strings.map { Key($0) }
+        #expect(SortedKeys.firebaseOrder(keys) == keys.sorted())
+        for n in [0, 1, 3, 6, 20] {
+            #expect(SortedKeys.first(n, of: keys) == Array(keys.sorted().prefix(n)), "first \(n)")
+        }
+        #expect(SortedKeys.firebaseOrder(keys).map(\.string) != strings)
+    }
 }

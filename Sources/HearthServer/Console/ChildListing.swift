@@ -50,7 +50,7 @@ struct ChildListing: Sendable {
             return ConsoleController.json(.object([("error", .string("The database \(namespace) cannot be opened."))]), status: 400)
         }
         let node = database.snapshot().child(at: path)
-        let bytes = Self.render(node, window: window(of: node, at: "\(namespace)\u{0}\(path)", offset: offset, limit: limit), offset: offset)
+        let bytes = Self.render(node, window: await window(of: node, at: "\(namespace)\u{0}\(path)", offset: offset, limit: limit), offset: offset)
         return Response(
             status: .ok,
             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store", .contentLength: String(bytes.count)],
@@ -59,22 +59,22 @@ struct ChildListing: Sendable {
     }
 
     /// The children at `offset..<offset+limit` in key order.
-    func window(of node: Node, at location: String, offset: Int, limit: Int) -> [(key: Key, node: Node)] {
+    func window(of node: Node, at location: String, offset: Int, limit: Int) async -> [(key: Key, node: Node)] {
         guard case .children(let children) = node, limit > 0, offset < children.entries.count else { return [] }
-        if offset == 0 {
-            if let keys = sortedKeys.cachedKeys(of: children.entries, at: location) {
-                return Array(keys.prefix(limit)).map { key in (key: key, node: children.entries[key] ?? .empty) }
-            }
+        let keys: ArraySlice<Key>
+        if let sorted = sortedKeys.cachedKeys(of: children.entries, at: location) {
+            keys = sorted[offset..<min(sorted.count, offset + limit)]
+        } else if offset == 0 {
             // One pass for the page the console opens with; the sort for the other pages starts now, in
             // the background, so scrolling (and the console's refreshes of this page) finds it ready.
+            keys = SortedKeys.first(limit, of: children.entries.keys)[...]
             let entries = children.entries
-            if sortedKeys.claimSort(at: location) {
-                Task.detached(priority: .utility) { [sortedKeys] in _ = sortedKeys.keys(of: entries, at: location) }
-            }
-            return Query(limit: .first(limit)).window(over: node)
+            Task.detached(priority: .utility) { [sortedKeys] in _ = await sortedKeys.keys(of: entries, at: location) }
+        } else {
+            let sorted = await sortedKeys.keys(of: children.entries, at: location)
+            keys = sorted[offset..<min(sorted.count, offset + limit)]
         }
-        let keys = sortedKeys.keys(of: children.entries, at: location)
-        return keys[offset..<min(keys.count, offset + limit)].map { key in (key: key, node: children.entries[key] ?? .empty) }
+        return keys.map { key in (key: key, node: children.entries[key] ?? .empty) }
     }
 
     static func render(_ node: Node, window: [(key: Key, node: Node)], offset: Int) -> [UInt8] {
@@ -126,8 +126,8 @@ final class SortedKeys: Sendable {
 
     static let capacity = 4
     private let entries = Mutex<(clock: UInt64, byLocation: [String: Entry])>((0, [:]))
-    /// Locations whose keys a background task is sorting.
-    private let sorting = Mutex<Set<String>>([])
+    /// Sorts under way, by location, so concurrent requests wait for one sort instead of each doing it.
+    private let sorting = Mutex<[String: (keys: TreeDictionary<Key, Node>.Keys, task: Task<[Key], Never>)]>([:])
 
     /// The cached keys of `children` in Firebase key order, if they are still its keys.
     func cachedKeys(of children: TreeDictionary<Key, Node>, at location: String) -> [Key]? {
@@ -140,23 +140,88 @@ final class SortedKeys: Sendable {
         }
     }
 
-    /// True for the first caller since the last sort of `location`: it starts the background sort.
-    func claimSort(at location: String) -> Bool {
-        sorting.withLock { $0.insert(location).inserted }
-    }
-
-    /// The keys of `children` in Firebase key order, sorted now or taken from the cache.
-    func keys(of children: TreeDictionary<Key, Node>, at location: String) -> [Key] {
+    /// The keys of `children` in Firebase key order: cached, being sorted (waits for it), or sorted now.
+    func keys(of children: TreeDictionary<Key, Node>, at location: String) async -> [Key] {
         if let cached = cachedKeys(of: children, at: location) { return cached }
-        // Sorted outside the lock: other locations need not wait for it.
-        let sorted = children.keys.sorted()
-        defer { _ = sorting.withLock { $0.remove(location) } }
+        let keys = children.keys
+        let task = sorting.withLock { sorting in
+            if let running = sorting[location], running.keys == keys { return running.task }
+            let task = Task.detached(priority: .userInitiated) { Self.firebaseOrder(keys) }
+            sorting[location] = (keys, task)
+            return task
+        }
+        let sorted = await task.value
+        sorting.withLock { sorting in
+            if sorting[location]?.keys == keys { sorting[location] = nil }
+        }
         entries.withLock { state in
-            state.byLocation[location] = Entry(keys: children.keys, sorted: sorted, used: state.clock)
+            state.byLocation[location] = Entry(keys: keys, sorted: sorted, used: state.clock)
             while state.byLocation.count > Self.capacity, let oldest = state.byLocation.min(by: { $0.value.used < $1.value.used }) {
                 state.byLocation[oldest.key] = nil
             }
         }
         return sorted
+    }
+
+    /// `keys` in Firebase key order (integer-like keys by value, then the rest by UTF-16 code units),
+    /// like `keys.sorted()` but faster for the usual case: ASCII keys compare the same by the standard
+    /// library's string order, which sorts without a call to `Key.compare` per comparison.
+    static func firebaseOrder(_ keys: some Collection<Key>) -> [Key] {
+        guard let (integers, ascii) = partition(keys) else { return keys.sorted() }
+        return integers.sorted() + ascii.sorted().map { Key($0) }
+    }
+
+    /// The first `count` of `keys` in Firebase key order, in one pass (a bounded heap) for the usual
+    /// case of ASCII keys: no sort of all of them.
+    static func first(_ count: Int, of keys: some Collection<Key>) -> [Key] {
+        guard let (integers, ascii) = partition(keys) else {
+            return Query(limit: .first(count)).window(over: .children(.init(entries: TreeDictionary(uniqueKeysWithValues: keys.map { ($0, Node.leaf(.bool(true))) })))).map(\.key)
+        }
+        let firstIntegers = integers.sorted().prefix(count)
+        let wanted = count - firstIntegers.count
+        guard wanted > 0 else { return Array(firstIntegers) }
+        // A max-heap of the `wanted` least strings seen: its root is the one to drop first.
+        var heap: [String] = []
+        heap.reserveCapacity(wanted)
+        for string in ascii {
+            if heap.count < wanted {
+                heap.append(string)
+                var i = heap.count - 1
+                while i > 0, heap[(i - 1) / 2] < heap[i] {
+                    heap.swapAt(i, (i - 1) / 2)
+                    i = (i - 1) / 2
+                }
+            } else if string < heap[0] {
+                heap[0] = string
+                var i = 0
+                while true {
+                    let left = 2 * i + 1, right = left + 1
+                    var top = i
+                    if left < heap.count, heap[top] < heap[left] { top = left }
+                    if right < heap.count, heap[top] < heap[right] { top = right }
+                    if top == i { break }
+                    heap.swapAt(i, top)
+                    i = top
+                }
+            }
+        }
+        return Array(firstIntegers) + heap.sorted().map { Key($0) }
+    }
+
+    /// Integer-like keys, and the others as strings when they are all ASCII (nil otherwise).
+    static func partition(_ keys: some Collection<Key>) -> (integers: [Key], ascii: [String])? {
+        var integers: [Key] = []
+        var ascii: [String] = []
+        ascii.reserveCapacity(keys.count)
+        for key in keys {
+            if key.integerValue != nil {
+                integers.append(key)
+            } else if (key.string.utf8.max() ?? 0) < 0x80 {
+                ascii.append(key.string)
+            } else {
+                return nil
+            }
+        }
+        return (integers, ascii)
     }
 }

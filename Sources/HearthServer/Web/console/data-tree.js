@@ -19,6 +19,8 @@ import {
 export const ROW = 32;
 /** Rows asked for at once. */
 const PAGE = 200;
+/** Rows past the view whose page is fetched ahead of need. */
+const AHEAD = 100;
 /** Rows rendered above and below the viewport, so a fast scroll does not show blanks. */
 const OVERSCAN = 12;
 /** Milliseconds between refreshes of the visible rows while browsing. */
@@ -73,10 +75,13 @@ class BrowseSource {
     const to = Math.floor(Math.max(first, last) / PAGE);
     if (refresh) for (let page = from; page <= to; page++) this.stale.add(page);
     if (this.loading.size || performance.now() - this.failedAt < 2000) return; // a failure shows; the next refresh retries
-    for (let page = from; page <= to; page++) {
-      if (this.count !== null && page * PAGE >= Math.max(this.count, 1)) break;
-      if (!this.pages.has(page) || this.stale.has(page)) { this.fetchPage(page); return; }
-    }
+    const missing = (page) => page >= 0 && (this.count === null || page * PAGE < Math.max(this.count, 1)) && (!this.pages.has(page) || this.stale.has(page));
+    for (let page = from; page <= to; page++) if (missing(page)) { this.fetchPage(page); return; }
+    // Then the pages just past the view, so scrolling on rarely meets rows still loading.
+    const after = Math.floor((last + AHEAD) / PAGE);
+    const before = Math.floor(Math.max(0, first - AHEAD) / PAGE);
+    if (after !== to && !this.stale.has(after) && missing(after)) this.fetchPage(after);
+    else if (before !== from && !this.stale.has(before) && missing(before)) this.fetchPage(before);
   }
 
   async fetchPage(page) {
@@ -177,6 +182,7 @@ export class DataTree {
     this.known = new Map();     // key → fingerprint of the rows seen at this location
     this.changed = new Map();   // key → when it changed (highlighted until HIGHLIGHT later)
     this.editing = false;
+    this.rendered = new Map();  // row identity (key, value, highlight) → its element, for reuse
     this.frame = 0;
     scroller.addEventListener("scroll", () => this.schedule());
     new ResizeObserver(() => this.schedule()).observe(scroller);
@@ -188,6 +194,7 @@ export class DataTree {
     this.source?.stop();
     this.known = new Map();
     this.changed = new Map();
+    this.rendered = new Map();
     this.path = path;
     this.spec = spec;
     this.scroller.scrollTop = 0;
@@ -268,16 +275,26 @@ export class DataTree {
     source.want(first, last);
     const now = performance.now();
     const rows = [];
+    // Rows still in view keep their elements (a scroll step builds only the rows it brings in).
+    const previous = this.rendered;
+    this.rendered = new Map();
     for (let index = first; index <= last; index++) {
       const row = source.row(index);
-      const element = row ? this.rowElement([...this.path, row.key], row.key, row, now) : this.placeholder();
+      let element;
+      if (row) {
+        const highlighted = now - (this.changed.get(row.key) ?? -Infinity) < HIGHLIGHT;
+        const id = `${highlighted ? "!" : ""}${row.key}\u0000${fingerprint(row)}`;
+        element = previous.get(id) ?? this.rowElement([...this.path, row.key], row.key, row, now);
+        this.rendered.set(id, element);
+      } else element = this.placeholder();
       element.setAttribute("aria-posinset", String(index + 1));
       element.setAttribute("aria-setsize", String(count));
       rows.push(element);
     }
     // The list sits where its first row belongs, relative to the (possibly scaled) scroll position.
     this.list.style.transform = `translateY(${Math.round(this.scroller.scrollTop - (virtualTop - first * ROW))}px)`;
-    this.list.replaceChildren(...rows);
+    const children = this.list.children;
+    if (rows.length !== children.length || rows.some((row, i) => row !== children[i])) this.list.replaceChildren(...rows);
   }
 
   placeholder() {

@@ -1,5 +1,6 @@
 """The console (/console/) in headless Chromium against a server in its default mode (admin secret
-required): sign-in, data (live, edit, add, delete), rules with the server's diagnostics, users and
+required): sign-in, data (live, edit, add, delete; a node with a million children opened and
+scrolled; go to a path; queries; import and export), rules with the server's diagnostics, users and
 files — and that its session token is the admin only while it lasts."""
 
 import json

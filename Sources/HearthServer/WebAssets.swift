@@ -61,11 +61,25 @@ enum WebAssets {
         }
     }
 
-    /// The embedded file at `path` (a folder means its `index.html`), or nil.
-    static func serve(_ path: String) -> Response? {
+    /// For development only: `HEARTH_WEB_DIR=Sources/HearthServer/Web` serves the pages (start page,
+    /// `/ui`, `/apps`, `/console`) from that folder on disk, so editing them needs no rebuild. Unset
+    /// (the default), only the files compiled into the binary are served.
+    static let developmentDirectory: String? = ProcessInfo.processInfo.environment["HEARTH_WEB_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// The file at `path` (a folder means its `index.html`) and its name, or nil: read from
+    /// `directory` (see ``developmentDirectory``) when one is given and has it, else embedded.
+    static func file(_ path: String, from directory: String? = developmentDirectory) -> (name: String, bytes: Data)? {
         var name = String(path.drop { $0 == "/" })
         if name.isEmpty || name.hasSuffix("/") { name += "index.html" }
-        guard !name.split(separator: "/").contains(".."), let bytes = EmbeddedWebAssets.files[name] else { return nil }
+        guard !name.split(separator: "/").contains("..") else { return nil }
+        let onDisk = directory.flatMap { FileManager.default.contents(atPath: $0 + "/" + name) }
+        guard let bytes = onDisk ?? EmbeddedWebAssets.files[name] else { return nil }
+        return (name, bytes)
+    }
+
+    /// The file at `path` as a response, or nil.
+    static func serve(_ path: String) -> Response? {
+        guard let (name, bytes) = file(path) else { return nil }
         let headers: HTTPFields = [
             .contentType: contentType(of: name),
             .cacheControl: "no-cache",

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthRules
 import HearthStorage
@@ -43,5 +44,24 @@ import Testing
         try await TestServer().run(storage: storage) { _, registry async throws in
             #expect(try await registry.database("profiles").rules.source == own)
         }
+    }
+
+    /// HEARTH_WEB_DIR (development only) serves pages from a folder, falling back to the embedded
+    /// files; without it only embedded files are served, and `..` never escapes either.
+    @Test func aDevelopmentFolderServesPagesFromDisk() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-web-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("console"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("export const edited = true;".utf8).write(to: folder.appendingPathComponent("console/data-tree.js"))
+        func text(_ path: String, from directory: String?) -> String? {
+            WebAssets.file(path, from: directory).map { String(decoding: $0.bytes, as: UTF8.self) }
+        }
+        #expect(text("/console/data-tree.js", from: folder.path) == "export const edited = true;")
+        // Not in the folder: the embedded file.
+        #expect(text("/console/", from: folder.path)?.contains("Console · Hearth") == true)
+        // The default (no folder) serves the embedded module, not the edited one.
+        #expect(text("/console/data-tree.js", from: nil)?.contains("export class DataTree") == true)
+        #expect(WebAssets.file("/console/../../etc/passwd", from: folder.path) == nil)
+        #expect(WebAssets.developmentDirectory == nil, "the tests run without HEARTH_WEB_DIR")
     }
 }

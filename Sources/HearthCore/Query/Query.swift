@@ -64,8 +64,12 @@ public struct Query: Sendable, Hashable {
     }
 
     /// The children of `node` that the query selects, in index order.
+    ///
+    /// With a limit it keeps only the best `limit` children while scanning (O(n log limit), no copy of
+    /// all n), so a page of a node with a million children costs one pass, not a sort of a million.
     public func window(over node: Node) -> [(key: Key, node: Node)] {
         guard case .children(let children) = node, !children.entries.isEmpty else { return [] }
+        if let limit { return limitedWindow(children.entries, limit) }
         var entries: [(key: Key, node: Node, sort: Node)] = children.entries.map {
             (key: $0.key, node: $0.value, sort: index.sortValue(of: $0.value))
         }
@@ -84,6 +88,54 @@ public struct Query: Sendable, Hashable {
         case nil: break
         }
         return entries[lower..<upper].map { (key: $0.key, node: $0.node) }
+    }
+
+    /// The first or last `limit` children in range, chosen with a bounded heap whose root is the
+    /// entry that would leave first (the greatest for `.first`, the least for `.last`).
+    func limitedWindow(_ entries: TreeDictionary<Key, Node>, _ limit: Limit) -> [(key: Key, node: Node)] {
+        let (capacity, keepsFirst): (Int, Bool) = switch limit {
+        case .first(let n): (max(n, 0), true)
+        case .last(let n): (max(n, 0), false)
+        }
+        guard capacity > 0 else { return [] }
+        typealias Entry = (key: Key, node: Node, sort: Node)
+        // True when `a` should leave the heap before `b`.
+        let leavesBefore: (Entry, Entry) -> Bool = { a, b in
+            let c = compareEntries(a.key, a.sort, b.key, b.sort)
+            return keepsFirst ? c > 0 : c < 0
+        }
+        var heap: [Entry] = []
+        heap.reserveCapacity(min(capacity, entries.count))
+        for (key, child) in entries {
+            let sort = index.sortValue(of: child)
+            if let start, !isAfterStart(key, sort, start) { continue }
+            if let end, !isBeforeEnd(key, sort, end) { continue }
+            let entry = (key: key, node: child, sort: sort)
+            if heap.count < capacity {
+                heap.append(entry)
+                var i = heap.count - 1
+                while i > 0 {
+                    let parent = (i - 1) / 2
+                    guard leavesBefore(heap[i], heap[parent]) else { break }
+                    heap.swapAt(i, parent)
+                    i = parent
+                }
+            } else if leavesBefore(heap[0], entry) {
+                heap[0] = entry
+                var i = 0
+                while true {
+                    let left = 2 * i + 1, right = left + 1
+                    var top = i
+                    if left < heap.count, leavesBefore(heap[left], heap[top]) { top = left }
+                    if right < heap.count, leavesBefore(heap[right], heap[top]) { top = right }
+                    if top == i { break }
+                    heap.swapAt(i, top)
+                    i = top
+                }
+            }
+        }
+        heap.sort { a, b in compareEntries(a.key, a.sort, b.key, b.sort) < 0 }
+        return heap.map { (key: $0.key, node: $0.node) }
     }
 
     /// The node made of the query's window (the location itself for the default query).

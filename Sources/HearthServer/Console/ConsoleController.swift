@@ -39,6 +39,7 @@ struct ConsoleController: Sendable {
         router.post("/.console/rules/check") { request, _ in await self.signedIn(request) { await self.checkRules(request) } }
         router.get("/.console/rules/history") { request, _ in await self.signedIn(request) { await self.rulesHistory(request) } }
         router.get("/.console/activity") { request, _ in await self.signedIn(request) { await self.activityReport(request) } }
+        ChildListing(sessions: sessions, registry: registry, configuration: configuration).register(on: router)
     }
 
     /// Answers 401 unless the request carries a live console session.

@@ -239,7 +239,7 @@ public final class Database: Sendable {
             let mutations: [StorageMutation] = existing.isEmpty ? [] : [.setPriority(path, priority)]
             return Applied(outcome: .written(value: node, written: .node(node)), change: change, mutations: mutations)
         case .update(_, let items):
-            try checkOverlaps(items.map(\.path))
+            try Database.checkOverlaps(items.map(\.path))
             var resolved: [(path: DatabasePath, node: Node)] = []
             var after = root
             var mutations: [StorageMutation] = []
@@ -321,21 +321,15 @@ public final class Database: Sendable {
     }
 
     /// Rejects updates where one path is an ancestor of another (`a` and `a/b`), as Firebase does.
-    /// Refuses an update in which one path is at or above another. Shorter paths first, each path's
-    /// prefixes are looked up among those already seen: O(n · depth), where comparing every pair took
-    /// seconds for a PATCH of tens of thousands of children.
-    private func checkOverlaps(_ paths: [DatabasePath]) throws {
-        var seen: Set<DatabasePath> = []
-        for longer in paths.sorted(by: { $0.count < $1.count }) {
-            for length in 0...longer.count {
-                let shorter = DatabasePath(keys: Array(longer.keys.prefix(length)))
-                guard seen.contains(shorter) else { continue }
-                throw WriteError(
-                    .invalidData,
-                    "Invalid data; path \(shorter) is an ancestor of \(longer) in the same update"
-                )
-            }
-            seen.insert(longer)
+    /// Sorted key by key, a path comes right before its descendants, so checking neighbours finds
+    /// every overlap: O(n log n), which matters for updates of a million children.
+    static func checkOverlaps(_ paths: [DatabasePath]) throws {
+        let sorted = paths.sorted { a, b in a.keys.lexicographicallyPrecedes(b.keys) { $0.string < $1.string } }
+        for (shorter, longer) in zip(sorted, sorted.dropFirst()) where shorter.contains(longer) {
+            throw WriteError(
+                .invalidData,
+                "Invalid data; path \(shorter) is an ancestor of \(longer) in the same update"
+            )
         }
     }
 }

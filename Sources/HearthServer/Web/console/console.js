@@ -3,17 +3,18 @@
 // Signing in exchanges the admin secret for a session token (POST /.console/session); only that
 // token is kept (sessionStorage, so it ends with the tab, and the server ends it after an hour).
 // Every call below sends it as `Authorization: Bearer`, and hearth.js uses it for the live data.
-import { initializeDatabase, ref, child, set, push, remove, onValue, query, orderByKey, limitToFirst, goOffline } from "/hearth.js";
+import { initializeDatabase, ref, child, set, push, onValue, goOffline } from "/hearth.js";
+import { DataTree, parseTyped } from "./data-tree.js";
+import { setUpTransfer } from "./import-export.js";
 import { mountRules } from "./rules-view.js";
 import { mountActivity } from "./activity-view.js";
 
 const $ = (id) => document.getElementById(id);
 const SESSION_KEY = "hearth.console.session";
-const PAGE = 100;
 
 const state = {
   session: null, info: null, view: "data",
-  db: null, namespace: null, path: [], limit: PAGE, stop: null, seen: new Map(), expanded: new Set(),
+  db: null, namespace: null, path: [], tree: null,
   rulesKind: "database",
   usersToken: null, usersPages: [],
   bucket: null, folder: "",
@@ -40,7 +41,7 @@ async function signOut(message) {
   const session = state.session;
   state.session = null;
   sessionStorage.removeItem(SESSION_KEY);
-  state.stop?.(); state.stop = null;
+  state.tree?.close();
   views.activity?.hide();
   if (state.db) { goOffline(state.db); state.db = null; }
   if (session) fetch("/.console/session", { method: "DELETE", headers: { Authorization: `Bearer ${session.token}` } }).catch(() => {});
@@ -131,20 +132,14 @@ function connect() {
 
 function openData() {
   connect();
-  state.stop?.();
-  state.seen = new Map();
-  const at = state.path.length ? ref(state.db, state.path.join("/")) : ref(state.db);
+  // The tree (data-tree.js): rows by position from the server, a virtual scroller, live refreshes.
+  state.tree ??= new DataTree($("tree-scroller"), {
+    db: () => state.db, namespace: () => state.namespace, apiJSON, toast, navigate: (path) => navigate(path),
+  });
   renderCrumbs();
   $("goto-path").value = "/" + state.path.join("/");
-  // Children by key, a page at a time: a big node opens at once and grows on "Show more".
-  state.stop = onValue(query(at, orderByKey(), limitToFirst(state.limit + 1)), (snap) => {
-    $("data-error").hidden = true;
-    renderTree(snap);
-  }, (error) => {
-    const banner = $("data-error");
-    banner.hidden = false;
-    banner.textContent = `Cannot read /${state.path.join("/")}: ${error?.message ?? error}`;
-  });
+  state.tree.open(state.path, state.query);
+  $("query-clear").hidden = !state.query;
 }
 
 function renderCrumbs() {
@@ -158,126 +153,8 @@ function renderCrumbs() {
 }
 
 function navigate(path) {
-  state.path = path; state.limit = PAGE; state.expanded = new Set();
+  state.path = path; state.query = null;
   openData();
-}
-
-function describe(value) {
-  if (value === null) return { text: "null", kind: "null" };
-  if (typeof value === "string") return { text: JSON.stringify(value), kind: "string" };
-  return { text: JSON.stringify(value), kind: typeof value };
-}
-
-/** Parses what was typed: JSON when it is JSON (numbers, true, null, objects, "quoted"), else a string. */
-export function parseTyped(text) {
-  const trimmed = text.trim();
-  try { return JSON.parse(trimmed); } catch { return text; }
-}
-
-function renderTree(snap) {
-  const tree = $("tree");
-  const entries = [];
-  snap.forEach((c) => { entries.push([c.key, c.val()]); });
-  const more = entries.length > state.limit;
-  if (more) entries.pop();
-  $("more").hidden = !more;
-  const previous = state.seen;
-  state.seen = new Map();
-  if (!snap.exists()) {
-    const empty = document.createElement("li");
-    empty.className = "empty";
-    empty.textContent = state.path.length ? "Nothing here (null). Add a child below." : "This database is empty. Add a child below.";
-    tree.replaceChildren(empty);
-    return;
-  }
-  if (snap.val() === null || typeof snap.val() !== "object") {
-    tree.replaceChildren(nodeRow(state.path, state.path[state.path.length - 1] ?? "/", snap.val(), previous));
-    return;
-  }
-  tree.replaceChildren(...entries.map(([key, value]) => nodeItem([...state.path, key], key, value, previous)));
-}
-
-function nodeItem(path, key, value, previous) {
-  const item = document.createElement("li");
-  item.setAttribute("role", "treeitem");
-  item.append(nodeRow(path, key, value, previous));
-  if (value !== null && typeof value === "object") {
-    const id = path.join("/");
-    const open = state.expanded.has(id);
-    item.setAttribute("aria-expanded", String(open));
-    if (open) {
-      const list = document.createElement("ul");
-      list.setAttribute("role", "group");
-      for (const [k, v] of Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) list.append(nodeItem([...path, k], k, v, previous));
-      item.append(list);
-    }
-  }
-  return item;
-}
-
-function nodeRow(path, key, value, previous) {
-  const row = document.createElement("div");
-  row.className = "node-row";
-  const id = path.join("/");
-  const fingerprint = JSON.stringify(value);
-  state.seen.set(id, fingerprint);
-  if (previous.size && previous.get(id) !== fingerprint) row.classList.add("changed");
-  const isObject = value !== null && typeof value === "object";
-  const toggle = document.createElement("button");
-  toggle.className = "toggle"; toggle.type = "button";
-  if (isObject) {
-    toggle.textContent = state.expanded.has(id) ? "▾" : "▸";
-    toggle.setAttribute("aria-label", `${state.expanded.has(id) ? "Collapse" : "Expand"} ${key}`);
-    toggle.addEventListener("click", () => { state.expanded.has(id) ? state.expanded.delete(id) : state.expanded.add(id); openData(); });
-  } else toggle.tabIndex = -1;
-  const name = document.createElement(isObject ? "button" : "span");
-  name.className = "key" + (isObject ? " linkish" : "");
-  name.textContent = key;
-  if (isObject) { name.type = "button"; name.title = "Open this node"; name.addEventListener("click", () => navigate(path)); }
-  row.append(toggle, name);
-  if (isObject) {
-    const count = document.createElement("span");
-    count.className = "hint";
-    const n = Object.keys(value).length;
-    count.textContent = `${n} ${n === 1 ? "child" : "children"}`;
-    row.append(count);
-  } else {
-    const shown = describe(value);
-    const span = document.createElement("span");
-    span.className = `value ${shown.kind}`;
-    span.textContent = shown.text;
-    span.tabIndex = 0;
-    span.title = "Edit (Enter)";
-    const edit = () => {
-      const input = document.createElement("input");
-      input.className = "input edit"; input.value = shown.text; input.setAttribute("aria-label", `New value of ${key}`);
-      span.replaceWith(input);
-      input.focus(); input.select();
-      input.addEventListener("keydown", async (event) => {
-        if (event.key === "Escape") { input.replaceWith(span); span.focus(); }
-        if (event.key === "Enter") {
-          try { await set(ref(state.db, path.join("/")), parseTyped(input.value)); toast(`Saved /${path.join("/")}`); }
-          catch (error) { toast(`Not saved: ${error?.message ?? error}`); input.replaceWith(span); }
-        }
-      });
-      input.addEventListener("blur", () => { if (input.isConnected) input.replaceWith(span); });
-    };
-    span.addEventListener("click", edit);
-    span.addEventListener("keydown", (event) => { if (event.key === "Enter") edit(); });
-    row.append(span);
-  }
-  const actions = document.createElement("span");
-  actions.className = "actions";
-  const del = document.createElement("button");
-  del.className = "button small danger"; del.type = "button"; del.textContent = "Delete";
-  del.setAttribute("aria-label", `Delete ${path.join("/") || "everything"}`);
-  del.addEventListener("click", async () => {
-    if (!confirm(`Delete /${path.join("/")} and everything under it?`)) return;
-    try { await remove(ref(state.db, path.join("/"))); toast(`Deleted /${path.join("/")}`); } catch (error) { toast(`Not deleted: ${error?.message ?? error}`); }
-  });
-  actions.append(del);
-  row.append(actions);
-  return row;
 }
 
 // ───────────── users ─────────────
@@ -507,9 +384,12 @@ function start() {
   });
   $("sign-out").addEventListener("click", () => signOut("Signed out."));
   window.addEventListener("hashchange", () => { if (state.session) route(); });
-  $("namespace").addEventListener("change", (event) => { state.namespace = event.target.value; state.path = []; state.expanded = new Set(); route(); });
+  $("namespace").addEventListener("change", (event) => { state.namespace = event.target.value; state.path = []; state.query = null; route(); });
   $("goto").addEventListener("submit", (event) => { event.preventDefault(); navigate($("goto-path").value.split("/").filter(Boolean)); });
-  $("more").addEventListener("click", () => { state.limit += PAGE; openData(); });
+  $("query-bar").addEventListener("submit", (event) => { event.preventDefault(); state.query = Object.fromEntries(new FormData(event.target)); openData(); });
+  $("query-bar").elements.orderBy.addEventListener("change", (event) => { $("query-bar").elements.child.hidden = event.target.value !== "child"; });
+  $("query-clear").addEventListener("click", () => navigate(state.path));
+  setUpTransfer({ path: () => state.path, namespace: () => state.namespace, token: () => state.session.token, toast, imported: () => state.tree?.refresh() });
   $("add-child").addEventListener("submit", async (event) => {
     event.preventDefault();
     const key = $("add-key").value.trim();
@@ -519,6 +399,7 @@ function start() {
       if (key) await set(child(parent, key), value); else await push(parent, value);
       $("add-key").value = ""; $("add-value").value = "";
       toast("Added.");
+      state.tree?.refresh();
     } catch (error) { toast(`Not added: ${error?.message ?? error}`); }
   });
   $("user-search").addEventListener("input", () => { clearTimeout(start.search); start.search = setTimeout(() => loadUsers(true), 250); });

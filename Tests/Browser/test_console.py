@@ -178,6 +178,18 @@ def test_rules_users_and_files(console, locked_server):
     wait(driver, lambda d: path.name in files(d), 'the upload is listed')
     driver.execute_script("[...document.querySelectorAll('#files-table tbody button.linkish')].find(b => b.textContent.includes('console-upload')).click()")
     wait(driver, lambda d: 'uploaded from the console' in d.find_element(By.ID, 'file-preview').text, 'the text preview')
+    # Metadata: a caching header and a custom key, saved with the Cloud Storage API's PATCH.
+    form = driver.find_element(By.CSS_SELECTOR, '#file-preview .metadata-form')
+    form.find_element(By.NAME, 'cacheControl').send_keys('public, max-age=60')
+    driver.execute_script("arguments[0].value = '{\"owner\": \"grace\"}'", form.find_element(By.NAME, 'metadata'))
+    form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+    wait(driver, lambda d: admin(locked_server, 'GET', f'/storage/v1/b/hearth.appspot.com/o/{path.name}').json().get('metadata') == {'owner': 'grace'},
+         'the custom metadata is saved')
+    stored = admin(locked_server, 'GET', f'/storage/v1/b/hearth.appspot.com/o/{path.name}').json()
+    assert stored['cacheControl'] == 'public, max-age=60', stored
+    driver.set_window_size(1280, 1000)
+    driver.execute_script("document.getElementById('files-table').scrollIntoView()")
+    driver.save_screenshot(str(pathlib.Path(__file__).resolve().parents[2] / 'docs' / 'screenshots' / 'console-files.png'))
     driver.execute_script("[...document.querySelectorAll('#files-table tbody tr')].find(r => r.textContent.includes('console-upload')).querySelector('.button.danger').click()")
     wait(driver, lambda d: path.name not in files(d), 'the file is deleted')
     assert admin(locked_server, 'GET', f'/storage/v1/b/hearth.appspot.com/o/{path.name}').status_code == 404

@@ -343,7 +343,54 @@ async function preview(item) {
   } else {
     content = Object.assign(document.createElement("p"), { className: "hint", textContent: "No preview for this type; download it instead." });
   }
-  box.replaceChildren(title, meta, content);
+  box.replaceChildren(title, meta, content, metadataForm(item));
+}
+
+/** The file's metadata, editable: content type and caching headers, and custom key/value metadata. */
+function metadataForm(item) {
+  const form = document.createElement("form");
+  form.className = "metadata-form";
+  form.setAttribute("aria-label", `Metadata of ${item.name}`);
+  const fields = [
+    ["contentType", "Content-Type"], ["cacheControl", "Cache-Control"],
+    ["contentDisposition", "Content-Disposition"], ["contentLanguage", "Content-Language"],
+  ];
+  const grid = document.createElement("div");
+  grid.className = "metadata-grid";
+  for (const [name, label] of fields) {
+    const field = Object.assign(document.createElement("label"), { className: "field" });
+    field.append(label, Object.assign(document.createElement("input"), { className: "input code-line", name, value: item[name] ?? "", autocomplete: "off" }));
+    grid.append(field);
+  }
+  const custom = Object.assign(document.createElement("label"), { className: "field" });
+  custom.append("Custom metadata ", Object.assign(document.createElement("span"), { className: "hint", textContent: '(JSON object of strings, e.g. {"owner": "ada"}; a key set to null is removed)' }),
+    Object.assign(document.createElement("textarea"), { className: "input code-line", name: "metadata", rows: 3, value: JSON.stringify(item.metadata ?? {}, null, 1) }));
+  const error = Object.assign(document.createElement("p"), { className: "field-error", role: "alert" });
+  const save = Object.assign(document.createElement("button"), { type: "submit", className: "button primary small", textContent: "Save metadata" });
+  form.append(Object.assign(document.createElement("h4"), { textContent: "Metadata" }), grid, custom, error, save);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    const patch = {};
+    for (const [name] of fields) {
+      const value = form.elements[name].value.trim();
+      if (value !== (item[name] ?? "")) patch[name] = value || null;
+    }
+    try {
+      const metadata = JSON.parse(form.elements.metadata.value || "{}");
+      if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) throw new Error();
+      // Keys no longer listed are removed, as Cloud Storage's PATCH removes a key set to null.
+      for (const key of Object.keys(item.metadata ?? {})) if (!(key in metadata)) metadata[key] = null;
+      patch.metadata = metadata;
+    } catch { error.textContent = "Custom metadata must be a JSON object."; return; }
+    try {
+      const updated = await apiJSON(gcs(`${encode(item.bucket)}/o/${encode(item.name)}`), { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify(patch) });
+      toast("Metadata saved.");
+      listFiles();
+      preview(updated);
+    } catch (failure) { error.textContent = failure.message; }
+  });
+  return form;
 }
 
 function upload(files) {

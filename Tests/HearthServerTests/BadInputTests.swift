@@ -46,6 +46,9 @@ import Testing
         ("GET", "/keep.json?timeout=20min", nil, nil),
         ("PUT", "/keep.json?writeSizeLimit=huge", "1", nil),
         ("PUT", "/keep/%ZZ.json", "1", nil),
+        // A GET with a malformed escape answers as a PUT does, not 200 null.
+        ("GET", "/keep/%ZZ.json", nil, "Invalid path: the URL has a malformed percent escape"),
+        ("DELETE", "/keep/%ZZ.json", nil, "Invalid path: the URL has a malformed percent escape"),
     ] as [(String, String, String?, String?)])
     func badRequestsGet400AndChangeNothing(_ method: String, _ uri: String, _ body: String?, _ message: String?) async throws {
         try await TestServer().run { client, _ async throws in

@@ -164,6 +164,7 @@ let package = Package(
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -88,7 +88,9 @@ extension IdentityService {
             members.append(("oobLink", .string(link)))
             members.append(("oobCode", .string(code)))
         } else {
-            try await store.recordEmail(Self.email(for: entry, link: link, sentAt: clock.millis))
+            let message = Self.email(for: entry, link: link, sentAt: clock.millis)
+            try await store.recordEmail(message)
+            mailer?.enqueue(message)
         }
         return .object(compact(members))
     }

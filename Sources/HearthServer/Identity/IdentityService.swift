@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HearthCore
 import HearthStorage
+import Logging
 
 /// Who calls the Identity Toolkit API: an app with an API key, or the admin credential.
 enum IdentityCaller: Sendable, Equatable {
@@ -22,19 +23,41 @@ struct IdentityService: Sendable {
     let emulatorMode: Bool
     /// Nil when failed sign-ins are not limited (emulator mode by default).
     let throttle: SignInThrottle?
+    /// Failed password sign-ins per client address; nil when not limited.
+    let failedSignInsPerAddress: AddressRateLimit?
+    /// Client sign-ups per client address; nil when not limited.
+    let signUpsPerAddress: AddressRateLimit?
+    /// The server's clock, which the per-address windows run on.
+    let serverClock: ServerClock
+    /// Sends the outbox's emails when an SMTP server is configured.
+    let mailer: MailDelivery?
     /// Password-reset and email codes issued and not yet used.
     let oobCodes = OobCodeBook()
 
-    init(store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool) {
+    init(
+        store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
+        clock: ServerClock = .system, logger: Logger = Logger(label: "hearth")
+    ) {
         self.store = store
         self.signer = signer
         self.configuration = configuration
         self.emulatorMode = emulatorMode
+        self.serverClock = clock
+        mailer = configuration.smtp.map { MailDelivery(configuration: $0, clock: clock, logger: logger) }
         let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
         throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }
+        func perAddress(_ configured: Int?, _ window: Duration) -> AddressRateLimit? {
+            let limit = configured ?? (emulatorMode ? 0 : 100)
+            return limit > 0 ? AddressRateLimit(limit: limit, window: window) : nil
+        }
+        failedSignInsPerAddress = perAddress(configuration.failedSignInsPerAddressLimit, configuration.failedSignInsPerAddressWindow)
+        signUpsPerAddress = perAddress(configuration.signUpsPerAddressLimit, configuration.signUpsPerAddressWindow)
     }
 
     var hasher: PasswordHasher { configuration.passwordHashing }
+
+    /// The key a client address is counted under: connections without one (in-process tests) share one.
+    static func addressKey(_ address: String?) -> String { address ?? "unknown" }
     var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
 
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
@@ -48,12 +71,20 @@ struct IdentityService: Sendable {
 
     /// `accounts:signUp` (anonymous, email/password, or linking an anonymous user), and the admin
     /// `projects/{p}/accounts` create, which returns no tokens.
-    func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
+    ///
+    /// `address` is the client's (for the per-address sign-up limit); admin creations are not limited.
+    func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, address: String? = nil) async throws -> JSONValue {
         let clock = Clock()
         if caller == .client, body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
         if body.has("idToken") {
             if body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
             return try await link(body, project: project, clock: clock)
+        }
+        if caller == .client, let signUpsPerAddress {
+            // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
+            let key = Self.addressKey(address)
+            guard signUpsPerAddress.allows(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
+            signUpsPerAddress.record(key, now: serverClock.elapsed)
         }
         let emailMode = body.has("email") || body.has("password")
         var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: clock.millis)
@@ -121,20 +152,28 @@ struct IdentityService: Sendable {
     }
 
     /// `accounts:signInWithPassword`.
-    func signInWithPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    ///
+    /// `address` is the client's: failed attempts count against it as well as against the account.
+    func signInWithPassword(_ body: IdentityRequestBody, project: String, address: String? = nil) async throws -> JSONValue {
         let clock = Clock()
         guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
         let account = project + "/" + email
+        let addressKey = Self.addressKey(address)
+        if let failedSignInsPerAddress, !failedSignInsPerAddress.allows(addressKey, now: serverClock.elapsed) {
+            throw IdentityError.tooManyAttemptsFromAddress
+        }
         if let throttle, !throttle.allows(account) { throw IdentityError.tooManyAttempts }
         guard let found = try await store.user(project: project, email: email) else {
             await hasher.verifyNothing(password)
             throttle?.recordFailure(account)
+            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.emailNotFound
         }
         guard let stored = found.passwordHash, await hasher.verify(password, against: stored) else {
             throttle?.recordFailure(account)
+            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             if found.disabled { throw IdentityError.userDisabled }
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
         }

@@ -306,6 +306,9 @@ struct IdentityService: Sendable {
             for email in body.strings("email") {
                 if let user = try await store.user(project: project, email: email.lowercased()), seen.insert(user.localId).inserted { users.append(user) }
             }
+            for phone in body.strings("phoneNumber") {
+                if let user = try await store.user(project: project, phoneNumber: phone), seen.insert(user.localId).inserted { users.append(user) }
+            }
         }
         var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#GetAccountInfoResponse"))]
         if !users.isEmpty { members.append(("users", .array(users.map(userInfo)))) }
@@ -449,7 +452,7 @@ struct IdentityService: Sendable {
         let page = try await store.users(project: project, after: after, limit: limit + 1)
         let users = Array(page.prefix(limit))
         var members: [(key: String, value: JSONValue)] = [
-            ("kind", .string("identitytoolkit#DownloadAccountResponse")), ("users", .array(users.map(userInfo))),
+            ("kind", .string("identitytoolkit#DownloadAccountResponse")), ("users", .array(users.map(downloadedUserInfo))),
         ]
         if page.count > limit, let last = users.last { members.append(("nextPageToken", .string(last.localId))) }
         return .object(members)
@@ -643,6 +646,27 @@ struct IdentityService: Sendable {
             ("customAttributes", user.customAttributes.map(JSONValue.string)),
             ("customAuth", user.customAuth ? .bool(true) : nil), ("initialEmail", user.initialEmail.map(JSONValue.string)),
         ]))
+    }
+
+    /// A user as an admin's download (`accounts:batchGet`, firebase-admin's `list_users`) shows it: as
+    /// lookup does, plus the password's hash and salt in base64, which Firebase gives an admin so users
+    /// can move elsewhere. For Hearth's scrypt they are the derived key and the salt (Firebase's
+    /// `STANDARD_SCRYPT` with the cost in the stored hash, 32 bytes); for an imported Firebase hash, its
+    /// hash and salt (Firebase's `SCRYPT` with the project's parameters).
+    func downloadedUserInfo(_ user: UserRecord) -> JSONValue {
+        guard case .object(var members) = userInfo(user), let stored = user.passwordHash else { return userInfo(user) }
+        let parts: (hash: [UInt8], salt: [UInt8])?
+        if let parsed = PasswordHasher.parse(stored) {
+            parts = (parsed.key, parsed.salt)
+        } else if let imported = FirebaseScryptHash(stored) {
+            parts = (imported.hash, imported.salt)
+        } else {
+            parts = nil
+        }
+        guard let parts, let index = members.firstIndex(where: { $0.key == "passwordHash" }) else { return .object(members) }
+        members[index].value = .string(Data(parts.hash).base64EncodedString())
+        members.insert((key: "salt", value: .string(Data(parts.salt).base64EncodedString())), at: index + 1)
+        return .object(members)
     }
 
     func providerUserInfo(_ user: UserRecord) -> [JSONValue] {

@@ -43,7 +43,7 @@ struct IdentityToolkitController: Sendable {
 
     /// Operations Firebase has that this server does not implement yet: 501, not 404.
     static let unimplemented: Set<String> = [
-        "accounts:createAuthUri", "accounts:signInWithEmailLink",
+        "accounts:createAuthUri",
         "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber",
         "accounts:revokeToken", "signOutUser",
     ]
@@ -165,6 +165,8 @@ struct IdentityToolkitController: Sendable {
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
             let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
             return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request), apiKey: apiKey)
+        case ("accounts:signInWithEmailLink", .post):
+            return try await service.signInWithEmailLink(body, project: project)
         case ("accounts:resetPassword", .post):
             return try await service.resetPassword(body, project: project)
         case ("accounts:update", .post):

@@ -309,6 +309,22 @@ struct IdentityService: Sendable {
             for phone in body.strings("phoneNumber") {
                 if let user = try await store.user(project: project, phoneNumber: phone), seen.insert(user.localId).inserted { users.append(user) }
             }
+            if case .array(let federated)? = body.fields["federatedUserId"], !federated.isEmpty {
+                let wanted = Set(federated.compactMap { id -> String? in
+                    guard let provider = id["providerId"]?.stringValue, let rawId = id["rawId"]?.stringValue else { return nil }
+                    return provider + "\u{0}" + rawId
+                })
+                // Admin lookups only, and rare: a scan rather than an index.
+                var after: String?
+                while true {
+                    let page = try await store.users(project: project, after: after, limit: 500)
+                    for user in page where (user.linkedProviders ?? []).contains(where: { wanted.contains($0.providerId + "\u{0}" + $0.rawId) }) {
+                        if seen.insert(user.localId).inserted { users.append(user) }
+                    }
+                    guard page.count == 500, let last = page.last else { break }
+                    after = last.localId
+                }
+            }
         }
         var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#GetAccountInfoResponse"))]
         if !users.isEmpty { members.append(("users", .array(users.map(userInfo)))) }
@@ -343,13 +359,15 @@ struct IdentityService: Sendable {
         let customAttributes = try (caller == .admin ? body.string("customAttributes") : nil).map(validCustomClaims)
         let phoneNumber = try (caller == .admin ? nonEmpty(body.string("phoneNumber")) : nil).map(validPhoneNumber)
         var requestedDeletions = Set(body.strings("deleteAttribute"))
+        var unlinking = Set<String>()
         for provider in body.strings("deleteProvider") {
             switch provider {
             case "phone": requestedDeletions.insert("PHONE_NUMBER")
             case "password": requestedDeletions.formUnion(["EMAIL", "PASSWORD"])
-            default: break
+            default: unlinking.insert(provider)
             }
         }
+        let unlinked = unlinking
         let deletions = requestedDeletions
         for name in deletions where !["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL", "PHONE_NUMBER"].contains(name) {
             throw IdentityError.notImplemented
@@ -375,6 +393,10 @@ struct IdentityService: Sendable {
             case .string(let url)?: user.photoUrl = url.isEmpty ? nil : url
             case .null?: user.photoUrl = nil
             default: break
+            }
+            if !unlinked.isEmpty, var linked = user.linkedProviders {
+                linked.removeAll { unlinked.contains($0.providerId) }
+                user.linkedProviders = linked.isEmpty ? nil : linked
             }
             if deletions.contains("DISPLAY_NAME") { user.displayName = nil }
             if deletions.contains("PHOTO_URL") { user.photoUrl = nil }
@@ -679,6 +701,13 @@ struct IdentityService: Sendable {
         }
         if let phone = user.phoneNumber {
             providers.append(.object([("providerId", .string("phone")), ("phoneNumber", .string(phone)), ("rawId", .string(phone))]))
+        }
+        for linked in user.linkedProviders ?? [] {
+            providers.append(.object(compact([
+                ("providerId", .string(linked.providerId)), ("rawId", .string(linked.rawId)), ("federatedId", .string(linked.rawId)),
+                ("email", linked.email.map(JSONValue.string)), ("displayName", linked.displayName.map(JSONValue.string)),
+                ("photoUrl", linked.photoUrl.map(JSONValue.string)),
+            ])))
         }
         return providers
     }

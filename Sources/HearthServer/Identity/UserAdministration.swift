@@ -222,6 +222,15 @@ public struct UserAdministration: Sendable {
         if let last = user.lastLoginAt { members.append(("lastSignedInAt", .string(String(last)))) }
         members.append(("disabled", .bool(user.disabled)))
         if let claims = user.customAttributes { members.append(("customAttributes", .string(claims))) }
+        if let linked = user.linkedProviders {
+            members.append(("providerUserInfo", .array(linked.map { provider in
+                .object(compact([
+                    ("providerId", .string(provider.providerId)), ("rawId", .string(provider.rawId)),
+                    ("email", provider.email.map(JSONValue.string)), ("displayName", provider.displayName.map(JSONValue.string)),
+                    ("photoUrl", provider.photoUrl.map(JSONValue.string)),
+                ]))
+            })))
+        }
         return .object(members)
     }
 

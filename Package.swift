@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Account emails: STARTTLS to the mail server.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Files: streaming multipart/related uploads.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
@@ -85,6 +87,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]

@@ -78,6 +78,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The sender of account emails (default: $HEARTH_SMTP_FROM, else noreply@<project>.local).", valueName: "address"))
     var smtpFrom: String?
 
+    @Flag(help: "Upgrade mail connections with STARTTLS and verify the server's certificate (always, with a login: HEARTH_SMTP_USERNAME, HEARTH_SMTP_PASSWORD).")
+    var smtpStarttls = false
+
+    @Option(help: ArgumentHelp("PEM certificates to trust for STARTTLS instead of the system's.", valueName: "file"))
+    var smtpCaFile: String?
+
     @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
 
@@ -164,7 +170,16 @@ struct ServeCommand: AsyncParsableCommand {
             let from = smtpFrom ?? environment["HEARTH_SMTP_FROM"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? "noreply@\(configuration.identity.projectID).local"
             do {
-                configuration.identity.smtp = try SMTPConfiguration(url: url, from: from)
+                var smtp = try SMTPConfiguration(url: url, from: from)
+                smtp.startTLS = smtpStarttls
+                smtp.trustRootsFile = smtpCaFile
+                smtp.username = environment["HEARTH_SMTP_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+                smtp.password = environment["HEARTH_SMTP_PASSWORD"]
+                if (smtp.username == nil) != (smtp.password == nil) {
+                    throw CLIError("set both HEARTH_SMTP_USERNAME and HEARTH_SMTP_PASSWORD, or neither")
+                }
+                if smtp.username != nil { smtp.startTLS = true }
+                configuration.identity.smtp = smtp
             } catch {
                 throw CLIError("--smtp-url/--smtp-from: \(error)")
             }
@@ -173,7 +188,9 @@ struct ServeCommand: AsyncParsableCommand {
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
         let host = self.host
         let notice = secretNotice
-        let mail = configuration.identity.smtp.map { "  Account emails: to the outbox and to smtp://\($0.host):\($0.port) from \($0.from)\n" } ?? ""
+        let mail = configuration.identity.smtp.map {
+            "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
+        } ?? ""
         let app = try await buildApplication(
             configuration: configuration,
             storage: storage,

@@ -16,6 +16,14 @@ public struct SMTPConfiguration: Sendable, Equatable {
     /// Waits before each retry of a message the server could not take; one attempt more than there
     /// are waits. A permanent refusal (5xx) is not retried.
     public var retryDelays: [Duration] = [.seconds(1), .seconds(5), .seconds(30), .seconds(120), .seconds(600)]
+    /// Upgrade every connection with STARTTLS and verify the server's certificate; a server that does
+    /// not offer STARTTLS gets nothing. On whenever there is a login.
+    public var startTLS = false
+    /// PEM certificates to trust for STARTTLS instead of the system's.
+    public var trustRootsFile: String?
+    /// A login for `AUTH PLAIN`, sent only inside TLS.
+    public var username: String?
+    public var password: String?
 
     /// `url` is `smtp://host[:port]` (port 25 by default).
     public init(url: String, from: String) throws {
@@ -24,7 +32,7 @@ public struct SMTPConfiguration: Sendable, Equatable {
             throw SMTPConfigurationError("the SMTP URL must look like smtp://host:port (got \(url))")
         }
         guard components.user == nil, components.password == nil else {
-            throw SMTPConfigurationError("SMTP authentication is not supported (it would go unencrypted): use a relay that needs none")
+            throw SMTPConfigurationError("put no login in the SMTP URL (it would show in the process list): use HEARTH_SMTP_USERNAME and HEARTH_SMTP_PASSWORD")
         }
         guard from.contains("@"), MailMessage.headerValue(from) == from, !from.contains("<"), !from.contains(">") else {
             throw SMTPConfigurationError("the from address must be a plain address like noreply@example.com (got \(from))")
@@ -64,7 +72,13 @@ final class MailDelivery: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        client = SMTPClient(host: configuration.host, port: configuration.port)
+        var client = SMTPClient(host: configuration.host, port: configuration.port)
+        client.requireTLS = configuration.startTLS
+        client.trustRootsFile = configuration.trustRootsFile
+        if let username = configuration.username, let password = configuration.password {
+            client.credentials = SMTPConversation.Credentials(username: username, password: password)
+        }
+        self.client = client
     }
 
     /// Starts delivering `message`; returns at once.

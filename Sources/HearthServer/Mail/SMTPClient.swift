@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// Sends one message to an SMTP server over plain TCP, driving an ``SMTPConversation``. Used by
 /// ``MailDelivery``, which retries; this type makes a single attempt.
@@ -17,6 +18,12 @@ struct SMTPClient: Sendable {
     var clientName = "hearth.localhost"
     /// The longest a whole attempt may take, connection included.
     var timeout: Duration = .seconds(60)
+    /// Upgrade with STARTTLS (verifying the server's certificate) before sending anything.
+    var requireTLS = false
+    /// PEM certificates to trust instead of the system's (a private mail server's CA).
+    var trustRootsFile: String?
+    /// A login for AUTH PLAIN (implies TLS).
+    var credentials: SMTPConversation.Credentials?
     var group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     func send(from: String, to: String, message: String) async throws {
@@ -42,7 +49,9 @@ struct SMTPClient: Sendable {
         } catch {
             throw SMTPDeliveryError(phase: "connect", code: 0, transient: true, text: "\(error)")
         }
-        var conversation = SMTPConversation(clientName: clientName, from: from, to: to, message: message)
+        var conversation = SMTPConversation(
+            clientName: clientName, from: from, to: to, message: message, requireTLS: requireTLS, credentials: credentials
+        )
         do {
             try await exchange(on: channel, &conversation)
         } catch {
@@ -61,6 +70,10 @@ struct SMTPClient: Sendable {
                     switch conversation.receive(reply) {
                     case .send(let text):
                         try await outbound.write(ByteBuffer(string: text))
+                    case .startTLS:
+                        try await startTLS(on: channel.channel)
+                        guard case .send(let text) = conversation.tlsStarted() else { throw SMTPDeliveryError(phase: "STARTTLS", code: 0, transient: false, text: "") }
+                        try await outbound.write(ByteBuffer(string: text))
                     case .finished:
                         return
                     case .failed(let error):
@@ -72,6 +85,22 @@ struct SMTPClient: Sendable {
             if !conversation.accepted {
                 throw SMTPDeliveryError(phase: "the conversation (the server closed it)", code: 0, transient: true, text: "")
             }
+        }
+    }
+
+    /// Puts TLS under the conversation: the server's certificate is verified against the system's
+    /// roots (or ``trustRootsFile``) and the host name (or, for an IP address, the address).
+    private func startTLS(on channel: any Channel) async throws {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        if let trustRootsFile { configuration.trustRoots = .file(trustRootsFile) }
+        do {
+            let context = try NIOSSLContext(configuration: configuration)
+            let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+            let handler = try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host)
+            try await channel.pipeline.addHandler(handler, position: .first).get()
+        } catch {
+            throw SMTPDeliveryError(phase: "STARTTLS", code: 0, transient: false, text: "\(error)")
         }
     }
 }

@@ -50,6 +50,46 @@ import Testing
         #expect(!greylisted.accepted)
     }
 
+    @Test func startTLSThenALoginInsideIt() {
+        var smtp = SMTPConversation(
+            clientName: "hearth.test", from: "noreply@example.com", to: "ada@example.com", message: "x\r\n",
+            credentials: .init(username: "mailer", password: "pw")
+        )
+        _ = smtp.receive(Self.reply(220))
+        // Credentials imply TLS: no MAIL FROM, no AUTH before it.
+        #expect(smtp.receive(SMTPReply(code: 250, lines: ["mail.example.com", "STARTTLS", "AUTH PLAIN LOGIN"])) == .send("STARTTLS\r\n"))
+        #expect(smtp.receive(Self.reply(220, "go ahead")) == .startTLS)
+        #expect(smtp.tlsStarted() == .send("EHLO hearth.test\r\n"))
+        let login = "AUTH PLAIN " + Data("\u{0}mailer\u{0}pw".utf8).base64EncodedString() + "\r\n"
+        #expect(smtp.receive(SMTPReply(code: 250, lines: ["mail.example.com", "AUTH LOGIN PLAIN"])) == .send(login))
+        #expect(smtp.receive(Self.reply(235)) == .send("MAIL FROM:<noreply@example.com>\r\n"))
+    }
+
+    @Test func withoutSTARTTLSOnOfferNothingIsSent() {
+        var smtp = SMTPConversation(clientName: "h", from: "a@b.c", to: "d@e.f", message: "x", requireTLS: true)
+        _ = smtp.receive(Self.reply(220))
+        guard case .failed(let error) = smtp.receive(SMTPReply(code: 250, lines: ["mail.example.com", "8BITMIME"])) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(!error.transient)
+        var old = SMTPConversation(clientName: "h", from: "a@b.c", to: "d@e.f", message: "x", requireTLS: true)
+        _ = old.receive(Self.reply(220))
+        guard case .failed = old.receive(Self.reply(502)) else {
+            Issue.record("a server without EHLO cannot do STARTTLS")
+            return
+        }
+        var noPlain = SMTPConversation(clientName: "h", from: "a@b.c", to: "d@e.f", message: "x", credentials: .init(username: "u", password: "p"))
+        _ = noPlain.receive(Self.reply(220))
+        _ = noPlain.receive(SMTPReply(code: 250, lines: ["m", "STARTTLS"]))
+        _ = noPlain.receive(Self.reply(220))
+        _ = noPlain.tlsStarted()
+        guard case .failed = noPlain.receive(SMTPReply(code: 250, lines: ["m", "AUTH CRAM-MD5"])) else {
+            Issue.record("expected a failure without AUTH PLAIN")
+            return
+        }
+    }
+
     @Test func linesStartingWithADotAreStuffedAndLineEndsAreCRLF() {
         #expect(SMTPConversation.dotStuffed("a\n.\n..b\nc") == "a\r\n..\r\n...b\r\nc\r\n")
         #expect(SMTPConversation.dotStuffed("a\r\nb\r\n") == "a\r\nb\r\n")

@@ -96,9 +96,12 @@ struct SMTPClient: Sendable {
         if let trustRootsFile { configuration.trustRoots = .file(trustRootsFile) }
         do {
             let context = try NIOSSLContext(configuration: configuration)
-            let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
-            let handler = try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host)
-            try await channel.pipeline.addHandler(handler, position: .first).get()
+            let serverHostname = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+            // The handler is not Sendable: made and added on the channel's own event loop.
+            try await channel.eventLoop.submit {
+                let handler = try NIOSSLClientHandler(context: context, serverHostname: serverHostname)
+                try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+            }.get()
         } catch {
             throw SMTPDeliveryError(phase: "STARTTLS", code: 0, transient: false, text: "\(error)")
         }

@@ -36,7 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        // The SDK's WebSocket transport: TLS for wss/https database URLs (async-http-client uses it too).
+        // TLS: the SDK's WebSocket transport for wss/https URLs, and the server's STARTTLS to a mail server.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Files: streaming multipart/related uploads.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
@@ -91,6 +91,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]
@@ -173,6 +174,7 @@ let package = Package(
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),

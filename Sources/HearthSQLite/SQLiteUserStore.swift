@@ -121,6 +121,15 @@ public final class SQLiteUserStore: UserStore {
         }
     }
 
+    public func user(project: String, phoneNumber: String) async throws -> UserRecord? {
+        try await read { db in
+            try String.fetchOne(
+                db, sql: "SELECT record FROM users WHERE project = ? AND json_extract(record, '$.phoneNumber') = ? ORDER BY local_id LIMIT 1",
+                arguments: [project, phoneNumber]
+            ).map(Self.decode)
+        }
+    }
+
     public func users(project: String, after: String?, limit: Int) async throws -> [UserRecord] {
         try await read { db in
             try String.fetchAll(

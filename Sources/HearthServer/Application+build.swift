@@ -67,7 +67,7 @@ func makeApplication(
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
     try await registry.preload()
     try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: HearthRequestContext.self)
     let activity = ServerActivity(clock: configuration.clock)
     router.add(middleware: ActivityMiddleware(activity: activity))
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
@@ -86,7 +86,8 @@ func makeApplication(
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
         let service = IdentityService(
-            store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode
+            store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode,
+            clock: configuration.clock, logger: logger
         )
         var identity = IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
         identity.consoleSessions = consoleSessions

@@ -17,12 +17,12 @@ enum WebAssets {
     /// Registers the files; `database` answers what is not a file under the page routes (the REST
     /// API's `/apps/….json`, so database paths named `apps` or `ui` stay reachable).
     static func register(
-        on router: Router<BasicRequestContext>,
-        database: @escaping @Sendable (Request, BasicRequestContext) async -> Response = { _, _ in Response(status: .notFound) }
+        on router: Router<HearthRequestContext>,
+        database: @escaping @Sendable (Request, HearthRequestContext) async -> Response = { _, _ in Response(status: .notFound) }
     ) {
         for file in files {
             let bytes = EmbeddedWebAssets.files[file.resource]
-            let respond: @Sendable (Request, BasicRequestContext) -> Response = { _, _ in
+            let respond: @Sendable (Request, HearthRequestContext) -> Response = { _, _ in
                 guard let bytes else { return Response(status: .notFound) }
                 let headers: HTTPFields = [
                     .contentType: file.contentType,
@@ -40,7 +40,7 @@ enum WebAssets {
             router.get(RouterPath(route)) { _, _ in serve("/auth/action.html") ?? Response(status: .notFound) }
         }
         router.get("/__/auth/action.js") { _, _ in serve("/auth/action.js") ?? Response(status: .notFound) }
-        let page: @Sendable (Request, BasicRequestContext) async -> Response = { request, context in
+        let page: @Sendable (Request, HearthRequestContext) async -> Response = { request, context in
             guard request.method == .get || request.method == .head else { return await database(request, context) }
             if let response = serve(request.uri.path) { return response }
             // `/apps/profiles` → `/apps/profiles/`, so the page's relative links resolve inside its folder.

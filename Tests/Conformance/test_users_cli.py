@@ -138,3 +138,75 @@ def test_import_a_firebase_export_then_export_and_import_again(tmp_path):
     finally:
         hearth_process.stop(proc)
         log.close()
+
+
+def test_get_and_update_by_uid_or_email_then_sign_in_with_the_changes(tmp_path):
+    data = str(tmp_path / 'data')
+    common = ['--data', data, '--project', 'cli-project']
+    uid = hearth('users', 'create', *common, '--email', 'old@example.com', '--password-stdin',
+                 '--display-name', 'Old Name', stdin='old-password\n').stdout.strip()
+    assert uid
+    shown = hearth('users', 'get', 'Old@Example.com', *common)
+    assert shown.returncode == 0, shown.stderr
+    assert f'uid: {uid}' in shown.stdout and 'email: old@example.com (not verified)' in shown.stdout
+    assert 'display name: Old Name' in shown.stdout and 'disabled: no' in shown.stdout
+    assert 'old-password' not in shown.stdout
+
+    updated = hearth('users', 'update', uid, *common, '--email', 'new@example.com', '--email-verified',
+                     '--password-stdin', '--display-name', 'New Name', '--photo-url', 'https://example.com/a.png',
+                     '--claims', '{"role": "editor"}', stdin='new-password\n')
+    assert updated.returncode == 0, updated.stderr
+    assert 'new-password' not in updated.stdout
+    as_json = json.loads(hearth('users', 'get', 'new@example.com', *common, '--json').stdout)
+    assert as_json['localId'] == uid and as_json['email'] == 'new@example.com' and as_json['emailVerified'] is True
+    assert as_json['displayName'] == 'New Name' and as_json['photoUrl'] == 'https://example.com/a.png'
+    assert json.loads(as_json['customAttributes']) == {'role': 'editor'}
+    assert as_json['disabled'] is False
+    assert as_json.get('passwordHash') in (None, 'UkVEQUNURUQ=')  # never the real hash
+
+    # Removing fields, disabling, and the refusals (each names the Firebase code, exit status 1).
+    assert hearth('users', 'update', 'new@example.com', *common, '--display-name', '', '--claims', '{}').returncode == 0
+    cleared = json.loads(hearth('users', 'get', uid, *common, '--json').stdout)
+    assert 'displayName' not in cleared and json.loads(cleared.get('customAttributes', '{}')) == {}
+    other = hearth('users', 'create', *common, '--email', 'taken@example.com').stdout.strip()
+    assert other
+    taken = hearth('users', 'update', uid, *common, '--email', 'taken@example.com')
+    assert taken.returncode == 1 and 'EMAIL_EXISTS' in taken.stderr
+    weak = hearth('users', 'update', uid, *common, '--password-stdin', stdin='123\n')
+    assert weak.returncode == 1 and 'WEAK_PASSWORD' in weak.stderr
+    forbidden = hearth('users', 'update', uid, *common, '--claims', '{"aud": "x"}')
+    assert forbidden.returncode == 1 and 'FORBIDDEN_CLAIM' in forbidden.stderr
+    missing = hearth('users', 'get', 'ghost@example.com', *common)
+    assert missing.returncode == 1 and 'USER_NOT_FOUND' in missing.stderr
+    assert hearth('users', 'update', 'no-such-uid', *common, '--disable').returncode == 1
+    nothing = hearth('users', 'update', uid, *common)
+    assert nothing.returncode == 1 and 'nothing to change' in nothing.stderr
+    assert hearth('users', 'update', other, *common, '--disable').returncode == 0
+    assert 'disabled: yes' in hearth('users', 'get', other, *common).stdout
+
+    port = hearth_process.free_port()
+    binary = os.environ.get('HEARTH_BIN') or str(hearth_process.DEFAULT_BIN)
+    log = open(tmp_path / 'server.log', 'wb')
+    proc = subprocess.Popen([binary, 'serve', '--port', str(port), *common],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base = f'http://127.0.0.1:{port}'
+    sign_in = f'{base}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword'
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                requests.get(f'{base}/.json', timeout=2)
+                break
+            except requests.RequestException:
+                assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
+                time.sleep(0.1)
+        ok = requests.post(sign_in, params={'key': 'k'}, timeout=HTTP_TIMEOUT,
+                           json={'email': 'new@example.com', 'password': 'new-password', 'returnSecureToken': True})
+        assert ok.status_code == 200, ok.text
+        assert ok.json()['localId'] == uid
+        old = requests.post(sign_in, params={'key': 'k'}, timeout=HTTP_TIMEOUT,
+                            json={'email': 'new@example.com', 'password': 'old-password', 'returnSecureToken': True})
+        assert old.status_code == 400
+    finally:
+        hearth_process.stop(proc)
+        log.close()

@@ -48,8 +48,9 @@ def free_port():
 
 
 class Server:
-    def __init__(self, binary, data_dir, log_dir):
+    def __init__(self, binary, data_dir, log_dir, extra_args=()):
         self.binary = binary
+        self.extra_args = list(extra_args)
         self.data_dir = data_dir
         self.log_dir = log_dir
         self.proc = None
@@ -66,7 +67,7 @@ class Server:
         log = open(self.log_path, "wb")
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [self.binary, "serve", "--host", HOST, "--port", str(self.port), "--data", self.data_dir],
+            [self.binary, "serve", "--host", HOST, "--port", str(self.port), "--data", self.data_dir] + self.extra_args,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             start_new_session=True)
         log.close()

@@ -51,11 +51,46 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("api-key"), help: "An API key clients may send to the Authentication API (repeatable; none: any key).")
     var apiKeys: [String] = []
 
+    @Flag(help: ArgumentHelp(
+        "Behind a reverse proxy: take the client's address from the last X-Forwarded-For entry (for the per-address limits).",
+        discussion: "Only with a proxy that sets the header; without one, clients could claim any address."
+    ))
+    var trustForwardedFor = false
+
+    @Option(help: ArgumentHelp(
+        "Accounts apps may create per client address per hour (default 100, as Firebase; 0: no limit; emulator: no limit).",
+        valueName: "n"
+    ))
+    var signUpsPerAddress: Int?
+
+    @Option(help: ArgumentHelp(
+        "Failed password sign-ins per client address per 15 minutes (default 100; 0: no limit; emulator: no limit).",
+        valueName: "n"
+    ))
+    var failedSignInsPerAddress: Int?
+
+    @Option(help: ArgumentHelp(
+        "Deliver account emails (password reset, verification) to this SMTP server, e.g. smtp://127.0.0.1:25 (default: $HEARTH_SMTP_URL; none: outbox only).",
+        valueName: "url"
+    ))
+    var smtpUrl: String?
+
+    @Option(help: ArgumentHelp("The sender of account emails (default: $HEARTH_SMTP_FROM, else noreply@<project>.local).", valueName: "address"))
+    var smtpFrom: String?
+
+    @Flag(help: "Upgrade mail connections with STARTTLS and verify the server's certificate (always, with a login: HEARTH_SMTP_USERNAME, HEARTH_SMTP_PASSWORD).")
+    var smtpStarttls = false
+
+    @Option(help: ArgumentHelp("PEM certificates to trust for STARTTLS instead of the system's.", valueName: "file"))
+    var smtpCaFile: String?
+
     @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
+        if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
     }
 
     func run() async throws {
@@ -127,10 +162,35 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.defaultNamespace = defaultNamespace
         configuration.identity.projectID = project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
         configuration.identity.apiKeys = Set(apiKeys)
+        configuration.identity.trustForwardedFor = trustForwardedFor
+        configuration.identity.signUpsPerAddressLimit = signUpsPerAddress
+        configuration.identity.failedSignInsPerAddressLimit = failedSignInsPerAddress
+        let environment = ProcessInfo.processInfo.environment
+        if let url = smtpUrl ?? environment["HEARTH_SMTP_URL"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            let from = smtpFrom ?? environment["HEARTH_SMTP_FROM"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? "noreply@\(configuration.identity.projectID).local"
+            do {
+                var smtp = try SMTPConfiguration(url: url, from: from)
+                smtp.startTLS = smtpStarttls
+                smtp.trustRootsFile = smtpCaFile
+                smtp.username = environment["HEARTH_SMTP_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
+                smtp.password = environment["HEARTH_SMTP_PASSWORD"]
+                if (smtp.username == nil) != (smtp.password == nil) {
+                    throw CLIError("set both HEARTH_SMTP_USERNAME and HEARTH_SMTP_PASSWORD, or neither")
+                }
+                if smtp.username != nil { smtp.startTLS = true }
+                configuration.identity.smtp = smtp
+            } catch {
+                throw CLIError("--smtp-url/--smtp-from: \(error)")
+            }
+        }
         let where_ = inMemory ? "memory (not persisted)" : "SQLite in \(dataOptions.directory.path)"
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
         let host = self.host
         let notice = secretNotice
+        let mail = configuration.identity.smtp.map {
+            "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
+        } ?? ""
         let app = try await buildApplication(
             configuration: configuration,
             storage: storage,
@@ -144,6 +204,7 @@ struct ServeCommand: AsyncParsableCommand {
                 lines += "Hearth listening on http://\(host):\(port) — data in \(where_); \(mode)\n"
                 lines += "  Files (Firebase Storage): http://\(host):\(port)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=http://\(host):\(port)\n"
                 lines += "  REST: http://\(host):\(port)/<path>.json   Firebase SDKs: ws://\(host):\(port)/.ws   browser client: http://\(host):\(port)/hearth.js\n"
+                lines += mail
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }
         )

@@ -5,16 +5,17 @@ import HearthServer
 import HearthSQLite
 import HearthStorage
 
-/// `hearth users list|create|delete`: the users of the Authentication API, in the data directory.
+/// `hearth users list|get|create|update|delete|import|export|outbox`: the users of the Authentication API,
+/// in the data directory.
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
-        abstract: "List, create and delete the users of the Authentication API (with the server stopped).",
+        abstract: "List, show, create, change and delete the users of the Authentication API (with the server stopped).",
         discussion: """
             Works on <data>/users.sqlite. While the server runs, use the admin API instead (firebase-admin, \
             or POST /identitytoolkit.googleapis.com/v1/projects/<project>/accounts with the admin secret).
             """,
-        subcommands: [List.self, Create.self, Delete.self, Import.self, Export.self, Outbox.self]
+        subcommands: [List.self, Get.self, Create.self, Update.self, Delete.self, Import.self, Export.self, Outbox.self]
     )
 
     /// Options every `users` subcommand takes.
@@ -124,6 +125,120 @@ struct UsersCommand: AsyncParsableCommand {
         }
     }
 
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one user, by uid or email.")
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Argument(help: "The uid, or the email (anything with an @).")
+        var user: String
+
+        @Flag(help: "The user as accounts:lookup returns it (password hash redacted).")
+        var json = false
+
+        func run() async throws {
+            let (storage, administration) = try options.open()
+            let found: UserRecord
+            do {
+                found = try await administration.user(user)
+            } catch let failure as UserAdministration.Failure {
+                throw CLIError("\(user): \(failure.description)")
+            }
+            print(json ? administration.userInfo(found).jsonText : Self.describe(found))
+            withExtendedLifetime(storage) {}
+        }
+
+        /// One `name: value` line per field that is set; never the password hash.
+        static func describe(_ user: UserRecord) -> String {
+            let providers = [user.passwordHash != nil && user.email != nil ? "password" : nil, user.phoneNumber != nil ? "phone" : nil]
+                .compactMap { $0 }
+            let lines: [(String, String?)] = [
+                ("uid", user.localId),
+                ("email", user.email.map { $0 + (user.emailVerified ? " (verified)" : " (not verified)") }),
+                ("display name", user.displayName),
+                ("photo URL", user.photoUrl),
+                ("phone", user.phoneNumber),
+                ("providers", providers.isEmpty ? (user.customAuth ? "custom token" : "anonymous") : providers.joined(separator: ", ")),
+                ("password", user.passwordHash == nil ? nil : "set" + (user.passwordUpdatedAt.map { " on " + List.date($0) } ?? "")),
+                ("disabled", user.disabled ? "yes" : "no"),
+                ("custom claims", user.customAttributes),
+                ("created", List.date(user.createdAt)),
+                ("last sign-in", user.lastLoginAt.map(List.date)),
+                ("tokens valid since", user.validSince.map { List.date($0 * 1000) }),
+            ]
+            return lines.compactMap { name, value in value.map { "\(name): \($0)" } }.joined(separator: "\n")
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a user, by uid or email.",
+            discussion: """
+                Only the fields given change. An empty --display-name or --photo-url removes it; --claims '{}' removes \
+                the custom claims. A new password or email ends the user's sessions (their refresh tokens stop working), \
+                as in Firebase. The password is read from standard input with --password-stdin.
+                """
+        )
+
+        @OptionGroup var options: UserStoreOptions
+
+        @Argument(help: "The uid, or the email (anything with an @).")
+        var user: String
+
+        @Option(help: "A new email address (marked not verified unless --email-verified).")
+        var email: String?
+
+        @Flag(help: "Read the new password from the first line of standard input.")
+        var passwordStdin = false
+
+        @Option(help: "A new display name ('' removes it).")
+        var displayName: String?
+
+        @Option(help: "A new photo URL ('' removes it).")
+        var photoUrl: String?
+
+        @Flag(inversion: .prefixedNo, help: "Mark the email as verified, or not.")
+        var emailVerified: Bool?
+
+        @Flag(help: "Disable the user: sign-ins and token refreshes are refused, live connections lose their auth.")
+        var disable = false
+
+        @Flag(help: "Enable a disabled user.")
+        var enable = false
+
+        @Option(help: "Custom claims as a JSON object, replacing the current ones ('{}' removes them).")
+        var claims: String?
+
+        func validate() throws {
+            if disable && enable { throw ValidationError("--disable and --enable contradict each other") }
+        }
+
+        func run() async throws {
+            var changes = UserAdministration.Changes()
+            changes.email = email
+            changes.displayName = displayName
+            changes.photoUrl = photoUrl
+            changes.emailVerified = emailVerified
+            changes.disabled = disable ? true : (enable ? false : nil)
+            changes.claims = claims
+            if passwordStdin {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError("--password-stdin: no password on standard input") }
+                changes.password = line
+            }
+            guard !changes.isEmpty else {
+                throw CLIError("nothing to change: give --email, --password-stdin, --display-name, --photo-url, --[no-]email-verified, --disable, --enable or --claims")
+            }
+            let (storage, administration) = try options.open()
+            do {
+                let updated = try await administration.update(user, changes)
+                print(Get.describe(updated))
+            } catch let failure as UserAdministration.Failure {
+                throw CLIError("\(user): \(failure.description)")
+            }
+            withExtendedLifetime(storage) {}
+        }
+    }
+
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete users by uid or email.")
 
@@ -150,7 +265,7 @@ struct UsersCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show the account emails sent (password reset, email verification, email change), newest first.",
             discussion: """
-                No mail server is configured, so these emails are not delivered: follow a link yourself, or give it to the user. \
+                Every email is kept here, delivered or not (delivery needs `hearth serve --smtp-url`): follow a link yourself, or give it to the user. \
                 Links hold single-use codes that last an hour (and are forgotten when the server restarts). Works while the server runs.
                 """
         )

@@ -19,7 +19,7 @@ struct MetricsController: Sendable {
     let sampler: ActivitySampler
     let authenticator: Authenticator
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         router.get("/metrics") { request, _ in await self.metrics(request) }
     }
 

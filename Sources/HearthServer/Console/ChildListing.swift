@@ -26,7 +26,7 @@ struct ChildListing: Sendable {
 
     static let maximumLimit = 1000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         router.get("/.console/children") { request, _ in await self.children(request) }
     }
 

@@ -31,7 +31,7 @@ struct ConsoleController: Sendable {
 
     var filesEnabled: Bool { files != nil }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         router.post("/.console/session") { request, _ in await self.signIn(request) }
         router.delete("/.console/session") { request, _ in self.signOut(request) }
         router.get("/.console/info") { request, _ in self.signedIn(request) { self.info() } }

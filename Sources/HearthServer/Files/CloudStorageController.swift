@@ -29,7 +29,7 @@ struct CloudStorageController: Sendable {
     let authenticator: Authenticator
     let logger: Logger
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         for prefix in ["/storage/v1/b", "/storage/v1/b/**", "/upload/storage/v1/b/**", "/download/storage/v1/b/**"] {
             for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
                 router.on(RouterPath(prefix), method: method) { request, _ in await self.respond(to: request) }

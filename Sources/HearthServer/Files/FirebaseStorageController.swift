@@ -29,7 +29,7 @@ struct FirebaseStorageController: Sendable {
     /// Chunks of a resumable upload are multiples of this (except the last); the emulator's value.
     static let chunkGranularity = "262144"
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
             router.on("/v0/b/**", method: method) { request, _ in await self.respond(to: request) }
         }

@@ -18,9 +18,9 @@ struct StorageRulesController: Sendable {
     let authenticator: Authenticator
     /// The database's REST API: a route of ours under `/.settings/` would otherwise hide
     /// `/.settings/rules.json` from its catch-all route, so everything else there is handed on.
-    let database: @Sendable (Request, BasicRequestContext) async -> Response
+    let database: @Sendable (Request, HearthRequestContext) async -> Response
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
             router.on("/.settings/**", method: method) { request, context in
                 guard request.uri.path == "/.settings/storage.rules", request.method == .get || request.method == .put else {

@@ -24,6 +24,26 @@ public struct IdentityConfiguration: Sendable {
     /// get `TOO_MANY_ATTEMPTS_TRY_LATER`. Nil: 10 in the default mode, no limit in emulator mode.
     public var failedSignInLimit: Int?
     public var failedSignInWindow: Duration = .seconds(15 * 60)
+    /// Failed password sign-ins allowed per client address (across all accounts) within
+    /// ``failedSignInsPerAddressWindow``; further sign-ins from it get `TOO_MANY_ATTEMPTS_TRY_LATER`.
+    /// Only failures count, so many people behind one NAT who know their passwords are not locked out.
+    /// Nil: 100 in the default mode, no limit in emulator mode; 0: no limit.
+    public var failedSignInsPerAddressLimit: Int?
+    public var failedSignInsPerAddressWindow: Duration = .seconds(15 * 60)
+    /// Accounts an app may try to create (`accounts:signUp`, email or anonymous) per client address within
+    /// ``signUpsPerAddressWindow`` (Firebase's quota: 100 an hour per IP address); further sign-ups get
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER`. Admin creations do not count. Nil: 100 in the default mode, no limit
+    /// in emulator mode; 0: no limit.
+    public var signUpsPerAddressLimit: Int?
+    public var signUpsPerAddressWindow: Duration = .seconds(3600)
+    /// Take the client's address from the last entry of `X-Forwarded-For` (the one the proxy in front of
+    /// Hearth appended) instead of the connection's peer. Only turn this on behind a proxy that sets the
+    /// header: otherwise any client can claim any address and evade the per-address limits. Off: the
+    /// header is ignored, and behind a proxy every client shares the proxy's address.
+    public var trustForwardedFor = false
+    /// Deliver the outbox's emails to this SMTP server (in the background, with retries). Nil: the
+    /// emails are only kept in the outbox (`hearth users outbox`, the emulator's `oobCodes` hook).
+    public var smtp: SMTPConfiguration?
 
     public init() {}
 }

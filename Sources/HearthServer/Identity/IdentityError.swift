@@ -35,6 +35,9 @@ struct IdentityError: Error, Sendable, Equatable {
         "TOO_MANY_ATTEMPTS_TRY_LATER : Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later."
     )
 
+    /// A per-address limit (sign-ups, failed sign-ins): Firebase answers the bare code for these.
+    static let tooManyAttemptsFromAddress = invalid("TOO_MANY_ATTEMPTS_TRY_LATER")
+
     static let missingAPIKey = IdentityError(
         code: 403, message: "The request is missing a valid API key.", reason: "forbidden", status: "PERMISSION_DENIED"
     )

@@ -50,6 +50,19 @@ extension IdentityService {
                 guard let valid = try? validPhoneNumber(phone) else { fail("phoneNumber is invalid"); continue }
                 user.phoneNumber = valid
             }
+            if case .array(let providers)? = fields.fields["providerUserInfo"] {
+                // Password and phone entries follow from the record itself; identity providers are kept.
+                let linked = providers.compactMap { provider -> LinkedProvider? in
+                    guard let id = provider["providerId"]?.stringValue, !["password", "phone"].contains(id) else { return nil }
+                    guard let rawId = provider["rawId"]?.stringValue, !rawId.isEmpty else { return LinkedProvider(providerId: id, rawId: "") }
+                    return LinkedProvider(
+                        providerId: id, rawId: rawId, email: provider["email"]?.stringValue,
+                        displayName: provider["displayName"]?.stringValue, photoUrl: provider["photoUrl"]?.stringValue
+                    )
+                }
+                if linked.contains(where: { $0.providerId.isEmpty || $0.rawId.isEmpty }) { fail("providerUserInfo needs providerId and rawId"); continue }
+                user.linkedProviders = linked.isEmpty ? nil : linked
+            }
             if let hashText = fields.string("passwordHash"), algorithm == "HEARTH" {
                 guard let bytes = Self.decodeBase64(hashText), let stored = String(validating: bytes, as: UTF8.self),
                     PasswordHasher.parse(stored) != nil || FirebaseScryptHash(stored) != nil

@@ -6,7 +6,9 @@ import HearthStorage
 /// The out-of-band flows: `accounts:sendOobCode` (password reset, email verification, email change),
 /// `accounts:resetPassword`, and `accounts:update` with an `oobCode`.
 extension IdentityService {
-    static let oobModes = ["PASSWORD_RESET": "resetPassword", "VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "verifyAndChangeEmail"]
+    static let oobModes = [
+        "PASSWORD_RESET": "resetPassword", "VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "verifyAndChangeEmail", "EMAIL_SIGNIN": "signIn",
+    ]
 
     /// The link a user would follow: Hearth's action page (`/__/auth/action`, Firebase Hosting's
     /// default handler path); `origin` is the server's own address as the caller reached it.
@@ -25,6 +27,10 @@ extension IdentityService {
             (to, subject, text) = (entry.email, "Reset your password for \(app)",
                 "Hello,\n\nFollow this link to reset your \(app) password for your \(entry.email) account.\n\n\(link)\n\n"
                 + "If you didn't ask to reset your password, you can ignore this email.\n\nThanks,\n\nYour \(app) team")
+        case "EMAIL_SIGNIN":
+            (to, subject, text) = (entry.email, "Sign in to \(app) requested at \(IdentityService.rfc3339(sentAt))",
+                "Hello,\n\nWe received a request to sign in to \(app) using this email address. If you want to sign in with your \(entry.email) account, follow this link:\n\n\(link)\n\n"
+                + "If you did not request this link, you can safely ignore this email.\n\nThanks,\n\nYour \(app) team")
         case "VERIFY_AND_CHANGE_EMAIL":
             let newEmail = entry.newEmail ?? entry.email
             (to, subject, text) = (newEmail, "Verify your new email for \(app)",
@@ -75,6 +81,15 @@ extension IdentityService {
                 if try await store.user(project: project, email: newEmail!) != nil { throw IdentityError.emailExists }
             }
             entry = .init(project: project, localId: user.localId, email: email, requestType: requestType, newEmail: newEmail)
+        case "EMAIL_SIGNIN":
+            // Passwordless sign-in is off by default in Firebase projects: here apps may ask for links in
+            // emulator mode; the admin (firebase-admin's generate_sign_in_with_email_link) always.
+            guard caller == .admin || emulatorMode else { throw IdentityError.invalid("OPERATION_NOT_ALLOWED") }
+            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            let email = try validEmail(raw)
+            // A link may create the account, as Firebase's does; the user need not exist yet.
+            let existing = try await store.user(project: project, email: email)
+            entry = .init(project: project, localId: existing?.localId ?? "", email: email, requestType: requestType)
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
@@ -88,7 +103,9 @@ extension IdentityService {
             members.append(("oobLink", .string(link)))
             members.append(("oobCode", .string(code)))
         } else {
-            try await store.recordEmail(Self.email(for: entry, link: link, sentAt: clock.millis))
+            let message = Self.email(for: entry, link: link, sentAt: clock.millis)
+            try await store.recordEmail(message)
+            mailer?.enqueue(message)
         }
         return .object(compact(members))
     }
@@ -129,8 +146,12 @@ extension IdentityService {
     /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
     func applyOobCode(_ code: String, project: String) async throws -> JSONValue {
         let clock = Clock()
+        // Only verification and email-change codes apply here; others stay usable where they belong.
+        let peeked = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        guard peeked.requestType == "VERIFY_EMAIL" || peeked.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
+            throw IdentityError.invalid("INVALID_OOB_CODE")
+        }
         let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
-        guard entry.requestType != "PASSWORD_RESET" else { throw IdentityError.invalid("INVALID_OOB_CODE") }
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
@@ -156,5 +177,49 @@ extension IdentityService {
         case .expired: throw IdentityError.invalid("EXPIRED_OOB_CODE")
         default: throw IdentityError.invalid("INVALID_OOB_CODE")
         }
+    }
+
+    /// `accounts:signInWithEmailLink`: an `EMAIL_SIGNIN` code and its email sign the user in (creating
+    /// the account if there is none) and verify the email, as following a link proves the address.
+    func signInWithEmailLink(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+        let clock = Clock()
+        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+        let email = try validEmail(raw)
+        if body.has("idToken") { throw IdentityError.notImplemented }
+        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "EMAIL_SIGNIN" else {
+            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+            throw IdentityError.invalid("INVALID_OOB_CODE")
+        }
+        guard peeked.email == email else { throw IdentityError.invalid("INVALID_EMAIL : The email provided does not match the sign-in email address.") }
+        if let existing = try await store.user(project: project, email: email), existing.disabled { throw IdentityError.userDisabled }
+        _ = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let user: UserRecord
+        let isNewUser: Bool
+        if let existing = try await store.user(project: project, email: email) {
+            let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, clock: clock)
+            user = try await store.update(project: project, localId: existing.localId, issuing: refresh.record) { user in
+                user.emailVerified = true
+                user.lastLoginAt = clock.millis
+            }
+            isNewUser = false
+            return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, clock: clock)
+        }
+        var created = UserRecord(localId: try newLocalID(IdentityRequestBody(fields: [:]), caller: .client), createdAt: clock.millis)
+        created.email = email
+        created.emailVerified = true
+        created.lastLoginAt = clock.millis
+        let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, clock: clock)
+        try await store.create(created, project: project, issuing: refresh.record)
+        return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, clock: clock)
+    }
+
+    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, clock: Clock) throws -> JSONValue {
+        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: clock.seconds, clock: clock)
+        return .object(compact([
+            ("kind", .string("identitytoolkit#EmailLinkSigninResponse")), ("localId", .string(user.localId)),
+            ("email", user.email.map(JSONValue.string)), ("idToken", .string(idToken)), ("refreshToken", .string(refresh)),
+            ("expiresIn", .string(String(configuration.idTokenLifetime))), ("isNewUser", .bool(isNewUser)),
+        ]))
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HearthCore
 import HearthStorage
+import Logging
 
 /// Who calls the Identity Toolkit API: an app with an API key, or the admin credential.
 enum IdentityCaller: Sendable, Equatable {
@@ -22,19 +23,41 @@ struct IdentityService: Sendable {
     let emulatorMode: Bool
     /// Nil when failed sign-ins are not limited (emulator mode by default).
     let throttle: SignInThrottle?
+    /// Failed password sign-ins per client address; nil when not limited.
+    let failedSignInsPerAddress: AddressRateLimit?
+    /// Client sign-ups per client address; nil when not limited.
+    let signUpsPerAddress: AddressRateLimit?
+    /// The server's clock, which the per-address windows run on.
+    let serverClock: ServerClock
+    /// Sends the outbox's emails when an SMTP server is configured.
+    let mailer: MailDelivery?
     /// Password-reset and email codes issued and not yet used.
     let oobCodes = OobCodeBook()
 
-    init(store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool) {
+    init(
+        store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
+        clock: ServerClock = .system, logger: Logger = Logger(label: "hearth")
+    ) {
         self.store = store
         self.signer = signer
         self.configuration = configuration
         self.emulatorMode = emulatorMode
+        self.serverClock = clock
+        mailer = configuration.smtp.map { MailDelivery(configuration: $0, clock: clock, logger: logger) }
         let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
         throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }
+        func perAddress(_ configured: Int?, _ window: Duration) -> AddressRateLimit? {
+            let limit = configured ?? (emulatorMode ? 0 : 100)
+            return limit > 0 ? AddressRateLimit(limit: limit, window: window) : nil
+        }
+        failedSignInsPerAddress = perAddress(configuration.failedSignInsPerAddressLimit, configuration.failedSignInsPerAddressWindow)
+        signUpsPerAddress = perAddress(configuration.signUpsPerAddressLimit, configuration.signUpsPerAddressWindow)
     }
 
     var hasher: PasswordHasher { configuration.passwordHashing }
+
+    /// The key a client address is counted under: connections without one (in-process tests) share one.
+    static func addressKey(_ address: String?) -> String { address ?? "unknown" }
     var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
 
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
@@ -48,12 +71,20 @@ struct IdentityService: Sendable {
 
     /// `accounts:signUp` (anonymous, email/password, or linking an anonymous user), and the admin
     /// `projects/{p}/accounts` create, which returns no tokens.
-    func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
+    ///
+    /// `address` is the client's (for the per-address sign-up limit); admin creations are not limited.
+    func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, address: String? = nil) async throws -> JSONValue {
         let clock = Clock()
         if caller == .client, body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
         if body.has("idToken") {
             if body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
             return try await link(body, project: project, clock: clock)
+        }
+        if caller == .client, let signUpsPerAddress {
+            // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
+            let key = Self.addressKey(address)
+            guard signUpsPerAddress.allows(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
+            signUpsPerAddress.record(key, now: serverClock.elapsed)
         }
         let emailMode = body.has("email") || body.has("password")
         var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: clock.millis)
@@ -121,20 +152,28 @@ struct IdentityService: Sendable {
     }
 
     /// `accounts:signInWithPassword`.
-    func signInWithPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    ///
+    /// `address` is the client's: failed attempts count against it as well as against the account.
+    func signInWithPassword(_ body: IdentityRequestBody, project: String, address: String? = nil) async throws -> JSONValue {
         let clock = Clock()
         guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
         let account = project + "/" + email
+        let addressKey = Self.addressKey(address)
+        if let failedSignInsPerAddress, !failedSignInsPerAddress.allows(addressKey, now: serverClock.elapsed) {
+            throw IdentityError.tooManyAttemptsFromAddress
+        }
         if let throttle, !throttle.allows(account) { throw IdentityError.tooManyAttempts }
         guard let found = try await store.user(project: project, email: email) else {
             await hasher.verifyNothing(password)
             throttle?.recordFailure(account)
+            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.emailNotFound
         }
         guard let stored = found.passwordHash, await hasher.verify(password, against: stored) else {
             throttle?.recordFailure(account)
+            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             if found.disabled { throw IdentityError.userDisabled }
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
         }
@@ -267,6 +306,25 @@ struct IdentityService: Sendable {
             for email in body.strings("email") {
                 if let user = try await store.user(project: project, email: email.lowercased()), seen.insert(user.localId).inserted { users.append(user) }
             }
+            for phone in body.strings("phoneNumber") {
+                if let user = try await store.user(project: project, phoneNumber: phone), seen.insert(user.localId).inserted { users.append(user) }
+            }
+            if case .array(let federated)? = body.fields["federatedUserId"], !federated.isEmpty {
+                let wanted = Set(federated.compactMap { id -> String? in
+                    guard let provider = id["providerId"]?.stringValue, let rawId = id["rawId"]?.stringValue else { return nil }
+                    return provider + "\u{0}" + rawId
+                })
+                // Admin lookups only, and rare: a scan rather than an index.
+                var after: String?
+                while true {
+                    let page = try await store.users(project: project, after: after, limit: 500)
+                    for user in page where (user.linkedProviders ?? []).contains(where: { wanted.contains($0.providerId + "\u{0}" + $0.rawId) }) {
+                        if seen.insert(user.localId).inserted { users.append(user) }
+                    }
+                    guard page.count == 500, let last = page.last else { break }
+                    after = last.localId
+                }
+            }
         }
         var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#GetAccountInfoResponse"))]
         if !users.isEmpty { members.append(("users", .array(users.map(userInfo)))) }
@@ -301,13 +359,15 @@ struct IdentityService: Sendable {
         let customAttributes = try (caller == .admin ? body.string("customAttributes") : nil).map(validCustomClaims)
         let phoneNumber = try (caller == .admin ? nonEmpty(body.string("phoneNumber")) : nil).map(validPhoneNumber)
         var requestedDeletions = Set(body.strings("deleteAttribute"))
+        var unlinking = Set<String>()
         for provider in body.strings("deleteProvider") {
             switch provider {
             case "phone": requestedDeletions.insert("PHONE_NUMBER")
             case "password": requestedDeletions.formUnion(["EMAIL", "PASSWORD"])
-            default: break
+            default: unlinking.insert(provider)
             }
         }
+        let unlinked = unlinking
         let deletions = requestedDeletions
         for name in deletions where !["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL", "PHONE_NUMBER"].contains(name) {
             throw IdentityError.notImplemented
@@ -333,6 +393,10 @@ struct IdentityService: Sendable {
             case .string(let url)?: user.photoUrl = url.isEmpty ? nil : url
             case .null?: user.photoUrl = nil
             default: break
+            }
+            if !unlinked.isEmpty, var linked = user.linkedProviders {
+                linked.removeAll { unlinked.contains($0.providerId) }
+                user.linkedProviders = linked.isEmpty ? nil : linked
             }
             if deletions.contains("DISPLAY_NAME") { user.displayName = nil }
             if deletions.contains("PHOTO_URL") { user.photoUrl = nil }
@@ -410,7 +474,7 @@ struct IdentityService: Sendable {
         let page = try await store.users(project: project, after: after, limit: limit + 1)
         let users = Array(page.prefix(limit))
         var members: [(key: String, value: JSONValue)] = [
-            ("kind", .string("identitytoolkit#DownloadAccountResponse")), ("users", .array(users.map(userInfo))),
+            ("kind", .string("identitytoolkit#DownloadAccountResponse")), ("users", .array(users.map(downloadedUserInfo))),
         ]
         if page.count > limit, let last = users.last { members.append(("nextPageToken", .string(last.localId))) }
         return .object(members)
@@ -606,6 +670,27 @@ struct IdentityService: Sendable {
         ]))
     }
 
+    /// A user as an admin's download (`accounts:batchGet`, firebase-admin's `list_users`) shows it: as
+    /// lookup does, plus the password's hash and salt in base64, which Firebase gives an admin so users
+    /// can move elsewhere. For Hearth's scrypt they are the derived key and the salt (Firebase's
+    /// `STANDARD_SCRYPT` with the cost in the stored hash, 32 bytes); for an imported Firebase hash, its
+    /// hash and salt (Firebase's `SCRYPT` with the project's parameters).
+    func downloadedUserInfo(_ user: UserRecord) -> JSONValue {
+        guard case .object(var members) = userInfo(user), let stored = user.passwordHash else { return userInfo(user) }
+        let parts: (hash: [UInt8], salt: [UInt8])?
+        if let parsed = PasswordHasher.parse(stored) {
+            parts = (parsed.key, parsed.salt)
+        } else if let imported = FirebaseScryptHash(stored) {
+            parts = (imported.hash, imported.salt)
+        } else {
+            parts = nil
+        }
+        guard let parts, let index = members.firstIndex(where: { $0.key == "passwordHash" }) else { return .object(members) }
+        members[index].value = .string(Data(parts.hash).base64EncodedString())
+        members.insert((key: "salt", value: .string(Data(parts.salt).base64EncodedString())), at: index + 1)
+        return .object(members)
+    }
+
     func providerUserInfo(_ user: UserRecord) -> [JSONValue] {
         var providers: [JSONValue] = []
         if let email = user.email, user.passwordHash != nil {
@@ -616,6 +701,13 @@ struct IdentityService: Sendable {
         }
         if let phone = user.phoneNumber {
             providers.append(.object([("providerId", .string("phone")), ("phoneNumber", .string(phone)), ("rawId", .string(phone))]))
+        }
+        for linked in user.linkedProviders ?? [] {
+            providers.append(.object(compact([
+                ("providerId", .string(linked.providerId)), ("rawId", .string(linked.rawId)), ("federatedId", .string(linked.rawId)),
+                ("email", linked.email.map(JSONValue.string)), ("displayName", linked.displayName.map(JSONValue.string)),
+                ("photoUrl", linked.photoUrl.map(JSONValue.string)),
+            ])))
         }
         return providers
     }

@@ -43,12 +43,12 @@ struct IdentityToolkitController: Sendable {
 
     /// Operations Firebase has that this server does not implement yet: 501, not 404.
     static let unimplemented: Set<String> = [
-        "accounts:createAuthUri", "accounts:signInWithEmailLink",
+        "accounts:createAuthUri",
         "accounts:signInWithIdp", "accounts:sendVerificationCode", "accounts:signInWithPhoneNumber",
         "accounts:revokeToken", "signOutUser",
     ]
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HearthRequestContext>) {
         var prefixes = ["/identitytoolkit.googleapis.com/**", "/securetoken.googleapis.com/**", "/www.googleapis.com/identitytoolkit/v3/relyingparty/**"]
         if emulatorMode { prefixes.append("/emulator/v1/**") }
         for prefix in prefixes {
@@ -58,11 +58,11 @@ struct IdentityToolkitController: Sendable {
         }
     }
 
-    func respond(to request: Request, context: BasicRequestContext) async -> Response {
+    func respond(to request: Request, context: HearthRequestContext) async -> Response {
         let origin = request.headers[.origin]
         if request.method == .options { return preflight(request) }
         do {
-            return json(try await handle(request), status: 200, origin: origin)
+            return json(try await handle(request, address: clientAddress(request, context: context)), status: 200, origin: origin)
         } catch let error as IdentityError {
             return json(error.body, status: error.code, origin: origin)
         } catch let error as UserStoreError {
@@ -112,7 +112,7 @@ struct IdentityToolkitController: Sendable {
         return nil
     }
 
-    func handle(_ request: Request) async throws -> JSONValue {
+    func handle(_ request: Request, address: String? = nil) async throws -> JSONValue {
         guard let route = IdentityToolkitController.route(request.uri.path) else { throw IdentityError.notFound }
         let query = IdentityRequestBody(form: request.uri.query ?? "")
 
@@ -152,12 +152,12 @@ struct IdentityToolkitController: Sendable {
         case ("token", .post):
             return try await service.refresh(body, project: project)
         case ("accounts:signUp", .post):
-            return try await service.signUp(body, project: project, caller: caller)
+            return try await service.signUp(body, project: project, caller: caller, address: address)
         case ("accounts", .post) where route.project != nil:
             try requireAdmin(caller)
             return try await service.signUp(body, project: project, caller: .admin)
         case ("accounts:signInWithPassword", .post):
-            return try await service.signInWithPassword(body, project: project)
+            return try await service.signInWithPassword(body, project: project, address: address)
         case ("accounts:signInWithCustomToken", .post):
             return try await service.signInWithCustomToken(body, project: project)
         case ("accounts:lookup", .post):
@@ -165,6 +165,8 @@ struct IdentityToolkitController: Sendable {
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
             let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
             return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request), apiKey: apiKey)
+        case ("accounts:signInWithEmailLink", .post):
+            return try await service.signInWithEmailLink(body, project: project)
         case ("accounts:resetPassword", .post):
             return try await service.resetPassword(body, project: project)
         case ("accounts:update", .post):
@@ -191,6 +193,24 @@ struct IdentityToolkitController: Sendable {
         default:
             throw IdentityError.notFound
         }
+    }
+
+    /// The client's IP address, which the per-address limits count under: the connection's peer, or with
+    /// ``IdentityConfiguration/trustForwardedFor`` the last `X-Forwarded-For` entry (appended by the
+    /// proxy in front; earlier entries come from the client and could be anything).
+    func clientAddress(_ request: Request, context: HearthRequestContext) -> String? {
+        if configuration.trustForwardedFor, let forwarded = Self.lastForwardedAddress(request.headers[values: Self.forwardedFor]) {
+            return forwarded
+        }
+        return context.remoteAddress?.ipAddress
+    }
+
+    static let forwardedFor = HTTPField.Name("x-forwarded-for")!
+
+    /// The last address of one or more `X-Forwarded-For` fields (`client, proxy1, proxy2`), or nil when empty.
+    static func lastForwardedAddress(_ fields: [String]) -> String? {
+        let entries = fields.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return entries.last
     }
 
     /// The server's address as the caller reached it (for the links in out-of-band codes).

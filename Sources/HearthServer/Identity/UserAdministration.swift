@@ -74,12 +74,68 @@ public struct UserAdministration: Sendable {
         return stored
     }
 
-    /// Deletes a user by uid, or by email when the argument contains `@`.
-    public func delete(_ uidOrEmail: String) async throws {
+    /// What `update` changes: nil leaves a field as it is; an empty name or photo URL removes it.
+    public struct Changes: Sendable {
+        public var email: String?
+        public var password: String?
+        public var displayName: String?
+        public var photoUrl: String?
+        public var emailVerified: Bool?
+        public var disabled: Bool?
+        /// Custom claims as a JSON object text; `{}` removes them all.
+        public var claims: String?
+
+        public init() {}
+
+        public var isEmpty: Bool {
+            email == nil && password == nil && displayName == nil && photoUrl == nil && emailVerified == nil && disabled == nil && claims == nil
+        }
+    }
+
+    /// The user with this uid, or this email when the argument contains `@`.
+    public func user(_ uidOrEmail: String) async throws -> UserRecord {
         let user = uidOrEmail.contains("@")
             ? try await service.store.user(project: project, email: uidOrEmail.lowercased())
             : try await service.store.user(project: project, localId: uidOrEmail)
-        guard let user, try await service.store.delete(project: project, localId: user.localId) else {
+        guard let user else { throw Failure(description: "USER_NOT_FOUND") }
+        return user
+    }
+
+    /// Changes a user (found by uid or email) with the admin API's validation: a new password is
+    /// hashed, and a new password or email ends the user's sessions (`validSince`), as Firebase does.
+    /// Returns the user as stored.
+    public func update(_ uidOrEmail: String, _ changes: Changes) async throws -> UserRecord {
+        let localId = try await user(uidOrEmail).localId
+        var fields: [String: JSONValue] = ["localId": .string(localId)]
+        var deletions: [JSONValue] = []
+        fields["email"] = changes.email.map(JSONValue.string)
+        fields["password"] = changes.password.map(JSONValue.string)
+        if let name = changes.displayName {
+            if name.isEmpty { deletions.append(.string("DISPLAY_NAME")) } else { fields["displayName"] = .string(name) }
+        }
+        if let photo = changes.photoUrl {
+            if photo.isEmpty { deletions.append(.string("PHOTO_URL")) } else { fields["photoUrl"] = .string(photo) }
+        }
+        if !deletions.isEmpty { fields["deleteAttribute"] = .array(deletions) }
+        fields["emailVerified"] = changes.emailVerified.map(JSONValue.bool)
+        fields["disableUser"] = changes.disabled.map(JSONValue.bool)
+        fields["customAttributes"] = changes.claims.map(JSONValue.string)
+        do {
+            _ = try await service.update(IdentityRequestBody(fields: fields), project: project, caller: .admin)
+        } catch let error as IdentityError {
+            throw Failure(description: error.message)
+        } catch UserStoreError.emailExists {
+            throw Failure(description: "EMAIL_EXISTS")
+        } catch UserStoreError.userNotFound {
+            throw Failure(description: "USER_NOT_FOUND")
+        }
+        return try await user(localId)
+    }
+
+    /// Deletes a user by uid, or by email when the argument contains `@`.
+    public func delete(_ uidOrEmail: String) async throws {
+        let user = try await user(uidOrEmail)
+        guard try await service.store.delete(project: project, localId: user.localId) else {
             throw Failure(description: "USER_NOT_FOUND")
         }
     }
@@ -166,6 +222,15 @@ public struct UserAdministration: Sendable {
         if let last = user.lastLoginAt { members.append(("lastSignedInAt", .string(String(last)))) }
         members.append(("disabled", .bool(user.disabled)))
         if let claims = user.customAttributes { members.append(("customAttributes", .string(claims))) }
+        if let linked = user.linkedProviders {
+            members.append(("providerUserInfo", .array(linked.map { provider in
+                .object(compact([
+                    ("providerId", .string(provider.providerId)), ("rawId", .string(provider.rawId)),
+                    ("email", provider.email.map(JSONValue.string)), ("displayName", provider.displayName.map(JSONValue.string)),
+                    ("photoUrl", provider.photoUrl.map(JSONValue.string)),
+                ]))
+            })))
+        }
         return .object(members)
     }
 

@@ -38,7 +38,7 @@ public struct RESTController: Sendable {
     }
 
     /// Registers the catch-all routes, and the public keys of the server's ID tokens.
-    public func register(on router: Router<BasicRequestContext>) {
+    public func register(on router: Router<HearthRequestContext>) {
         if let tokens = authenticator.tokens {
             router.get("/.well-known/jwks.json") { _, _ in
                 self.respond(bytes: Array(tokens.jwks.jsonText.utf8), RESTParameters())
@@ -56,7 +56,7 @@ public struct RESTController: Sendable {
         case rules
     }
 
-    func respond(to request: Request, context: BasicRequestContext) async -> Response {
+    func respond(to request: Request, context: HearthRequestContext) async -> Response {
         do {
             let response = try await handle(request, context: context)
             noteActivity(request, status: response.status)
@@ -94,7 +94,7 @@ public struct RESTController: Sendable {
         RequestNote.mark(namespace, kind)
     }
 
-    func handle(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func handle(_ request: Request, context: HearthRequestContext) async throws -> Response {
         if request.method == .options { return preflight(request) }
         let parameters = try RESTParameters(query: request.uri.query ?? "")
         let target = try RESTController.target(of: request.uri.path)

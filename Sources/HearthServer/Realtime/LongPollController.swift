@@ -18,7 +18,7 @@ import ServiceLifecycle
 ///   its connection at once (onDisconnect writes fire) instead of after the idle timeout.
 ///
 /// An upgrade of a long-polling connection to a WebSocket (`/.ws?…&s=<id>`) is declined: the client
-/// stays on long polling (see docs/decisions/0008-long-polling.md).
+/// stays on long polling (see docs/decisions/0009-long-polling.md).
 struct LongPollController: Sendable {
     let services: RealtimeServices
 

@@ -94,7 +94,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// Only `/.ws` upgrades; other paths stay plain HTTP. An upgrade of a long-polling connection
-    /// (`s=<its id>`) is declined, so the client keeps its long polls (docs/decisions/0008-long-polling.md).
+    /// (`s=<its id>`) is declined, so the client keeps its long polls (docs/decisions/0009-long-polling.md).
     static func accepts(_ head: HTTPRequestHead) -> Bool {
         let parts = head.uri.split(separator: "?", maxSplits: 1)
         guard parts.first == "/.ws" else { return false }

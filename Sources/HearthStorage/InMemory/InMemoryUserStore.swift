@@ -82,6 +82,12 @@ public final class InMemoryUserStore: UserStore {
         }
     }
 
+    public func user(project: String, phoneNumber: String) async throws -> UserRecord? {
+        state.withLock { state in
+            state.projects[project]?.users.values.filter { $0.phoneNumber == phoneNumber }.min { $0.localId < $1.localId }
+        }
+    }
+
     public func users(project: String, after: String?, limit: Int) async throws -> [UserRecord] {
         state.withLock { state in
             let all = (state.projects[project]?.users.values).map(Array.init) ?? []

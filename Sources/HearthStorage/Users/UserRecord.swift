@@ -36,10 +36,38 @@ public struct UserRecord: Sendable, Equatable, Codable {
     public var customAuth = false
     /// The first email address the user had, for email recovery.
     public var initialEmail: String?
+    /// Identity-provider accounts linked to the user (imported from Firebase: Google, Apple, …). Nil when
+    /// there are none (and in records stored before they were kept).
+    public var linkedProviders: [LinkedProvider]?
 
     public init(localId: String, createdAt: Int64) {
         self.localId = localId
         self.createdAt = createdAt
+    }
+}
+
+/// An identity-provider account linked to a user, as Firebase's `providerUserInfo` lists it. Hearth
+/// does not sign in with identity providers yet; it keeps, shows and finds these links so users
+/// imported from Firebase keep them.
+///
+/// For example:
+/// ```swift
+/// user.linkedProviders = [LinkedProvider(providerId: "google.com", rawId: "1234567890")]
+/// ```
+public struct LinkedProvider: Sendable, Equatable, Codable {
+    public var providerId: String
+    /// The user's id at the provider.
+    public var rawId: String
+    public var email: String?
+    public var displayName: String?
+    public var photoUrl: String?
+
+    public init(providerId: String, rawId: String, email: String? = nil, displayName: String? = nil, photoUrl: String? = nil) {
+        self.providerId = providerId
+        self.rawId = rawId
+        self.email = email
+        self.displayName = displayName
+        self.photoUrl = photoUrl
     }
 }
 

@@ -33,6 +33,8 @@ public protocol UserStore: Sendable {
 
     func user(project: String, localId: String) async throws -> UserRecord?
     func user(project: String, email: String) async throws -> UserRecord?
+    /// The user with this phone number (E.164, as stored); admin lookups only, so not indexed.
+    func user(project: String, phoneNumber: String) async throws -> UserRecord?
     /// Up to `limit` users with `localId` greater than `after`, ordered by `localId`.
     func users(project: String, after: String?, limit: Int) async throws -> [UserRecord]
     func count(project: String) async throws -> Int

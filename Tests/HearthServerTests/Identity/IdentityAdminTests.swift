@@ -85,6 +85,41 @@ import Testing
         }
     }
 
+    @Test func theAdminsDownloadHasEachPasswordsHashAndSalt() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            try await auth.admin("accounts", #"{"localId":"pw","email":"pw@example.com","password":"download-pw"}"#)
+            try await auth.admin("accounts", #"{"localId":"nopw"}"#)
+            let users = try #require(try await auth.admin("accounts:batchGet", method: .get).json?["users"]?.arrayValue)
+            let withPassword = try #require(users.first { $0["localId"] == .string("pw") })
+            let hashText = try #require(withPassword["passwordHash"]?.stringValue)
+            let saltText = try #require(withPassword["salt"]?.stringValue)
+            let hash = try #require(Data(base64Encoded: hashText))
+            let salt = try #require(Data(base64Encoded: saltText))
+            // Standard scrypt with the stored cost: what another system needs to import it.
+            #expect(Array(hash) == (try PasswordHasher.fastForTests.derive("download-pw", salt: Array(salt))))
+            #expect(users.first { $0["localId"] == .string("nopw") }?["salt"] == nil)
+            // Lookup still redacts it.
+            let looked = try await auth.admin("accounts:lookup", #"{"localId":["pw"]}"#)
+            #expect(looked.json?["users"]?.arrayValue?.first?["passwordHash"] == .string(IdentityService.redactedPasswordHash))
+            #expect(looked.json?["users"]?.arrayValue?.first?["salt"] == nil)
+        }
+    }
+
+    @Test func lookupFindsUsersByPhoneNumberInEitherStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-phone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for store in [InMemoryUserStore() as any UserStore, try SQLiteUserStore(directory: directory)] {
+            try await IdentityTestServer().run(users: store) { auth async throws in
+                try await auth.admin("accounts", #"{"localId":"phoned","phoneNumber":"+15555550100"}"#)
+                try await auth.admin("accounts", #"{"localId":"other","phoneNumber":"+15555550199"}"#)
+                let found = try await auth.admin("accounts:lookup", #"{"phoneNumber":["+15555550100"]}"#)
+                #expect(found.json?["users"]?.arrayValue?.map { $0["localId"] } == [.string("phoned")])
+                #expect(try await auth.admin("accounts:lookup", #"{"phoneNumber":["+15555550111"]}"#).json?["users"] == nil)
+            }
+        }
+    }
+
     @Test func batchDeleteNeedsDisabledUsersUnlessForced() async throws {
         try await IdentityTestServer().run { auth async throws in
             for id in ["x", "y"] { try await auth.admin("accounts", #"{"localId":"\#(id)"}"#) }

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 @testable import HearthServer
+import HearthSQLite
 import HearthStorage
 import HTTPTypes
 import Testing
@@ -59,6 +60,48 @@ import Testing
             #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"old@example.com","password":"user1password"}"#).status == .ok)
             let claims = try await auth.admin("accounts:lookup", #"{"localId":["imported-4"]}"#)
             #expect(claims.body.contains("admin"))
+        }
+    }
+}
+
+/// Identity-provider links (`providerUserInfo` entries such as `google.com`) of imported users: kept,
+/// shown by lookup, found by `federatedUserId`, removed by `deleteProvider`.
+@Suite struct LinkedProviderTests {
+    @Test func importedLinksAreShownFoundAndRemovable() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            let imported = try await auth.admin("accounts:batchCreate", #"""
+                {"users":[
+                  {"localId":"linked","email":"l@example.com","providerUserInfo":[
+                    {"providerId":"google.com","rawId":"g-123","email":"l@gmail.com","displayName":"L"},
+                    {"providerId":"password","rawId":"l@example.com"}]},
+                  {"localId":"broken","providerUserInfo":[{"providerId":"apple.com"}]}]}
+                """#)
+            #expect(imported.json?["error"]?.arrayValue?.map { $0["index"] } == [.number(1)])
+            let found = try await auth.admin("accounts:lookup", #"{"federatedUserId":[{"providerId":"google.com","rawId":"g-123"}]}"#)
+            let user = try #require(found.json?["users"]?.arrayValue?.first)
+            #expect(user["localId"] == .string("linked"))
+            let providers = user["providerUserInfo"]?.arrayValue ?? []
+            #expect(providers.map { $0["providerId"] } == [.string("google.com")])  // no password: none was imported
+            #expect(providers.first?["federatedId"] == .string("g-123") && providers.first?["email"] == .string("l@gmail.com"))
+            #expect(try await auth.admin("accounts:lookup", #"{"federatedUserId":[{"providerId":"google.com","rawId":"g-999"}]}"#).json?["users"] == nil)
+
+            #expect(try await auth.admin("accounts:update", #"{"localId":"linked","deleteProvider":["google.com"]}"#).status == .ok)
+            let after = try await auth.admin("accounts:lookup", #"{"localId":["linked"]}"#)
+            #expect(after.json?["users"]?.arrayValue?.first?["providerUserInfo"]?.arrayValue?.isEmpty == true)
+            #expect(try await auth.admin("accounts:lookup", #"{"federatedUserId":[{"providerId":"google.com","rawId":"g-123"}]}"#).json?["users"] == nil)
+        }
+    }
+
+    @Test func usersWithoutLinksUpdateInTheSQLiteStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-links-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await IdentityTestServer().run(users: try SQLiteUserStore(directory: directory)) { auth async throws in
+            let created = try await auth.admin("accounts", "{}")
+            let uid = try #require(created.string("localId"))
+            let updated = try await auth.admin("accounts:update", #"{"localId":"\#(uid)","email":"p@example.com","phoneNumber":"+15555550123","displayName":"P","photoUrl":"https://example.com/p.png","password":"secret1","emailVerified":true}"#)
+            #expect(updated.status == .ok, "\(updated.body)")
+            #expect(updated.json?["providerUserInfo"]?.arrayValue?.count == 2)
         }
     }
 }

@@ -122,3 +122,44 @@ import Testing
         }
     }
 }
+
+/// Email-link (passwordless) sign-in: `sendOobCode` with `EMAIL_SIGNIN`, then
+/// `accounts:signInWithEmailLink`.
+@Suite struct EmailLinkSignInTests {
+    @Test func aLinkSignsInANewAddressOnceAndVerifiesIt() async throws {
+        let users = InMemoryUserStore()
+        try await IdentityTestServer(emulator: true).run(users: users) { auth async throws in
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"New@Example.com","continueUrl":"https://app.example/finish"}"#).status == .ok)
+            let code = try #require(try await OutOfBandTests.pending(auth).first { $0.type == "EMAIL_SIGNIN" })
+            #expect(code.email == "new@example.com")
+            let mail = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 1).first)
+            #expect(mail.link.contains("mode=signIn&oobCode=\(code.code)") && mail.link.contains("continueUrl=https%3A%2F%2Fapp.example%2Ffinish"))
+            // The code is for that address only, and a verification-by-code call does not use it up.
+            #expect(try await auth.post("accounts:signInWithEmailLink", #"{"email":"other@example.com","oobCode":"\#(code.code)"}"#).authError?.hasPrefix("INVALID_EMAIL") == true)
+            #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(code.code)"}"#).authError == "INVALID_OOB_CODE")
+            let signedIn = try await auth.post("accounts:signInWithEmailLink", #"{"email":"new@example.com","oobCode":"\#(code.code)"}"#)
+            #expect(signedIn.status == .ok, "\(signedIn.body)")
+            #expect(signedIn.string("kind") == "identitytoolkit#EmailLinkSigninResponse")
+            #expect(signedIn.json?["isNewUser"] == .bool(true))
+            let claims = try jwtParts(try #require(signedIn.string("idToken"))).payload
+            #expect(claims["email"] == .string("new@example.com") && claims["email_verified"] == .bool(true))
+            #expect(claims["firebase"]?["sign_in_provider"] == .string("password"))
+            #expect(try await auth.post("accounts:signInWithEmailLink", #"{"email":"new@example.com","oobCode":"\#(code.code)"}"#).authError == "INVALID_OOB_CODE")
+        }
+    }
+
+    @Test func anExistingUserKeepsItsAccountAndTheDefaultModeGivesLinksToTheAdminOnly() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            let account = try await auth.signUp("known@example.com")
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"known@example.com"}"#).authError == "OPERATION_NOT_ALLOWED")
+            let generated = try await auth.admin("accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"known@example.com","returnOobLink":true}"#)
+            let code = try #require(generated.string("oobCode"))
+            #expect(generated.string("oobLink")?.contains("mode=signIn") == true)
+            let signedIn = try await auth.post("accounts:signInWithEmailLink", #"{"email":"known@example.com","oobCode":"\#(code)"}"#)
+            #expect(signedIn.string("localId") == account["localId"]?.stringValue)
+            #expect(signedIn.json?["isNewUser"] == .bool(false))
+            let looked = try await auth.admin("accounts:lookup", #"{"email":["known@example.com"]}"#)
+            #expect(looked.json?["users"]?.arrayValue?.first?["emailVerified"] == .bool(true))
+        }
+    }
+}

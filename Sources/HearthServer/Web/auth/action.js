@@ -59,6 +59,17 @@ async function main() {
       const result = await call("update", { oobCode: code });
       show(mode === "verifyEmail" ? "Email verified" : "Email changed",
         mode === "verifyEmail" ? `${result.email ?? "Your address"} is verified.` : `Your account now uses ${result.email ?? "the new address"}.`, true);
+    } else if (mode === "signIn") {
+      // Email-link sign-in finishes in the app that asked for it (its continueUrl gets the same
+      // parameters, as Firebase's hosted handler passes them on); the code is not used here.
+      const next = params.get("continueUrl");
+      if (next && /^https?:\/\//.test(next)) {
+        const target = new URL(next);
+        for (const [name, value] of params) if (name !== "continueUrl") target.searchParams.set(name, value);
+        location.replace(target.toString());
+        return;
+      }
+      show("Sign in from your app", "Open this link on the device and in the app where you asked to sign in.", false);
     } else {
       show("Unknown action", "This link does not ask for anything this server knows.", false);
     }

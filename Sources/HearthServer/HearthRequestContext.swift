@@ -1,0 +1,21 @@
+public import Hummingbird
+public import NIOCore
+
+/// The context of every HTTP request Hearth serves: Hummingbird's core storage plus the address of the
+/// peer that opened the connection, which the identity service's per-address rate limits key on.
+///
+/// For example:
+/// ```swift
+/// let router = Router(context: HearthRequestContext.self)
+/// router.get("/who") { _, context in context.remoteAddress?.ipAddress ?? "unknown" }
+/// ```
+public struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The connection's peer; nil when there is none (in-process tests).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}

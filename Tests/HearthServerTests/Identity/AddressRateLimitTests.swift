@@ -1,0 +1,136 @@
+import Clocks
+import Foundation
+import HearthCore
+import HearthStorage
+@testable import HearthServer
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The per-address limits on sign-ups and failed sign-ins, on a clock the test steps.
+@Suite struct AddressRateLimitTests {
+    static let anonymous = #"{"returnSecureToken":true}"#
+
+    static func from(_ address: String) -> HTTPFields {
+        [HTTPField.Name("x-forwarded-for")!: "198.51.100.99, \(address)"]
+    }
+
+    /// A server behind a (pretend) proxy, so each request names its client in `X-Forwarded-For`.
+    static func server(clock: TestClock<Duration>, configure: @escaping (inout ServerConfiguration) -> Void) -> IdentityTestServer {
+        IdentityTestServer { configuration in
+            configuration.clock = ServerClock(clock, wallMillisecondsAtStart: (Date().timeIntervalSince1970 * 1000).rounded(.down))
+            configuration.identity.trustForwardedFor = true
+            configure(&configuration)
+        }
+    }
+
+    @Test func signUpsPerAddressAreLimitedUntilTheWindowEnds() async throws {
+        let clock = TestClock<Duration>()
+        try await Self.server(clock: clock) {
+            $0.identity.signUpsPerAddressLimit = 3
+            $0.identity.signUpsPerAddressWindow = .seconds(3600)
+        }.run { auth async throws in
+            for index in 0..<3 {
+                let body = index == 0 ? #"{"email":"first@example.com","password":"secret123"}"# : Self.anonymous
+                #expect(try await auth.post("accounts:signUp", body, headers: Self.from("203.0.113.1")).status == .ok)
+            }
+            let refused = try await auth.post("accounts:signUp", #"{"email":"fourth@example.com","password":"secret123"}"#, headers: Self.from("203.0.113.1"))
+            #expect(refused.status == .badRequest)
+            #expect(refused.authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            #expect(refused.json?["error"]?["errors"]?.arrayValue?.first?["reason"] == .string("invalid"))
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.1")).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            // The refused email was not created, another address is unaffected, and admins are not limited.
+            #expect(try await auth.post("accounts:signUp", #"{"email":"fourth@example.com","password":"secret123"}"#, headers: Self.from("203.0.113.2")).status == .ok)
+            #expect(try await auth.admin("accounts", #"{"email":"by-admin@example.com","password":"secret123"}"#).status == .ok)
+
+            await clock.advance(by: .seconds(3599))
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.1")).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            await clock.advance(by: .seconds(1))
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.1")).status == .ok)
+        }
+    }
+
+    @Test func failedSignInsAcrossAccountsLimitTheAddress() async throws {
+        let clock = TestClock<Duration>()
+        try await Self.server(clock: clock) {
+            $0.identity.failedSignInsPerAddressLimit = 3
+            $0.identity.failedSignInsPerAddressWindow = .seconds(900)
+        }.run { auth async throws in
+            _ = try await auth.signUp("victim@example.com", "right-password")
+            // Credential stuffing: one guess each at several accounts (one of them not existing), so the
+            // per-account throttle never trips.
+            for email in ["victim@example.com", "nobody@example.com", "someone@example.com"] {
+                let guess = try await auth.post("accounts:signInWithPassword", #"{"email":"\#(email)","password":"guess-123"}"#, headers: Self.from("203.0.113.9"))
+                #expect(guess.authError == "INVALID_LOGIN_CREDENTIALS")
+            }
+            let right = #"{"email":"victim@example.com","password":"right-password"}"#
+            let refused = try await auth.post("accounts:signInWithPassword", right, headers: Self.from("203.0.113.9"))
+            #expect(refused.status == .badRequest)
+            #expect(refused.authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            // The account itself is not locked: its owner elsewhere signs in, and successes do not count.
+            for _ in 0..<5 {
+                #expect(try await auth.post("accounts:signInWithPassword", right, headers: Self.from("203.0.113.10")).status == .ok)
+            }
+            await clock.advance(by: .seconds(900))
+            #expect(try await auth.post("accounts:signInWithPassword", right, headers: Self.from("203.0.113.9")).status == .ok)
+        }
+    }
+
+    @Test func forwardedForIsIgnoredUnlessTrusted() async throws {
+        try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 2 }.run { auth async throws in
+            // Untrusted, the header cannot move a client to a fresh address: all three count as one.
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.1")).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.2")).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.3")).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
+    @Test func theDefaultsLimitTheDefaultModeAndNotTheEmulator() {
+        let store = InMemoryUserStore()
+        let production = IdentityService(store: store, signer: .generate(), configuration: IdentityConfiguration(), emulatorMode: false)
+        #expect(production.signUpsPerAddress?.limit == 100)
+        #expect(production.signUpsPerAddress?.window == .seconds(3600))
+        #expect(production.failedSignInsPerAddress?.limit == 100)
+        var off = IdentityConfiguration()
+        off.signUpsPerAddressLimit = 0
+        #expect(IdentityService(store: store, signer: .generate(), configuration: off, emulatorMode: false).signUpsPerAddress == nil)
+        let emulator = IdentityService(store: store, signer: .generate(), configuration: IdentityConfiguration(), emulatorMode: true)
+        #expect(emulator.signUpsPerAddress == nil)
+        #expect(emulator.failedSignInsPerAddress == nil)
+    }
+
+    @Test func emulatorModeTakesAnyNumberOfSignUpsFromOneAddress() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            for _ in 0..<101 {
+                #expect(try await auth.post("accounts:signUp", Self.anonymous).status == .ok)
+            }
+            for _ in 0..<101 {
+                #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"none@example.com","password":"guess-123"}"#).authError == "EMAIL_NOT_FOUND")
+            }
+        }
+    }
+
+    @Test func theContextCarriesTheConnectionsPeer() throws {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: try SocketAddress(ipAddress: "192.0.2.44", port: 51234)).wait()
+        let context = HearthRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: Logger(label: "test")))
+        #expect(context.remoteAddress?.ipAddress == "192.0.2.44")
+    }
+
+    @Test func theLastForwardedEntryIsTheOneTheProxyAdded() {
+        #expect(IdentityToolkitController.lastForwardedAddress(["10.0.0.1, 192.0.2.7"]) == "192.0.2.7")
+        #expect(IdentityToolkitController.lastForwardedAddress(["10.0.0.1", "192.0.2.8 "]) == "192.0.2.8")
+        #expect(IdentityToolkitController.lastForwardedAddress([" , "]) == nil)
+        #expect(IdentityToolkitController.lastForwardedAddress([]) == nil)
+    }
+
+    @Test func aLiveConnectionIsCountedUnderItsAddress() async throws {
+        try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 1 }.runLive { auth, _ async throws in
+            #expect(try await auth.post("accounts:signUp", Self.anonymous).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+}

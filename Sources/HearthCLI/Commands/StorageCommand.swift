@@ -443,6 +443,18 @@ struct StorageAdminClient: Sendable {
             let json = try? JSONValue(parsing: body.readableBytesView)
             throw CLIError("gs://\(bucket)/\(name): \(response.status.code) \(json?["error"]?["message"]?.stringValue ?? String(buffer: body))")
         }
+        do {
+            _ = try await Self.save(response, to: file, progress: progress)
+        } catch {
+            throw CLIError("downloading gs://\(bucket)/\(name) to \(file.path) failed: \(error)")
+        }
+    }
+
+    /// Streams a response's body into `file` through `<file>.part`, fsynced and renamed at the end (a
+    /// failed transfer leaves no partial file); `trailer` is appended last. Returns the body's size.
+    static func save(
+        _ response: HTTPClientResponse, to file: URL, trailer: [UInt8] = [], progress: (Int64, Int64?) -> Void
+    ) async throws -> Int64 {
         let total = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
         let partial = file.appendingPathExtension("part")
         guard FileManager.default.createFile(atPath: partial.path, contents: nil), let handle = try? FileHandle(forWritingTo: partial) else {
@@ -455,14 +467,16 @@ struct StorageAdminClient: Sendable {
                 received += Int64(buffer.readableBytes)
                 progress(received, total)
             }
+            try handle.write(contentsOf: trailer)
             try handle.synchronize()
             try handle.close()
             _ = try? FileManager.default.removeItem(at: file)
             try FileManager.default.moveItem(at: partial, to: file)
+            return received
         } catch {
             try? handle.close()
             try? FileManager.default.removeItem(at: partial)
-            throw CLIError("downloading gs://\(bucket)/\(name) to \(file.path) failed: \(error)")
+            throw error
         }
     }
 

@@ -32,34 +32,19 @@ extension StorageAdminClient {
         }
         guard response.status == .ok else { throw try await Self.failure(response, what: "export") }
         let total = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        let partial = file.map { $0.appendingPathExtension("part") }
-        let handle: FileHandle
-        if let partial {
-            guard FileManager.default.createFile(atPath: partial.path, contents: nil), let opened = try? FileHandle(forWritingTo: partial) else {
-                throw CLIError("cannot write \(partial.path)")
-            }
-            handle = opened
-        } else {
-            handle = FileHandle.standardOutput
-        }
         var received: Int64 = 0
         do {
-            for try await buffer in response.body {
-                try handle.write(contentsOf: buffer.readableBytesView)
-                received += Int64(buffer.readableBytes)
-                progress(received, total)
-            }
-            if let partial, let file {
-                try handle.write(contentsOf: Data("\n".utf8))
-                try handle.synchronize()
-                try handle.close()
-                _ = try? FileManager.default.removeItem(at: file)
-                try FileManager.default.moveItem(at: partial, to: file)
+            if let file {
+                received = try await Self.save(response, to: file, trailer: Array("\n".utf8), progress: progress)
             } else {
-                try handle.write(contentsOf: Data("\n".utf8))
+                for try await buffer in response.body {
+                    try FileHandle.standardOutput.write(contentsOf: buffer.readableBytesView)
+                    received += Int64(buffer.readableBytes)
+                    progress(received, total)
+                }
+                try FileHandle.standardOutput.write(contentsOf: Data("\n".utf8))
             }
         } catch {
-            if let partial { try? FileManager.default.removeItem(at: partial) }
             throw CLIError("the export stopped after \(received) bytes: \(error)")
         }
         return received

@@ -1,4 +1,9 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Counts events per client address (sign-ups, failed password sign-ins) in fixed windows and refuses
 /// more once an address has had `limit` in its current window, so one machine cannot create accounts
@@ -22,10 +27,16 @@ final class AddressRateLimit: Sendable {
 
     let limit: Int
     let window: Duration
-    private let windows = Mutex<[String: Window]>([:])
-    /// Bounds memory under a flood of addresses (IPv6 gives an attacker many): past this many entries,
-    /// expired ones are swept.
-    let sweepThreshold = 100_000
+    private let state = Mutex(State())
+    /// Bounds memory under a flood of addresses: past this many entries, expired ones are swept (at
+    /// most once per window, so a flood of live entries does not make every request scan them all),
+    /// and if that is not enough, the oldest windows are dropped.
+    let capacity = 100_000
+
+    struct State {
+        var windows: [String: Window] = [:]
+        var lastSweep: Duration?
+    }
 
     init(limit: Int, window: Duration) {
         self.limit = limit
@@ -34,28 +45,80 @@ final class AddressRateLimit: Sendable {
 
     /// Whether the address may do one more now.
     func allows(_ address: String, now: Duration) -> Bool {
-        windows.withLock { windows in
-            guard let entry = windows[address] else { return true }
+        state.withLock { state in
+            guard let entry = state.windows[address] else { return true }
             if now - entry.start >= window {
-                windows[address] = nil
+                state.windows[address] = nil
                 return true
             }
             return entry.count < limit
         }
     }
 
+    /// How many addresses are being counted.
+    var entryCount: Int { state.withLock { $0.windows.count } }
+
     /// Counts one event for the address.
     func record(_ address: String, now: Duration) {
-        windows.withLock { windows in
-            if windows.count >= sweepThreshold {
-                windows = windows.filter { now - $0.value.start < window }
+        state.withLock { state in count(address, now: now, &state) }
+    }
+
+    /// Checks and counts in one step: true (and counted) if the address may do one more now. Requests
+    /// that arrive together cannot all pass a check made before any of them is counted.
+    func reserve(_ address: String, now: Duration) -> Bool {
+        state.withLock { state in
+            if let entry = state.windows[address], now - entry.start < window, entry.count >= limit { return false }
+            count(address, now: now, &state)
+            return true
+        }
+    }
+
+    /// Takes back one event counted by ``reserve(_:now:)`` (an attempt that turned out not to count,
+    /// such as a sign-in that succeeded).
+    func release(_ address: String, now: Duration) {
+        state.withLock { state in
+            guard var entry = state.windows[address], now - entry.start < window, entry.count > 0 else { return }
+            entry.count -= 1
+            state.windows[address] = entry
+        }
+    }
+
+    private func count(_ address: String, now: Duration, _ state: inout State) {
+        if state.windows.count >= capacity, state.windows[address] == nil {
+            if state.lastSweep.map({ now - $0 >= window }) ?? true {
+                state.windows = state.windows.filter { now - $0.value.start < window }
+                state.lastSweep = now
             }
-            if var entry = windows[address], now - entry.start < window {
-                entry.count += 1
-                windows[address] = entry
-            } else {
-                windows[address] = Window(count: 1, start: now)
+            if state.windows.count >= capacity {
+                // Still full of live windows: the oldest tenth go.
+                let oldest = state.windows.sorted { $0.value.start < $1.value.start }.prefix(capacity / 10).map(\.key)
+                for key in oldest { state.windows[key] = nil }
             }
         }
+        if var entry = state.windows[address], now - entry.start < window {
+            entry.count += 1
+            state.windows[address] = entry
+        } else {
+            state.windows[address] = Window(count: 1, start: now)
+        }
+    }
+}
+
+/// IPv6 addresses in text, for ``IdentityService/addressKey(_:)``.
+enum IPv6Address {
+    /// The 16 bytes of an IPv6 address (brackets and a `%zone` allowed); nil if it is not one.
+    static func parse(_ text: String) -> [UInt8]? {
+        var trimmed = text
+        if trimmed.hasPrefix("["), trimmed.hasSuffix("]") { trimmed = String(trimmed.dropFirst().dropLast()) }
+        if let zone = trimmed.firstIndex(of: "%") { trimmed = String(trimmed[..<zone]) }
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, trimmed, &address) == 1 else { return nil }
+        return withUnsafeBytes(of: &address) { Array($0) }
+    }
+
+    /// `::ffff:a.b.c.d` (an IPv4 client on a dual-stack socket) as its IPv4 text.
+    static func mappedIPv4(_ bytes: [UInt8]) -> String? {
+        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+        return bytes[12..<16].map(String.init).joined(separator: ".")
     }
 }

@@ -57,7 +57,14 @@ struct IdentityService: Sendable {
     var hasher: PasswordHasher { configuration.passwordHashing }
 
     /// The key a client address is counted under: connections without one (in-process tests) share one.
-    static func addressKey(_ address: String?) -> String { address ?? "unknown" }
+    /// The key a client address is counted under: an IPv6 address by its /64 (one client usually holds
+    /// a whole /64, so counting single addresses would let it spread its attempts).
+    static func addressKey(_ address: String?) -> String {
+        guard let address else { return "unknown" }
+        guard address.contains(":"), let bytes = IPv6Address.parse(address) else { return address }
+        if let v4 = IPv6Address.mappedIPv4(bytes) { return v4 }
+        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "::/64"
+    }
     var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
 
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
@@ -83,8 +90,7 @@ struct IdentityService: Sendable {
         if caller == .client, let signUpsPerAddress {
             // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
             let key = Self.addressKey(address)
-            guard signUpsPerAddress.allows(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
-            signUpsPerAddress.record(key, now: serverClock.elapsed)
+            guard signUpsPerAddress.reserve(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
         }
         let emailMode = body.has("email") || body.has("password")
         var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: clock.millis)
@@ -161,22 +167,26 @@ struct IdentityService: Sendable {
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
         let account = project + "/" + email
         let addressKey = Self.addressKey(address)
-        if let failedSignInsPerAddress, !failedSignInsPerAddress.allows(addressKey, now: serverClock.elapsed) {
+        // Counted before the slow password check, so attempts sent at once cannot all slip under the
+        // limit; taken back if the password is right (only failures count).
+        if let failedSignInsPerAddress, !failedSignInsPerAddress.reserve(addressKey, now: serverClock.elapsed) {
             throw IdentityError.tooManyAttemptsFromAddress
         }
-        if let throttle, !throttle.allows(account) { throw IdentityError.tooManyAttempts }
+        if let throttle, !throttle.allows(account) {
+            failedSignInsPerAddress?.release(addressKey, now: serverClock.elapsed)
+            throw IdentityError.tooManyAttempts
+        }
         guard let found = try await store.user(project: project, email: email) else {
             await hasher.verifyNothing(password)
             throttle?.recordFailure(account)
-            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.emailNotFound
         }
         guard let stored = found.passwordHash, await hasher.verify(password, against: stored) else {
             throttle?.recordFailure(account)
-            failedSignInsPerAddress?.record(addressKey, now: serverClock.elapsed)
             if found.disabled { throw IdentityError.userDisabled }
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
         }
+        failedSignInsPerAddress?.release(addressKey, now: serverClock.elapsed)
         throttle?.recordSuccess(account)
         if found.disabled { throw IdentityError.userDisabled }
         // A hash made with older parameters is replaced now that the password is known.
@@ -614,6 +624,8 @@ struct IdentityService: Sendable {
     func validEmail(_ email: String) throws -> String {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 320 else { throw IdentityError.invalidEmail }
+        // No control characters, spaces or angle brackets: addresses end up in SMTP commands and headers.
+        guard SMTPConversation.isEnvelopeSafe(email) else { throw IdentityError.invalidEmail }
         return email.lowercased()
     }
 

@@ -63,6 +63,13 @@ struct SMTPConversation: Sendable {
         return .send("EHLO \(clientName)\r\n")
     }
 
+    /// Whether an address can go between `<` and `>` in MAIL FROM or RCPT TO: one `@`, no control
+    /// characters, spaces or angle brackets.
+    static func isEnvelopeSafe(_ address: String) -> Bool {
+        address.utf8.count <= 320 && address.split(separator: "@", omittingEmptySubsequences: false).count == 2
+            && !address.unicodeScalars.contains { $0.value < 0x21 || $0.value == 0x7F || $0 == "<" || $0 == ">" }
+    }
+
     /// Whether an EHLO reply lists `keyword` (its lines after the first are `KEYWORD [params]`).
     static func advertises(_ reply: SMTPReply, _ keyword: String, parameter: String? = nil) -> Bool {
         reply.lines.dropFirst().contains { line in
@@ -88,6 +95,11 @@ struct SMTPConversation: Sendable {
     mutating func receive(_ reply: SMTPReply) -> Step {
         switch state {
         case .greeting:
+            // An address is written into the envelope commands: a line break in it would be a command
+            // of its own (RCPT TO:<x>\r\nDATA…). Refused whatever the caller checked.
+            guard Self.isEnvelopeSafe(from), Self.isEnvelopeSafe(to) else {
+                return fail(SMTPReply(code: 0, lines: []), during: "envelope (an address SMTP cannot carry)", transient: false)
+            }
             guard reply.code == 220 else { return fail(reply, during: "greeting") }
             state = .ehlo
             return .send("EHLO \(clientName)\r\n")

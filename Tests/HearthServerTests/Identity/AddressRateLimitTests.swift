@@ -79,6 +79,39 @@ import Testing
         }
     }
 
+    @Test func attemptsSentAtOnceCannotAllSlipUnderTheLimit() async throws {
+        // Each check counts at once, so 50 concurrent reservations against a limit of 10 let exactly 10 through.
+        let limit = AddressRateLimit(limit: 10, window: .seconds(900))
+        let passed = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<50 { group.addTask { limit.reserve("203.0.113.5", now: .zero) } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(passed == 10)
+        // A success taken back frees its place.
+        limit.release("203.0.113.5", now: .seconds(1))
+        #expect(limit.reserve("203.0.113.5", now: .seconds(2)))
+        #expect(!limit.reserve("203.0.113.5", now: .seconds(3)))
+        #expect(limit.reserve("203.0.113.5", now: .seconds(900)))
+    }
+
+    @Test func anIPv6ClientCountsByItsSlash64AndMappedIPv4ByItsAddress() {
+        #expect(IdentityService.addressKey("2001:db8:1:2::1") == IdentityService.addressKey("2001:db8:1:2:ffff::9"))
+        #expect(IdentityService.addressKey("[2001:db8:1:2::1]") == IdentityService.addressKey("2001:0db8:0001:0002::5%eth0"))
+        #expect(IdentityService.addressKey("2001:db8:1:2::1") != IdentityService.addressKey("2001:db8:1:3::1"))
+        #expect(IdentityService.addressKey("::ffff:203.0.113.7") == "203.0.113.7")
+        #expect(IdentityService.addressKey("203.0.113.7") == "203.0.113.7")
+        #expect(IdentityService.addressKey(nil) == "unknown")
+    }
+
+    @Test func aFloodOfAddressesStaysBounded() {
+        let limit = AddressRateLimit(limit: 5, window: .seconds(60))
+        for index in 0..<(limit.capacity + 5_000) { limit.record("10.\(index >> 16).\((index >> 8) & 255).\(index & 255)", now: .seconds(1)) }
+        #expect(limit.entryCount <= limit.capacity)
+        // A recent address is still counted.
+        for _ in 0..<5 { limit.record("192.0.2.1", now: .seconds(2)) }
+        #expect(!limit.allows("192.0.2.1", now: .seconds(3)))
+    }
+
     @Test func forwardedForIsIgnoredUnlessTrusted() async throws {
         try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 2 }.run { auth async throws in
             // Untrusted, the header cannot move a client to a fresh address: all three count as one.

@@ -70,6 +70,9 @@ import Testing
             let weak = try await auth.post("accounts:signUp", #"{"email":"weak@example.com","password":"12345"}"#)
             #expect(weak.authError == "WEAK_PASSWORD : Password should be at least 6 characters")
             #expect(try await auth.post("accounts:signUp", #"{"email":"nope","password":"secret123"}"#).authError == "INVALID_EMAIL")
+            // A line break (or a space, or angle brackets) in an address would reach SMTP commands.
+            #expect(try await auth.post("accounts:signUp", #"{"email":"x>\r\nRCPT TO:<v@evil.example","password":"secret123"}"#).authError == "INVALID_EMAIL")
+            #expect(try await auth.post("accounts:signUp", #"{"email":"a b@example.com","password":"secret123"}"#).authError == "INVALID_EMAIL")
             #expect(try await auth.post("accounts:signUp", #"{"email":"a@b.c"}"#).authError == "MISSING_PASSWORD")
             #expect(try await auth.post("accounts:signUp", #"{"password":"secret123"}"#).authError == "MISSING_EMAIL")
             #expect(try await auth.post("accounts:signUp", #"{"localId":"x","email":"a@b.c","password":"secret123"}"#).authError == "UNEXPECTED_PARAMETER : User ID")

@@ -22,6 +22,19 @@ import Testing
         #expect(smtp.receive(Self.reply(221)) == .finished)
     }
 
+    @Test func anAddressWithALineBreakNeverReachesTheServer() {
+        var smtp = SMTPConversation(
+            clientName: "hearth.test", from: "noreply@example.com", to: "x>\r\nRCPT TO:<victim@evil.example>\r\nDATA", message: "body"
+        )
+        #expect(smtp.receive(Self.reply(220)) == .failed(SMTPDeliveryError(
+            phase: "envelope (an address SMTP cannot carry)", code: 0, transient: false, text: ""
+        )))
+        for address in ["a b@example.com", "a<b@example.com", "a@b@example.com", "a\u{7F}@example.com", "ada@example.com\n"] {
+            #expect(!SMTPConversation.isEnvelopeSafe(address), "\(address)")
+        }
+        #expect(SMTPConversation.isEnvelopeSafe("ada.lovelace+math@example.co.uk"))
+    }
+
     @Test func aServerWithoutEHLOGetsHELO() {
         var smtp = conversation()
         _ = smtp.receive(Self.reply(220))

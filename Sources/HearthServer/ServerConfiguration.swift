@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var enforceIndexes = true
     /// Bytes queued for one WebSocket client before it counts as a slow consumer and is disconnected.
     public var realtimeOutboundLimit = 16 * 1024 * 1024
+    /// Long-polling connections open at once (`/.lp`); more are refused with 503 until some close.
+    public var maximumLongPollConnections = 10_000
     /// A WebSocket client that sends nothing for this long is disconnected (clients send a keep-alive
     /// every 45 s).
     public var realtimeIdleTimeout: Duration = .seconds(120)

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import ServiceLifecycle
+import Synchronization
 
 /// `GET /.lp`: the long-polling transport of the realtime protocol (``LongPollTransport``).
 ///
@@ -73,9 +74,15 @@ struct LongPollController: Sendable {
         if let version = parameters["v"], version != "5" {
             return script("parent.pLPCommand\(callback)(\"close\",0); /* only protocol version 5 */", status: .badRequest)
         }
+        let services = self.services
+        guard services.longPolls.wrappingAdd(1, ordering: .relaxed).newValue <= services.configuration.maximumLongPollConnections else {
+            services.longPolls.wrappingSubtract(1, ordering: .relaxed)
+            return script("/* too many long-polling connections; try again later */", status: .serviceUnavailable)
+        }
         let transport = LongPollTransport(
-            callback: callback, outboundLimit: services.configuration.realtimeOutboundLimit, clock: services.configuration.clock
-        )
+            callback: callback, outboundLimit: services.configuration.realtimeOutboundLimit,
+            maximumMessageBytes: services.configuration.maximumRequestBytes, clock: services.configuration.clock
+        ) { services.longPolls.wrappingSubtract(1, ordering: .relaxed) }
         let session = RealtimeServerChannel.session(transport: transport, parameters: parameters, host: host, services: services)
         transport.attach(session)
         session.start()

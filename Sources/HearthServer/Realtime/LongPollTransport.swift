@@ -25,11 +25,20 @@ final class LongPollTransport: RealtimeTransport {
         var data: Substring
     }
 
+    /// A held poll, and the timer that answers it after ``holdDuration``.
+    struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<String, Never>
+        var timer: Task<Void, Never>?
+    }
+
     struct State {
         var outbox: [ByteBuffer] = []
         var outboxBytes = 0
-        var waiting: Deque<(id: UInt64, continuation: CheckedContinuation<String, Never>)> = []
+        var waiting: Deque<Waiter> = []
         var nextPoll: UInt64 = 0
+        var segmentBytes = 0
+        var polls = 0
         var nextResponse = 0
         var closed = false
         var segments: [Int: Segment] = [:]
@@ -42,13 +51,21 @@ final class LongPollTransport: RealtimeTransport {
     let password: String
     let outboundLimit: Int
     let clock: ServerClock
+    /// Runs once, when the connection closes.
+    let onClosed: @Sendable () -> Void
     private let state = Mutex(State())
 
     /// How long a poll waits for something to send: under the client's 25 s keep-alive.
     static let holdDuration: Duration = .seconds(20)
+    /// How far past the next expected segment one may be numbered.
+    static let segmentLookahead = 10_000
+    /// Base64 bytes waiting to become messages: a message's limit, in base64.
+    let maximumSegmentBytes: Int
 
-    init(callback: String, outboundLimit: Int, clock: ServerClock) {
+    init(callback: String, outboundLimit: Int, maximumMessageBytes: Int, clock: ServerClock, onClosed: @escaping @Sendable () -> Void = {}) {
         self.callback = callback
+        self.onClosed = onClosed
+        self.maximumSegmentBytes = maximumMessageBytes / 3 * 4 + 4
         self.password = RealtimeSession.makeID()
         self.outboundLimit = outboundLimit
         self.clock = clock
@@ -79,6 +96,7 @@ final class LongPollTransport: RealtimeTransport {
             state.outboxBytes += messages.reduce(0) { $0 + $1.readableBytes }
             if state.outboxBytes > outboundLimit { return (true, nil) }
             guard let waiter = state.waiting.popFirst() else { return (false, nil) }
+            waiter.timer?.cancel()
             return (false, (waiter.continuation, takeResponse(&state)))
         }
         if overflow {
@@ -93,6 +111,7 @@ final class LongPollTransport: RealtimeTransport {
             guard !state.closed else { return ([], "", nil) }
             state.closed = true
             let waiting = state.waiting.map(\.continuation)
+            for waiter in state.waiting { waiter.timer?.cancel() }
             state.waiting = []
             // Data sent before the close still goes, in its numbered response.
             var script = state.outbox.isEmpty ? "" : takeResponse(&state)
@@ -101,7 +120,9 @@ final class LongPollTransport: RealtimeTransport {
             state.session = nil
             return (waiting, script, session)
         }
+        guard !script.isEmpty else { return }  // closed before
         for (index, waiter) in waiting.enumerated() { waiter.resume(returning: index == 0 ? script : "") }
+        onClosed()
         session?.closed()
     }
 
@@ -122,7 +143,10 @@ final class LongPollTransport: RealtimeTransport {
     /// something to send (or ``holdDuration``) and answers with it. Nil when the connection is closed.
     func poll(segments: [(number: Int, total: Int, data: Substring)]) async throws(LongPollError) -> String? {
         let messages = try accept(segments)
-        let session = state.withLock { $0.session }
+        let session = state.withLock { state in
+            state.polls += 1
+            return state.session
+        }
         guard let session else { return nil }
         session.touch()
         for message in messages {
@@ -134,26 +158,34 @@ final class LongPollTransport: RealtimeTransport {
             }
         }
         return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            let (now, released, id): (String?, CheckedContinuation<String, Never>?, UInt64) = state.withLock { state in
-                if state.closed { return ("", nil, 0) }
-                if !state.outbox.isEmpty { return (takeResponse(&state), nil, 0) }
+            let (now, released): (String?, CheckedContinuation<String, Never>?) = state.withLock { state in
+                if state.closed { return ("", nil) }
+                if !state.outbox.isEmpty { return (takeResponse(&state), nil) }
                 // One held poll at a time: the one before answers now, empty, and this one waits.
                 let earlier = state.waiting.popFirst()
+                earlier?.timer?.cancel()
                 state.nextPoll += 1
-                state.waiting.append((state.nextPoll, continuation))
-                return (nil, earlier?.continuation, state.nextPoll)
+                let id = state.nextPoll
+                // The deadline is fixed now, not when the task gets to run.
+                let deadline = clock.elapsed + LongPollTransport.holdDuration
+                let timer = Task { [clock] in
+                    guard (try? await clock.sleep(untilElapsed: deadline)) != nil else { return }
+                    self.releaseIfWaiting(id)
+                }
+                state.waiting.append(Waiter(id: id, continuation: continuation, timer: timer))
+                return (nil, earlier?.continuation)
             }
             if let now {
                 continuation.resume(returning: now)
                 return
             }
             if let released { released.resume(returning: state.withLock { takeResponse(&$0) }) }
-            Task { [clock] in
-                try? await clock.sleep(for: LongPollTransport.holdDuration)
-                self.releaseIfWaiting(id)
-            }
         }
     }
+
+    /// How many polls are held now, and how many have arrived (tests wait on them instead of sleeping).
+    var heldPolls: Int { state.withLock { $0.waiting.count } }
+    var receivedPolls: Int { state.withLock { $0.polls } }
 
     /// Answers a poll still held after its time, with whatever there is (usually nothing).
     private func releaseIfWaiting(_ id: UInt64) {
@@ -185,16 +217,26 @@ final class LongPollTransport: RealtimeTransport {
     private func accept(_ incoming: [(number: Int, total: Int, data: Substring)]) throws(LongPollError) -> [String] {
         try state.withLock { state throws(LongPollError) -> [String] in
             for segment in incoming {
-                guard segment.number >= state.nextSegment, segment.total >= 1, segment.total <= 100_000 else { continue }
-                state.segments[segment.number] = Segment(total: segment.total, data: segment.data)
+                guard segment.number >= state.nextSegment, segment.total >= 1 else { continue }
+                // A client keeps at most two polls in flight: segments far ahead of the next one expected,
+                // or more bytes waiting than a message may have, are not a client's.
+                guard segment.number - state.nextSegment < LongPollTransport.segmentLookahead else {
+                    throw LongPollError("a segment far ahead of the next one expected")
+                }
+                if let previous = state.segments[segment.number] { state.segmentBytes -= previous.data.utf8.count }
+                // A copy, so a segment does not keep its whole request's query alive.
+                state.segments[segment.number] = Segment(total: segment.total, data: Substring(String(segment.data)))
+                state.segmentBytes += segment.data.utf8.count
             }
-            guard state.segments.count <= 200_000 else { throw LongPollError("too many segments waiting") }
+            guard state.segmentBytes <= maximumSegmentBytes else { throw LongPollError("more data waiting than a message may hold") }
             var messages: [String] = []
             while let first = state.segments[state.nextSegment] {
                 let range = state.nextSegment..<(state.nextSegment + first.total)
                 guard range.allSatisfy({ state.segments[$0] != nil }) else { break }
                 let encoded = range.map { state.segments[$0]!.data }.joined()
-                for number in range { state.segments.removeValue(forKey: number) }
+                for number in range {
+                    if let removed = state.segments.removeValue(forKey: number) { state.segmentBytes -= removed.data.utf8.count }
+                }
                 state.nextSegment = range.upperBound
                 guard let bytes = LongPollTransport.decodeWebSafeBase64(encoded) else { throw LongPollError("a segment is not base64") }
                 messages.append(String(decoding: bytes, as: UTF8.self))

@@ -12,6 +12,8 @@ final class RealtimeServices: Sendable {
     let logger: Logger
     let activity: ServerActivity
     let sessions = SessionDirectory()
+    /// Open long-polling connections (they hold no socket between polls, so nothing else bounds them).
+    let longPolls = Atomic<Int>(0)
     /// The clock time (elapsed nanoseconds) of the idle reaper's latest sweep; -1 before the first.
     /// Tests wait for a sweep after advancing the clock.
     let lastIdleSweep = Atomic<Int64>(-1)

@@ -125,9 +125,16 @@ import Testing
         }
     }
 
+    /// The server side of a long-polling connection, to wait on instead of sleeping.
+    static func transport(_ server: TestServer, _ poller: Poller) throws -> LongPollTransport {
+        try #require(try server.realtime.sessions.session(poller.id)?.transport as? LongPollTransport)
+    }
+
     @Test func segmentsOfOneMessageArriveInAnyOrderAndAcrossPolls() async throws {
-        try await TestServer(emulator: true).runLive { client, port, registry in
+        let server = TestServer(emulator: true)
+        try await server.runLive { client, port, registry in
             var (poller, _) = try await Poller.start(port: port)
+            let transport = try Self.transport(server, poller)
             // A value of 4,800 bytes: 6,400 characters of base64 in four segments (the SDK sends at most ~1,840 per poll).
             let text = String(repeating: "é日x", count: 800)
             let segments = poller.segments([Self.request(1, "p", #"{"p":"/big","d":"\#(text)"}"#)], size: 1700)
@@ -139,7 +146,8 @@ import Testing
                 for (position, index) in order.enumerated() {
                     let parameter = Self.renumbered(segments[index...index])
                     group.addTask { (index, try await sender.poll(parameter)) }
-                    if position < order.count - 1 { try await Task.sleep(for: .milliseconds(150)) }
+                    // The next goes once this one has arrived, so they arrive in this order.
+                    try await eventually { transport.receivedPolls == position + 1 }
                 }
                 var answers: [Int: Poller.Answer] = [:]
                 for try await (index, answer) in group { answers[index] = answer }
@@ -157,16 +165,17 @@ import Testing
         let server = TestServer(emulator: true)
         try await server.runLive { client, port, _ in
             let (poller, _) = try await Poller.start(port: port)
+            let transport = try Self.transport(server, poller)
             async let held = poller.poll()
             // Nothing to send: the poll waits until the server's clock passes the hold time.
-            try await Task.sleep(for: .milliseconds(100))
+            try await eventually { transport.heldPolls == 1 }
             await server.advance(by: LongPollTransport.holdDuration)
             #expect(try await held.status == .ok)
             #expect(try await held.body == "")
             // A second poll releases the first at once, empty, and waits itself; then a write elsewhere
             // answers it with the next number.
             async let first = poller.poll()
-            try await Task.sleep(for: .milliseconds(100))
+            try await eventually { transport.heldPolls == 1 && transport.receivedPolls == 2 }
             async let second = poller.poll()
             #expect(try await first.body == "")
             var listener = poller
@@ -184,6 +193,10 @@ import Testing
             // The callback is written into scripts: only digits.
             #expect(try await Poller.get(poller.base + "/.lp?start=t&ser=1&cb=alert(1)&v=5").status == .badRequest)
             #expect(try await Poller.get(poller.base + "/.lp?start=t&ser=1&cb=1&v=4").status == .badRequest)
+            // A segment numbered far ahead of the next one expected is not a client's: the connection closes.
+            let (far, _) = try await Poller.start(port: port)
+            #expect(try await far.poll(["seg0=\(LongPollTransport.segmentLookahead + 5)&ts0=1&d0=e30."]).status == .badRequest)
+            #expect(try await far.poll().status == .notFound)
             // Data that is not base64 of the protocol closes the connection.
             #expect(try await poller.poll(["seg0=0&ts0=1&d0=%%%%"]).status == .badRequest)
             #expect(try await poller.poll().status == .notFound)

@@ -166,6 +166,7 @@ struct RecentRequests {
     }
 
     func entries(after sequence: Int) -> [Entry] {
+        let sequence = max(0, sequence)
         guard let last = entries.last, last.sequence > sequence else { return [] }
         let skip = max(0, entries.count - (last.sequence - sequence))
         return Array(entries.dropFirst(skip))

@@ -126,6 +126,14 @@ public final class DatabaseRegistry: Service, Sendable {
         }
     }
 
+    /// Whether the namespace's database is open (loaded and serving).
+    func isOpen(_ namespace: String) -> Bool {
+        entries.withLock { entries in
+            if case .ready? = entries[namespace] { return true }
+            return false
+        }
+    }
+
     /// Every database opened so far.
     public var openDatabases: [Database] {
         entries.withLock { entries in

@@ -91,6 +91,8 @@ public struct RESTController: Sendable {
         } else {
             kind = .write
         }
+        // Only databases that exist get counters: a made-up `ns=` must not add metrics series.
+        guard registry.isOpen(namespace) else { return }
         RequestNote.mark(namespace, kind)
     }
 

@@ -66,11 +66,18 @@ struct SMTPClient: Sendable {
         try await channel.executeThenClose { inbound, outbound in
             var parser = SMTPReplyParser()
             for try await buffer in inbound {
-                for reply in try parser.feed(buffer.readableBytesView) {
+                let replies = try parser.feed(buffer.readableBytesView)
+                for (index, reply) in replies.enumerated() {
                     switch conversation.receive(reply) {
                     case .send(let text):
                         try await outbound.write(ByteBuffer(string: text))
                     case .startTLS:
+                        // Anything that came with the 220 was sent in the clear and would be read as if
+                        // it came through TLS (RFC 3207 §6; CVE-2011-0411): refuse, and start afresh.
+                        guard index == replies.count - 1, !parser.hasBufferedBytes else {
+                            throw SMTPDeliveryError(phase: "STARTTLS (the server sent more after its 220)", code: 0, transient: false, text: "")
+                        }
+                        parser = SMTPReplyParser()
                         try await startTLS(on: channel.channel)
                         guard case .send(let text) = conversation.tlsStarted() else { throw SMTPDeliveryError(phase: "STARTTLS", code: 0, transient: false, text: "") }
                         try await outbound.write(ByteBuffer(string: text))

@@ -29,6 +29,9 @@ struct SMTPReplyParser: Sendable {
         case lineTooLong
     }
 
+    /// Whether bytes of an unfinished reply are waiting.
+    var hasBufferedBytes: Bool { !pending.isEmpty || !lines.isEmpty }
+
     /// The replies completed by these bytes, in order.
     mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [SMTPReply] {
         pending.append(contentsOf: bytes)

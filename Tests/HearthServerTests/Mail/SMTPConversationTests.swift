@@ -35,6 +35,18 @@ import Testing
         #expect(SMTPConversation.isEnvelopeSafe("ada.lovelace+math@example.co.uk"))
     }
 
+    @Test func theParserTellsWhatCameAfterAReply() throws {
+        // What the client checks at STARTTLS: bytes after the 220 were sent in the clear.
+        var parser = SMTPReplyParser()
+        #expect(try parser.feed(Array("220 go ahead\r\n".utf8)).map(\.code) == [220])
+        #expect(!parser.hasBufferedBytes)
+        #expect(try parser.feed(Array("220 go ahead\r\n250 inj".utf8)).map(\.code) == [220])
+        #expect(parser.hasBufferedBytes)
+        var multiline = SMTPReplyParser()
+        #expect(try multiline.feed(Array("250-first\r\n".utf8)).isEmpty)
+        #expect(multiline.hasBufferedBytes)
+    }
+
     @Test func aServerWithoutEHLOGetsHELO() {
         var smtp = conversation()
         _ = smtp.receive(Self.reply(220))

@@ -193,6 +193,9 @@ public enum DataDirectoryBackup {
         let manager = FileManager.default
         let summary = try verify(backup)
         var previous: URL?
+        // Held until the directories have moved, so no server starts on the old one meanwhile.
+        var lock: Int32 = -1
+        defer { if lock >= 0 { Glibc.close(lock) } }
         if manager.fileExists(atPath: data.path) {
             let contents = (try? manager.contentsOfDirectory(atPath: data.path)) ?? []
             if !contents.isEmpty {
@@ -200,13 +203,12 @@ public enum DataDirectoryBackup {
                     throw Failure("\(data.path) already holds data; pass --replace to restore over it (it is kept as \(data.lastPathComponent).before-restore-…)")
                 }
                 // No server may hold it: take its lock the way a server does.
-                let lockPath = data.appendingPathComponent("hearth.lock").path
-                let fd = Glibc.open(lockPath, O_RDWR | O_CREAT, 0o644)
-                if fd >= 0 {
-                    defer { Glibc.close(fd) }
-                    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                        throw Failure("\(data.path) is in use by a running Hearth server; stop it first, then restore")
-                    }
+                lock = Glibc.open(data.appendingPathComponent("hearth.lock").path, O_RDWR | O_CREAT, 0o644)
+                guard lock >= 0 else {
+                    throw Failure("cannot lock \(data.path) (\(String(cString: strerror(errno)))); check its permissions")
+                }
+                guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+                    throw Failure("\(data.path) is in use by a running Hearth server; stop it first, then restore")
                 }
                 let stamp = Int(now.timeIntervalSince1970)
                 previous = URL(fileURLWithPath: "\(data.path).before-restore-\(stamp)")

@@ -68,8 +68,12 @@ struct ChildListing: Sendable {
             // One pass for the page the console opens with; the sort for the other pages starts now, in
             // the background, so scrolling (and the console's refreshes of this page) finds it ready.
             keys = SortedKeys.first(limit, of: children.entries.keys)[...]
-            let entries = children.entries
-            Task.detached(priority: .utility) { [sortedKeys] in _ = await sortedKeys.keys(of: entries, at: location) }
+            // One background sort per location at a time: while writes keep changing a big node's keys,
+            // each refresh of its first page must not start another.
+            if !sortedKeys.isSorting(at: location) {
+                let entries = children.entries
+                Task.detached(priority: .utility) { [sortedKeys] in _ = await sortedKeys.keys(of: entries, at: location) }
+            }
         } else {
             let sorted = await sortedKeys.keys(of: children.entries, at: location)
             keys = sorted[offset..<min(sorted.count, offset + limit)]
@@ -138,6 +142,11 @@ final class SortedKeys: Sendable {
             state.byLocation[location] = entry
             return entry.sorted
         }
+    }
+
+    /// Whether a sort of the location's keys is under way.
+    func isSorting(at location: String) -> Bool {
+        sorting.withLock { $0[location] != nil }
     }
 
     /// The keys of `children` in Firebase key order: cached, being sorted (waits for it), or sorted now.

@@ -21,12 +21,17 @@ import Glibc
 public enum DataDirectoryBackup {
     /// What a backup holds.
     public struct Summary: Sendable, Equatable {
+        /// The namespaces of its databases.
         public var databases: [String] = []
+        /// Databases, users and the files' catalog.
         public var sqliteFiles = 0
+        /// Stored files' bytes.
         public var blobs = 0
+        /// Bytes copied.
         public var bytes: Int64 = 0
     }
 
+    /// A backup or restore that cannot be done; the description says why and what to do.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
         init(_ description: String) { self.description = description }

@@ -10,10 +10,12 @@ public import NIOCore
 /// router.get("/who") { _, context in context.remoteAddress?.ipAddress ?? "unknown" }
 /// ```
 public struct HearthRequestContext: RequestContext, RemoteAddressRequestContext {
+    /// Hummingbird's per-request storage (logger, parameters, allocator).
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer; nil when there is none (in-process tests).
     public let remoteAddress: SocketAddress?
 
+    /// Made by Hummingbird for each request, from its channel.
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress

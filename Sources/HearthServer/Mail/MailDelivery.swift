@@ -9,7 +9,9 @@ import Logging
 /// configuration.identity.smtp = try SMTPConfiguration(url: "smtp://127.0.0.1:2525", from: "noreply@example.com")
 /// ```
 public struct SMTPConfiguration: Sendable, Equatable {
+    /// The mail server's host name or address, from the URL.
     public var host: String
+    /// Its port (25 unless the URL names one).
     public var port: Int
     /// The envelope sender and `From:` address.
     public var from: String

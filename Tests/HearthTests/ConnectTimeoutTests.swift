@@ -52,9 +52,11 @@ final class ManualClock: HearthClock {
 /// A transport whose attempts, chosen per attempt, open a socket on which the server never speaks,
 /// never return from connect, or receive the server's handshake at once.
 final class SilentTransport: WebSocketTransport {
-    enum Behaviour: Sendable { case openSilently, hang, handshake }
+    /// `hangUntilCancelled` is a connect that stops only when its task is cancelled, as a real one
+    /// waiting for an upgrade answer does (it then closes its socket).
+    enum Behaviour: Sendable { case openSilently, hang, hangUntilCancelled, handshake }
 
-    private let state = Mutex<(connects: Int, closes: Int, hanging: [CheckedContinuation<Void, Never>])>((0, 0, []))
+    private let state = Mutex<(connects: Int, closes: Int, cancelled: Int, hanging: [CheckedContinuation<Void, Never>])>((0, 0, 0, []))
     let behaviour: @Sendable (_ attempt: Int) -> Behaviour
 
     init(behaviour: @escaping @Sendable (_ attempt: Int) -> Behaviour) {
@@ -63,6 +65,7 @@ final class SilentTransport: WebSocketTransport {
 
     var connects: Int { state.withLock { $0.connects } }
     var closes: Int { state.withLock { $0.closes } }
+    var cancelledConnects: Int { state.withLock { $0.cancelled } }
 
     /// Lets the hanging connects return (their sockets must then be closed by the client at once).
     func releaseHangingConnects() {
@@ -81,6 +84,13 @@ final class SilentTransport: WebSocketTransport {
             break
         case .hang:
             await withCheckedContinuation { continuation in state.withLock { $0.hanging.append(continuation) } }
+        case .hangUntilCancelled:
+            do {
+                try await Task.sleep(for: .seconds(3600))
+            } catch {
+                state.withLock { $0.cancelled += 1 }
+                throw error
+            }
         case .handshake:
             Task { onFrame(#"{"t":"c","d":{"t":"h","d":{"ts":1000000,"v":"5","h":"local","s":"s\#(attempt)"}}}"#) }
         }
@@ -150,6 +160,22 @@ final class SilentTransport: WebSocketTransport {
         await waitUntil { transport.closes == 1 }
         await drain(database)
         #expect(connected.all == ["value connected prev=- false", "value connected prev=- true"])
+        database.goOffline()
+    }
+
+    @Test func anAbandonedConnectIsCancelledSoItLetsGoOfItsSocket() async throws {
+        let transport = SilentTransport { attempt in attempt == 1 ? .hangUntilCancelled : .handshake }
+        let clock = ManualClock()
+        let database = try Self.makeDatabase(transport, clock)
+        let connected = Recorder()
+        connected.observe(database.reference(withPath: ".info/connected"), .value)
+        await waitUntil { transport.connects == 1 && clock.pendingSleepers == 1 }
+        clock.advance(by: 30_000)
+        // The timed-out connect is cancelled (a real one closes its half-open socket then), not left running.
+        await waitUntil { transport.cancelledConnects == 1 }
+        await waitUntil { clock.pendingSleepers == 1 && clock.requestedSleeps.count >= 3 }
+        clock.advance(by: 1_000)
+        await waitUntil { connected.all.last == "value connected prev=- true" }
         database.goOffline()
     }
 

@@ -12,6 +12,9 @@ final class ConnectAttempt: Sendable {
     }
 
     private let stage = Mutex<Stage>(.waiting)
+    /// The task running the transport's connect: cancelled when the attempt is abandoned, so a connect
+    /// that hangs (a server that never answers the upgrade) lets go of its socket.
+    private let work = Mutex<(task: Task<Void, Never>?, abandoned: Bool)>((nil, false))
 
     /// Runs `connect` and returns its socket, unless ``fail(_:)`` comes first.
     func run(_ connect: @escaping @Sendable () async throws -> any WebSocketConnection) async throws -> any WebSocketConnection {
@@ -29,7 +32,7 @@ final class ConnectAttempt: Sendable {
                     continuation.resume(throwing: early)
                     return
                 }
-                Task {
+                let task = Task {
                     do {
                         let socket = try await connect()
                         if !self.finish(.success(socket)) { socket.close() }
@@ -37,15 +40,25 @@ final class ConnectAttempt: Sendable {
                         _ = self.finish(.failure(error))
                     }
                 }
+                let abandoned = work.withLock { work in
+                    work.task = task
+                    return work.abandoned
+                }
+                if abandoned { task.cancel() }
             }
         } onCancel: {
             fail(CancellationError())
         }
     }
 
-    /// Ends the attempt with `error` if it has not ended yet.
+    /// Ends the attempt with `error` if it has not ended yet, and stops its connect.
     func fail(_ error: any Error) {
-        _ = finish(.failure(error))
+        guard finish(.failure(error)) else { return }
+        let task = work.withLock { work in
+            work.abandoned = true
+            return work.task
+        }
+        task?.cancel()
     }
 
     /// Resumes the waiting caller once; false when the attempt had already ended.

@@ -123,8 +123,12 @@ public enum WebSocketChannel {
     ) async throws -> Output {
         var bootstrap = ClientBootstrap(group: group).connectTimeout(.seconds(30))
         if let localAddress { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0)) }
+        // The channel, so that a caller who gives up (task cancelled) closes it instead of waiting for
+        // an upgrade answer that may never come.
+        let opened = Mutex<(any Channel)?>(nil)
         let upgradeResult: EventLoopFuture<Output?> = try await bootstrap.connect(host: host, port: port) { channel in
-            channel.eventLoop.makeCompletedFuture {
+            opened.withLock { $0 = channel }
+            return channel.eventLoop.makeCompletedFuture {
                 if let tls {
                     // SNI and the certificate's name check use the host (not for IP addresses: SNI
                     // cannot carry them; the check then matches the certificate's IP entries).
@@ -162,8 +166,12 @@ public enum WebSocketChannel {
                 return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
             }
         }
-        guard let output = try await upgradeResult.get() else { throw WebSocketTransportError.notUpgraded }
-        return output
+        return try await withTaskCancellationHandler {
+            guard let output = try await upgradeResult.get() else { throw WebSocketTransportError.notUpgraded }
+            return output
+        } onCancel: {
+            opened.withLock { $0 }?.close(promise: nil)
+        }
     }
 }
 

@@ -60,6 +60,13 @@ public final class SQLiteStorage: DatabaseStorage {
         return files.filter { $0.hasSuffix(".sqlite") }.map { String($0.dropLast(7)) }.filter(NamespaceName.isValid).sorted()
     }
 
+    public func contains(namespace: String) async throws -> Bool {
+        guard NamespaceName.isValid(namespace) else { return false }
+        if opened.withLock({ $0[namespace] }) != nil { return true }
+        let file = directory.appendingPathComponent("databases").appendingPathComponent("\(namespace).sqlite")
+        return FileManager.default.fileExists(atPath: file.path)
+    }
+
     public func open(namespace: String) async throws -> any NamespaceStorage {
         try openNamespace(namespace)
     }

@@ -14,6 +14,8 @@ public import HearthCore
 public protocol DatabaseStorage: Sendable {
     /// The namespaces that hold stored data or rules.
     func namespaces() async throws -> [String]
+    /// Whether the namespace has stored data or rules (without creating it).
+    func contains(namespace: String) async throws -> Bool
     /// Opens (creating when needed) the storage of one namespace.
     func open(namespace: String) async throws -> any NamespaceStorage
 }

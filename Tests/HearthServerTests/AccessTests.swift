@@ -1,4 +1,6 @@
 import HearthCore
+import HearthRealtimeClient
+import HearthStorage
 @testable import HearthServer
 import HTTPTypes
 import HummingbirdTesting
@@ -14,6 +16,29 @@ import Testing
             reply = try await client.call(.put, "/a.json", "2", headers: [:])
             #expect(reply.status == .unauthorized)
             #expect(try await client.call(.get, "/a.json?auth=\(TestServer.secret)", headers: [:]).body == "1")
+        }
+    }
+
+    @Test func strangersCannotCreateDatabasesByNamingThem() async throws {
+        let storage = InMemoryStorage()
+        try await TestServer().runLive(storage: storage) { client, port, registry in
+            // Any name, any transport: refused as a new database's locked rules refuse, and nothing is made.
+            for index in 0..<20 {
+                let reply = try await client.call(.get, "/x.json?ns=guess\(index)", headers: [:])
+                #expect(reply.status == .unauthorized)
+                #expect(reply.error == "Permission denied")
+            }
+            #expect(try await client.call(.put, "/x.json?ns=guess-put", "1", headers: [:]).status == .unauthorized)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=guess-ws")
+            _ = try await connection.nextMessage()
+            try await connection.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/","h":""}}}"#)
+            #expect(try await connection.nextMessage()?.contains(#""s":"permission_denied""#) == true)
+            await connection.close()
+            #expect(try await storage.namespaces().filter { $0.hasPrefix("guess") }.isEmpty)
+            #expect(!registry.openDatabases.contains { $0.namespace.hasPrefix("guess") })
+            // The admin makes one by using it; from then on others meet its rules.
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=made", #"{"rules": {".read": true}}"#).status == .ok)
+            #expect(try await client.call(.get, "/x.json?ns=made", headers: [:]).status == .ok)
         }
     }
 

@@ -150,6 +150,17 @@ import Testing
     }
 
     @Test(arguments: Backend.allCases)
+    func containsTellsWithoutCreating(_ backend: Backend) async throws {
+        let harness = try Harness(backend)
+        #expect(try await harness.storage!.contains(namespace: "later") == false)
+        #expect(try await harness.storage!.namespaces().isEmpty)
+        try await harness.namespace("later").commit([.replace(.root, .leaf(.number(1)))])
+        try harness.reopen()
+        #expect(try await harness.storage!.contains(namespace: "later"))
+        #expect(try await harness.storage!.contains(namespace: "not valid!") == false)
+    }
+
+    @Test(arguments: Backend.allCases)
     func namespacesAreIndependent(_ backend: Backend) async throws {
         let harness = try Harness(backend)
         try await harness.namespace("one").commit([.replace(.root, .leaf(.number(1)))])

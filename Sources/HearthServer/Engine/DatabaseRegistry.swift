@@ -126,6 +126,16 @@ public final class DatabaseRegistry: Service, Sendable {
         }
     }
 
+    /// The namespace's database if it exists (open, or stored), without creating one: what requests
+    /// that may not create databases get (a client that is not the admin, outside emulator mode).
+    public func existingDatabase(_ namespace: String) async throws -> Database? {
+        let known = entries.withLock { $0[namespace] != nil }
+        if !known {
+            guard try await storage.contains(namespace: namespace) else { return nil }
+        }
+        return try await database(namespace)
+    }
+
     /// Whether the namespace's database is open (loaded and serving).
     func isOpen(_ namespace: String) -> Bool {
         entries.withLock { entries in

@@ -117,7 +117,16 @@ public struct RESTController: Sendable {
             parameters: parameters
         )
         let identity = authentication.identity
-        let database = try await registry.database(namespace)
+        // Only the admin (or anyone, in emulator mode) creates a database by using it. A new database
+        // admits only the admin until it has rules, so anyone else is refused as its rules would refuse
+        // them — without a file made for every name a stranger tries.
+        let database: Database
+        if identity.isAdmin || configuration.emulatorMode {
+            database = try await registry.database(namespace)
+        } else {
+            guard let existing = try await registry.existingDatabase(namespace) else { throw RESTError.permissionDenied() }
+            database = existing
+        }
         switch target {
         case .rules:
             return try await rules(request, method: method, parameters, identity, database)

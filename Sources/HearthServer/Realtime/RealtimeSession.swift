@@ -304,9 +304,19 @@ final class RealtimeSession: Sendable {
     private func database() async throws -> Database {
         if let database = state.withLock({ $0.database }) { return database }
         do {
-            let database = try await services.registry.database(namespace)
+            // As over REST: only the admin (or anyone, in emulator mode) creates a database by using it;
+            // anyone else meets a new database's locked rules.
+            let database: Database
+            if identity.isAdmin || services.configuration.emulatorMode {
+                database = try await services.registry.database(namespace)
+            } else {
+                guard let existing = try await services.registry.existingDatabase(namespace) else { throw Failure.permissionDenied }
+                database = existing
+            }
             state.withLock { $0.database = database }
             return database
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw Failure(status: "unavailable", message: "The database \(namespace) could not be opened")
         }

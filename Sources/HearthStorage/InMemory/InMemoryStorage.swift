@@ -17,6 +17,10 @@ public final class InMemoryStorage: DatabaseStorage {
         databases.withLock { Array($0.keys).sorted() }
     }
 
+    public func contains(namespace: String) async throws -> Bool {
+        databases.withLock { $0[namespace] != nil }
+    }
+
     public func open(namespace: String) async throws -> any NamespaceStorage {
         guard NamespaceName.isValid(namespace) else {
             throw StorageError(.invalidNamespace, "Invalid namespace name")

@@ -22,7 +22,8 @@ import Glibc
 /// ```
 public final class SQLiteStorage: DatabaseStorage {
     public let directory: URL
-    private let lockDescriptor: Int32
+    /// The directory lock's file descriptor; -1 once released.
+    private let lockDescriptor: Mutex<Int32>
     private let opened = Mutex<[String: SQLiteNamespaceStorage]>([:])
 
     /// Opens (creating when needed) a data directory.
@@ -48,11 +49,21 @@ public final class SQLiteStorage: DatabaseStorage {
                 "The data directory \(directory.path) is in use by another Hearth process; stop it first or use another --data directory"
             )
         }
-        lockDescriptor = fd
+        lockDescriptor = Mutex(fd)
     }
 
     deinit {
-        Glibc.close(lockDescriptor)
+        releaseLock()
+    }
+
+    /// Lets another process (or a new `SQLiteStorage` in this one) open the directory, without waiting
+    /// for this object to be freed, which an async caller may still hold for a while.
+    public func releaseLock() {
+        lockDescriptor.withLock { fd in
+            guard fd >= 0 else { return }
+            Glibc.close(fd)
+            fd = -1
+        }
     }
 
     public func namespaces() async throws -> [String] {

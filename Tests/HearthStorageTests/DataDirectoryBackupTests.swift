@@ -63,6 +63,7 @@ import Testing
         do {
             let storage = try SQLiteStorage(directory: scratch.data)
             try await storage.open(namespace: "one").commit([.replace(try path("/v"), .leaf(.string("backed up")))])
+            storage.releaseLock()
         }
         try DataDirectoryBackup.create(from: scratch.data, to: scratch.url("backup"))
         #expect(throws: DataDirectoryBackup.Failure.self) { try DataDirectoryBackup.create(from: scratch.data, to: scratch.url("backup")) }
@@ -83,18 +84,22 @@ import Testing
         do {
             let storage = try SQLiteStorage(directory: scratch.data)
             try await storage.open(namespace: "one").commit([.replace(try path("/v"), .leaf(.string("backed up")))])
+            storage.releaseLock()
         }
         try DataDirectoryBackup.create(from: scratch.data, to: scratch.url("backup"))
         do {
             let storage = try SQLiteStorage(directory: scratch.data)
             try await storage.open(namespace: "one").commit([.replace(try path("/v"), .leaf(.string("later")))])
+            storage.releaseLock()
         }
         let refused = #expect(throws: DataDirectoryBackup.Failure.self) {
             try DataDirectoryBackup.restore(scratch.url("backup"), into: scratch.data, replacing: false)
         }
         #expect(refused?.description.contains("--replace") == true)
         try DataDirectoryBackup.restore(scratch.url("backup"), into: scratch.data, replacing: true, now: Date(timeIntervalSince1970: 1234))
-        let value = try await SQLiteStorage(directory: scratch.data).open(namespace: "one").load().root.child(at: try path("/v"))
+        let reopened = try SQLiteStorage(directory: scratch.data)
+        let value = try await reopened.open(namespace: "one").load().root.child(at: try path("/v"))
+        reopened.releaseLock()
         #expect(value == .leaf(.string("backed up")))
         let kept = try await SQLiteStorage(directory: URL(fileURLWithPath: scratch.data.path + ".before-restore-1234")).open(namespace: "one").load()
         #expect(kept.root.child(at: try path("/v")) == .leaf(.string("later")))
@@ -106,6 +111,7 @@ import Testing
             let storage = try SQLiteStorage(directory: scratch.data)
             let big = Node.leaf(.string(String(repeating: "x", count: 200_000)))
             try await storage.open(namespace: "one").commit([.replace(try path("/v"), big)])
+            storage.releaseLock()
         }
         try DataDirectoryBackup.create(from: scratch.data, to: scratch.url("backup"))
         #expect(try DataDirectoryBackup.verify(scratch.url("backup")).databases == ["one"])

@@ -36,6 +36,7 @@ import Testing
 
         func reopen() throws {
             if backend == .sqlite {
+                (storage as? SQLiteStorage)?.releaseLock()
                 storage = nil
                 storage = try Harness.make(backend, directory)
             }

@@ -8,6 +8,8 @@ import uuid
 import pytest
 import requests
 from selenium.webdriver.common.by import By
+
+from app_windows import open_signed_out
 from selenium.webdriver.support.ui import WebDriverWait
 
 WAIT = 20
@@ -23,9 +25,7 @@ class Person:
         driver.switch_to.new_window('window')
         self.handle = driver.current_window_handle
         # Two people on one machine: a window starts without the other's saved session (same origin).
-        driver.get(url)
-        driver.execute_script('localStorage.clear()')
-        driver.get(url)
+        open_signed_out(driver, url)
         self.name = name
         self.email = f'{name}-{uuid.uuid4().hex[:6]}@example.com'
 

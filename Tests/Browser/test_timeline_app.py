@@ -14,6 +14,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from app_windows import open_signed_out
+
 WAIT = 20
 
 
@@ -50,9 +52,7 @@ class Person:
         self.driver, self.name = driver, name
         driver.switch_to.new_window('window')
         self.handle = driver.current_window_handle
-        driver.get(url)
-        driver.execute_script('localStorage.clear()')  # two people in one browser: no shared session
-        driver.get(url)
+        open_signed_out(driver, url)  # two people in one browser: no shared session
 
     def focus(self):
         if self.driver.current_window_handle != self.handle:

@@ -86,6 +86,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case corrupt
         case invalidNamespace
         case locked
+        /// A shared database's lease moved to another node: this node may no longer commit to it.
+        case fenced
     }
 
     public var code: Code

@@ -92,6 +92,8 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // Cluster: forwarding writes to a database's owner node.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]
@@ -175,6 +177,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("Fixtures")]
         ),

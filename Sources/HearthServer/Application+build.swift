@@ -4,6 +4,7 @@ public import Logging
 public import Foundation
 import NIOCore
 import HummingbirdCore
+import ServiceLifecycle
 
 /// Builds the Hearth HTTP application; shared by `hearth serve` and the tests.
 ///
@@ -22,6 +23,7 @@ public func buildApplication(
     tokens: TokenSigner? = nil,
     users: (any UserStore)? = nil,
     files: FileStorage? = nil,
+    cluster: ClusterOptions? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -32,9 +34,32 @@ public func buildApplication(
         tokens: tokens,
         users: users,
         files: files,
+        cluster: cluster,
         logger: logger,
         onServerRunning: onServerRunning
     ).application
+}
+
+/// How a node takes part in a cluster (`hearth serve --postgres`): the storage must be a
+/// ``SharedDatabaseStorage``.
+///
+/// For example:
+/// ```swift
+/// let cluster = ClusterOptions(secret: adminSecret, address: "http://10.0.0.5:9000")
+/// ```
+public struct ClusterOptions: Sendable {
+    /// The admin secret in clear: nodes authenticate to each other with it.
+    public var secret: String
+    /// This node's base URL as the other nodes reach it.
+    public var address: String
+    /// How often the node checks the leases of its databases.
+    public var tick: Duration
+
+    public init(secret: String, address: String, tick: Duration = .milliseconds(100)) {
+        self.secret = secret
+        self.address = address
+        self.tick = tick
+    }
 }
 
 /// Where the file service keeps its data: blob files under `directory`, metadata in `catalog`.
@@ -61,14 +86,24 @@ func makeApplication(
     tokens: TokenSigner? = nil,
     users: (any UserStore)? = nil,
     files: FileStorage? = nil,
+    cluster: ClusterOptions? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
-    let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger)
+    let activity = ServerActivity(clock: configuration.clock)
+    var clusterContext: ClusterContext?
+    if let cluster {
+        guard let shared = storage as? any SharedDatabaseStorage else {
+            throw StorageError(.unavailable, "A cluster node needs shared storage (--postgres)")
+        }
+        clusterContext = ClusterContext(storage: shared, secret: cluster.secret, registry: activity.prometheus, logger: logger)
+        // A member before it opens any database, so the others see its leases held by a live node.
+        try await shared.join(address: cluster.address)
+    }
+    let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger, cluster: clusterContext)
     try await registry.preload()
     try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
     let router = Router(context: HearthRequestContext.self)
-    let activity = ServerActivity(clock: configuration.clock)
     router.add(middleware: ActivityMiddleware(activity: activity))
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
     let users = users ?? InMemoryUserStore()
@@ -118,6 +153,12 @@ func makeApplication(
     ).register(on: router)
     MetricsController(activity: activity, sampler: sampler, authenticator: rest.authenticator).register(on: router)
     LongPollController(services: realtime).register(on: router)
+    var clusterServices: [any Service] = []
+    if let cluster, let clusterContext {
+        ClusterController(context: clusterContext, registry: registry, authenticator: rest.authenticator, address: cluster.address)
+            .register(on: router)
+        clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick))
+    }
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }
@@ -126,7 +167,9 @@ func makeApplication(
         server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
         // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.
-        services: [
+        // The cluster's coordinator stops last: the writers finish their commits while this node still
+        // holds its leases.
+        services: clusterServices + [
             registry,
             KeepAliveService(registry: registry, interval: configuration.keepAliveInterval, clock: configuration.clock),
             IdleConnectionReaper(services: realtime),

@@ -24,18 +24,23 @@ public final class Database: Sendable {
     let clock: @Sendable () -> Double
 
     /// The latest durable tree. Held only for pointer-sized copies.
-    private let published: Mutex<Node>
-    private let queue = Mutex(WriteQueue())
+    let published: Mutex<Node>
+    let queue = Mutex(WriteQueue())
     private let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    let wake: AsyncStream<Void>.Continuation
     let hub: SubscriptionHub
     let realtime: RealtimeHub
     let rulesState: Mutex<RulesDocument>
+    /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
+    /// single node.
+    let replica: DatabaseReplica?
 
     /// Writes waiting for the writer; closed once the writer has stopped.
     struct WriteQueue {
         var pending: [Pending] = []
         var closed = false
+        /// In a cluster: changes of role and log catch-ups, which the writer runs between batches.
+        var controls: [ReplicaControl] = []
     }
 
     struct Pending: Sendable {
@@ -49,9 +54,11 @@ public final class Database: Sendable {
         loaded: StoredDatabase,
         rules: RulesDocument,
         configuration: ServerConfiguration,
-        logger: Logger
+        logger: Logger,
+        replica: DatabaseReplica? = nil
     ) {
         self.namespace = namespace
+        self.replica = replica
         self.storage = storage
         self.logger = logger
         let clock = configuration.clock
@@ -98,6 +105,11 @@ public final class Database: Sendable {
     /// Replaces the rules after storing them durably, then re-checks every stream's read access.
     public func replaceRules(_ rules: RulesDocument) async throws {
         try await storage.saveRules(rules.source, time: Int64(clock()))
+        adopt(rules)
+    }
+
+    /// Puts rules in force (already stored) and re-checks every stream's read access.
+    func adopt(_ rules: RulesDocument) {
         rulesState.withLock { $0 = rules }
         let root = snapshot()
         let now = clock()
@@ -127,13 +139,23 @@ public final class Database: Sendable {
         var root = snapshot()
         for await _ in wakeups {
             while true {
-                let batch = queue.withLock { queue in
-                    let batch = queue.pending
+                let (controls, batch) = queue.withLock { queue in
+                    let taken = (queue.controls, queue.pending)
+                    queue.controls = []
                     queue.pending = []
-                    return batch
+                    return taken
                 }
-                if batch.isEmpty { break }
-                root = await process(batch, root: root)
+                if batch.isEmpty && controls.isEmpty { break }
+                for control in controls {
+                    root = await handle(control, root: root)
+                }
+                guard !batch.isEmpty else { continue }
+                if let replica, !replica.isOwner {
+                    // Another node owns the database: the writes go there, in order.
+                    replica.forward(batch, from: self)
+                } else {
+                    root = await process(batch, root: root)
+                }
             }
         }
         let remaining = queue.withLock { queue in
@@ -148,7 +170,7 @@ public final class Database: Sendable {
     }
 
     /// Applies a batch in order, commits it once, publishes, fans out, acknowledges. Returns the new root.
-    private func process(_ batch: [Pending], root: Node) async -> Node {
+    func process(_ batch: [Pending], root: Node) async -> Node {
         var working = root
         var mutations: [StorageMutation] = []
         var changes: [Change] = []
@@ -168,7 +190,25 @@ public final class Database: Sendable {
                 results.append(.failure(error))
             }
         }
-        if !mutations.isEmpty {
+        if let replica, changes.isEmpty, !replica.isLeaseFresh {
+            // Answers drawn from this tree (a failed compare-and-set, a refusal) are only right while this
+            // node surely owns the database: else the owner, whoever it is now, decides.
+            replica.forward(batch, from: self)
+            return root
+        }
+        if let replica, !changes.isEmpty {
+            switch await commitReplicated(mutations, changes, replica: replica) {
+            case .committed: break
+            case .fenced:
+                // Another node took the database over and nothing was applied: the new owner runs the
+                // writes, against its tree.
+                replica.forward(batch, from: self)
+                return root
+            case .failed(let failure):
+                for pending in batch { pending.complete(.failure(failure)) }
+                return root
+            }
+        } else if replica == nil, !mutations.isEmpty {
             do {
                 try await storage.commit(mutations)
             } catch {
@@ -187,6 +227,7 @@ public final class Database: Sendable {
                 pending.complete(result)
             }
         }
+        replica?.resumeWaiters()
         return working
     }
 

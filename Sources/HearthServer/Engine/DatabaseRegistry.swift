@@ -20,15 +20,22 @@ public final class DatabaseRegistry: Service, Sendable {
     let storage: any DatabaseStorage
     let configuration: ServerConfiguration
     let logger: Logger
+    /// In a cluster: what the databases share; nil on a single node.
+    let cluster: ClusterContext?
     private let entries = Mutex<[String: Entry]>([:])
     // Unbounded, but it carries one element per namespace ever opened.
     private let opened: AsyncStream<Database>
     private let announce: AsyncStream<Database>.Continuation
 
-    public init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger) {
+    public convenience init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger) {
+        self.init(storage: storage, configuration: configuration, logger: logger, cluster: nil)
+    }
+
+    init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger, cluster: ClusterContext?) {
         self.storage = storage
         self.configuration = configuration
         self.logger = logger
+        self.cluster = cluster
         (opened, announce) = AsyncStream.makeStream(of: Database.self)
     }
 
@@ -78,8 +85,19 @@ public final class DatabaseRegistry: Service, Sendable {
         let result: Result<Database, any Error>
         do {
             let started = ContinuousClock.now
-            let namespaceStorage = try await storage.open(namespace: namespace)
-            let stored = try await namespaceStorage.load()
+            let namespaceStorage: any NamespaceStorage
+            let stored: StoredDatabase
+            var replica: DatabaseReplica?
+            if let cluster {
+                let shared = try await cluster.storage.openShared(namespace: namespace)
+                let (loaded, sequence) = try await shared.loadWithSequence()
+                namespaceStorage = shared
+                stored = loaded
+                replica = DatabaseReplica(shared: shared, cluster: cluster, applied: sequence)
+            } else {
+                namespaceStorage = try await storage.open(namespace: namespace)
+                stored = try await namespaceStorage.load()
+            }
             logger.info(
                 "Loaded database",
                 metadata: ["hearth.namespace": "\(namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]
@@ -100,9 +118,18 @@ public final class DatabaseRegistry: Service, Sendable {
                 loaded: stored,
                 rules: rules,
                 configuration: configuration,
-                logger: databaseLogger
+                logger: databaseLogger,
+                replica: replica
             )
             announce.yield(database)
+            if let replica {
+                // A database nobody ever owned (just created) is taken by the node that opened it, so its
+                // first write does not wait for the next ownership round.
+                if try await replica.shared.lease() == nil, let lease = try await replica.shared.claim() {
+                    replica.noteLease(lease)
+                    database.changeRole(.becomeOwner(lease))
+                }
+            }
             result = .success(database)
         } catch {
             result = .failure(error)
@@ -141,6 +168,14 @@ public final class DatabaseRegistry: Service, Sendable {
         entries.withLock { entries in
             if case .ready? = entries[namespace] { return true }
             return false
+        }
+    }
+
+    /// The namespace's database if it is open (loaded), without loading it.
+    func openDatabase(_ namespace: String) -> Database? {
+        entries.withLock { entries in
+            if case .ready(let database)? = entries[namespace] { return database }
+            return nil
         }
     }
 

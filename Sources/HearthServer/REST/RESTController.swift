@@ -133,6 +133,7 @@ public struct RESTController: Sendable {
         case .priority(let path):
             switch method {
             case .get:
+                try await database.readBarrier()
                 try authorizeRead(path, identity, database, parameters)
                 let node = database.snapshot().child(at: path)
                 return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
@@ -150,7 +151,7 @@ public struct RESTController: Sendable {
                 if request.headers[.accept]?.contains("text/event-stream") == true {
                     return try EventStreamController.stream(path: path, parameters, authentication, database, configuration)
                 }
-                return try read(request, path: path, parameters, identity, database)
+                return try await read(request, path: path, parameters, identity, database)
             case .put:
                 let json = try await body(of: request)
                 return try await write(request, .set(path, json), parameters, identity, database)
@@ -191,7 +192,9 @@ public struct RESTController: Sendable {
 
     // MARK: Reading
 
-    func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) throws -> Response {
+    func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) async throws -> Response {
+        // In a cluster: every write committed before this read is in this node's tree first.
+        try await database.readBarrier()
         try authorizeRead(path, identity, database, parameters)
         let wantsETag = request.headers[RESTController.firebaseETag] == "true"
         let ifNoneMatch = request.headers[.ifNoneMatch]

@@ -44,20 +44,25 @@ public final class InMemoryNamespaceStorage: NamespaceStorage {
     }
 
     public func commit(_ mutations: [StorageMutation]) async throws {
-        state.withLock { state in
-            for mutation in mutations {
-                switch mutation {
-                case .replace(let path, let node):
-                    state.root = state.root.setting(node, at: path)
-                case .removeLeafValue:
-                    // The engine emits this only before a `.replace` below the same path, and replacing a
-                    // child of a leaf already turns it into an inner node that keeps its priority.
-                    break
-                case .setPriority(let path, let priority):
-                    state.root = state.root.setting(state.root.child(at: path).withPriority(priority), at: path)
-                }
+        state.withLock { state in state.root = InMemoryNamespaceStorage.apply(mutations, to: state.root) }
+    }
+
+    /// The tree after `mutations`: what a table of rows would hold after them.
+    static func apply(_ mutations: [StorageMutation], to root: Node) -> Node {
+        var root = root
+        for mutation in mutations {
+            switch mutation {
+            case .replace(let path, let node):
+                root = root.setting(node, at: path)
+            case .removeLeafValue:
+                // The engine emits this only before a `.replace` below the same path, and replacing a
+                // child of a leaf already turns it into an inner node that keeps its priority.
+                break
+            case .setPriority(let path, let priority):
+                root = root.setting(root.child(at: path).withPriority(priority), at: path)
             }
         }
+        return root
     }
 
     public func saveRules(_ source: String, time: Int64) async throws {

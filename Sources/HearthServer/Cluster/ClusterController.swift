@@ -1,0 +1,119 @@
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// The node-to-node API of a cluster, for the admin secret only:
+/// - `POST /.cluster/v1/write?ns=NAME`: writes forwarded to this node as the database's owner
+///   (``ForwardedWrites``); 409 when it is not the owner, so the sender looks again.
+/// - `GET /.cluster/v1/status`: this node's view, for `hearth cluster status`.
+///
+/// For example:
+/// ```sh
+/// curl -H "Authorization: Bearer $SECRET" http://127.0.0.1:9001/.cluster/v1/status
+/// ```
+struct ClusterController: Sendable {
+    let context: ClusterContext
+    let registry: DatabaseRegistry
+    let authenticator: Authenticator
+    let address: String
+
+    func register(on router: Router<HearthRequestContext>) {
+        router.post("/.cluster/v1/write") { request, _ in await self.guarded(request) { try await self.write(request) } }
+        router.get("/.cluster/v1/status") { request, _ in await self.guarded(request) { try await self.status() } }
+    }
+
+    private func guarded(_ request: Request, _ body: () async throws -> Response) async -> Response {
+        let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
+        let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        guard identity?.isAdmin == true else {
+            return ClusterController.json(.unauthorized, #"{"error":"The cluster API needs the admin secret as a Bearer token."}"#)
+        }
+        do {
+            return try await body()
+        } catch {
+            return ClusterController.json(.badRequest, JSONValue.object([("error", .string("\(error)"))]).jsonText)
+        }
+    }
+
+    private func write(_ request: Request) async throws -> Response {
+        let parameters = try RESTParameters(query: request.uri.query ?? "")
+        guard let namespace = parameters.namespace, NamespaceName.isValid(namespace) else {
+            return ClusterController.json(.badRequest, #"{"error":"?ns= must name a database"}"#)
+        }
+        let database = try await registry.database(namespace)
+        guard let replica = database.replica, replica.isOwner else {
+            return ClusterController.json(.conflict, #"{"error":"This node does not own the database"}"#)
+        }
+        let body = try await request.body.collect(upTo: 512 * 1024 * 1024)
+        let requests = try ForwardedWrites.decodeRequests(String(buffer: body))
+        let outcomes = await ClusterController.submitInOrder(requests, to: database)
+        let text = ForwardedWrites.encode(outcomes, sequence: replica.visibleSequence)
+        return ClusterController.json(.ok, text)
+    }
+
+    /// Submits every write at once, in order (so they share group commits), and waits for all.
+    static func submitInOrder(_ requests: [WriteRequest], to database: Database) async -> [Result<WriteOutcome, any Error>] {
+        guard !requests.isEmpty else { return [] }
+        let results = Mutex([Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count))
+        let remaining = Mutex(requests.count)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for (index, request) in requests.enumerated() {
+                database.submit(request) { result in
+                    results.withLock { $0[index] = result }
+                    let left = remaining.withLock { count in
+                        count -= 1
+                        return count
+                    }
+                    if left == 0 { continuation.resume() }
+                }
+            }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+
+    private func status() async throws -> Response {
+        let members = try await context.storage.members()
+        var databases: [JSONValue] = []
+        for database in registry.openDatabases.sorted(by: { $0.namespace < $1.namespace }) {
+            guard let replica = database.replica else { continue }
+            let lease = try? await replica.shared.lease()
+            var fields: [(key: String, value: JSONValue)] = [
+                ("namespace", .string(database.namespace)),
+                ("role", .string(replica.isOwner ? "owner" : "follower")),
+                ("applied", .number(Double(replica.applied))),
+            ]
+            if let lease {
+                fields += [
+                    ("owner", .string(lease.owner)), ("epoch", .number(Double(lease.epoch))),
+                    ("committed", .number(Double(lease.lastSequence))),
+                    ("lag", .number(Double(max(0, lease.lastSequence - replica.applied)))),
+                ]
+            }
+            databases.append(.object(fields))
+        }
+        let body = JSONValue.object([
+            ("node", .string(context.nodeName)),
+            ("address", .string(address)),
+            ("leaseFresh", .bool(context.storage.isLeaseFresh)),
+            ("members", .array(members.map { member in
+                .object([
+                    ("name", .string(member.name)), ("address", .string(member.address)), ("alive", .bool(member.alive)),
+                    ("heartbeatAge", .number(member.heartbeatAge)),
+                ])
+            })),
+            ("databases", .array(databases)),
+        ])
+        return ClusterController.json(.ok, body.jsonText)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import HearthStorage
+import Logging
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// What every database of a cluster node shares: the shared storage, this node's name, the client that
+/// forwards writes to owners, and the cluster's metrics.
+final class ClusterContext: Sendable {
+    let storage: any SharedDatabaseStorage
+    var nodeName: String { storage.nodeName }
+    let client: OwnerClient
+    /// The admin secret, sent with forwarded writes (every node has the same).
+    let secret: String
+    let logger: Logger
+    let failovers: Counter
+    let registry: PrometheusCollectorRegistry
+
+    /// How long a write waits for an owner to appear, and for the log to bring its result here.
+    static let forwardPatience: Duration = .seconds(5)
+
+    static let unknownOutcome = WriteError(
+        .unavailable, "The database's owner failed while storing the write, which may or may not have happened; read it back, then try again"
+    )
+    static let noOwner = WriteError(.unavailable, "No node owns the database right now; try again")
+    static let behind = WriteError(.unavailable, "This node fell behind the database's log; try again")
+
+    init(storage: any SharedDatabaseStorage, secret: String, registry: PrometheusCollectorRegistry, logger: Logger) {
+        self.storage = storage
+        self.client = OwnerClient()
+        self.secret = secret
+        self.logger = logger
+        self.registry = registry
+        failovers = registry.makeCounter(
+            name: "hearth_cluster_failovers_total", help: "Databases this node took over from a node that died or hung."
+        )
+    }
+}
+
+/// Runs a node's part of the cluster: membership, the wake-ups of other nodes' commits, and ownership
+/// (claiming databases whose owner died, stepping down when another node took one over).
+///
+/// Every `tick` (100 ms) it reads each open database's lease: a database with no live owner is claimed
+/// by its preferred live node (rendezvous hashing), or by any node once it has been orphaned for half a
+/// second; a lease whose last sequence is past this node's log position triggers a catch-up (the
+/// polling fallback for lost wake-ups).
+///
+/// For example:
+/// ```swift
+/// services.append(ClusterCoordinator(context: context, registry: registry, address: "http://10.0.0.5:9000"))
+/// ```
+final class ClusterCoordinator: Service, Sendable {
+    let context: ClusterContext
+    let registry: DatabaseRegistry
+    let address: String
+    let tick: Duration
+
+    init(context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100)) {
+        self.context = context
+        self.registry = registry
+        self.address = address
+        self.tick = tick
+    }
+
+    func run() async throws {
+        let storage = context.storage
+        context.logger.notice("Joined the cluster", metadata: ["hearth.cluster.node": "\(storage.nodeName)", "hearth.cluster.address": "\(address)"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await notification in storage.commitNotifications() {
+                    guard let database = self.registry.openDatabase(notification.namespace), let replica = database.replica else { continue }
+                    if replica.applied < notification.sequence { database.requestCatchUp() }
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    await self.superviseOwnership()
+                    try? await Task.sleep(for: self.tick)
+                }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
+        // Leaving releases this node's leases, so the others take its databases over at once.
+        for database in registry.openDatabases { database.replica?.resumeAllWaiters() }
+        try? await storage.leave()
+        await context.client.shutdown()
+    }
+
+    /// One round of lease checks over the open databases.
+    func superviseOwnership() async {
+        let storage = context.storage
+        let me = storage.nodeName
+        let alive: Set<String>
+        do {
+            alive = Set(try await storage.members().filter(\.alive).map(\.name))
+        } catch {
+            context.logger.warning("Cannot read the cluster's members", metadata: ["hearth.error": "\(error)"])
+            return
+        }
+        for database in registry.openDatabases {
+            guard let replica = database.replica else { continue }
+            await supervise(database, replica, me: me, alive: alive)
+        }
+    }
+
+    private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>) async {
+        let lease: DatabaseLease?
+        do {
+            lease = try await replica.shared.lease()
+        } catch {
+            return
+        }
+        replica.noteLease(lease)
+        if let lease, lease.lastSequence > replica.applied { database.requestCatchUp() }
+        if let lease, lease.owner == me {
+            // Owned here on paper but not in memory (a restart under the same name, or a takeover
+            // that could not finish): claim again for a new epoch.
+            if !replica.isOwner { await claim(database, replica, previous: nil) }
+            return
+        }
+        if let lease, alive.contains(lease.owner) {
+            _ = replica.orphaned(false, now: .now)
+            if replica.isOwner { database.changeRole(.stepDown) }
+            return
+        }
+        // No live owner.
+        let orphanedFor = replica.orphaned(true, now: .now) ?? .zero
+        let preferred = RendezvousHash.preferred(for: database.namespace, among: alive.union([me]))
+        if lease == nil || preferred == me || orphanedFor > .milliseconds(500) {
+            await claim(database, replica, previous: lease?.owner)
+        }
+    }
+
+    private func claim(_ database: Database, _ replica: DatabaseReplica, previous: String?) async {
+        do {
+            guard let lease = try await replica.shared.claim() else { return }
+            replica.noteLease(lease)
+            _ = replica.orphaned(false, now: .now)
+            if let previous, previous != context.nodeName {
+                context.failovers.increment()
+                context.logger.notice(
+                    "Took a database over from a node that stopped",
+                    metadata: ["hearth.namespace": "\(database.namespace)", "hearth.cluster.previous": "\(previous)"]
+                )
+            }
+            database.changeRole(.becomeOwner(lease))
+        } catch {
+            context.logger.warning("Cannot claim a database", metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"])
+        }
+    }
+}

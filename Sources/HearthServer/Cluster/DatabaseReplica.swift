@@ -1,0 +1,480 @@
+import HearthCore
+import HearthRules
+import HearthStorage
+import Logging
+import Synchronization
+
+/// What the writer runs between batches in a cluster.
+enum ReplicaControl: Sendable {
+    /// Apply the log entries committed since the last applied one.
+    case catchUp
+    /// This node took the lease: apply the log up to its last entry, then take writes.
+    case becomeOwner(DatabaseLease)
+    /// Another node owns the database now.
+    case stepDown
+}
+
+/// This node's part in a database that a cluster shares: whether it owns it (and with which epoch), how
+/// far it has applied the change log, who waits for which entry, and the writes it forwards to the owner.
+///
+/// The tree itself stays in ``Database``; its writer task is the only one that applies entries, so the
+/// log and local writes never interleave.
+///
+/// For example:
+/// ```swift
+/// if database.replica?.isOwner == false { try await database.readBarrier() }
+/// ```
+final class DatabaseReplica: Sendable {
+    enum Role: Sendable, Equatable {
+        case follower
+        case owner(epoch: Int64)
+    }
+
+    struct State {
+        var role: Role = .follower
+        /// The last log entry the published tree includes.
+        var applied: Int64
+        /// The last entry this node committed as the owner.
+        var lastCommitted: Int64 = 0
+        /// Entries this node committed (and published) past entries it has not applied yet (a rules
+        /// change another node appended in between): skipped when the log reaches them.
+        var ownAhead: Set<Int64> = []
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+        var catchUpQueued = false
+        /// The lease as last read, for forwarding writes to the owner.
+        var lease: DatabaseLease?
+        /// Since when the database has had no live owner, as this node sees it.
+        var orphanedSince: ContinuousClock.Instant?
+    }
+
+    struct Waiter {
+        var sequence: Int64
+        var continuation: CheckedContinuation<Bool, Never>
+        var timeout: Task<Void, Never>?
+    }
+
+    struct ForwardQueue {
+        var pending: [Database.Pending] = []
+        var running = false
+    }
+
+    let shared: any SharedNamespaceStorage
+    let cluster: ClusterContext
+    let state: Mutex<State>
+    let forwards = Mutex(ForwardQueue())
+
+    init(shared: any SharedNamespaceStorage, cluster: ClusterContext, applied: Int64) {
+        self.shared = shared
+        self.cluster = cluster
+        self.state = Mutex(State(applied: applied))
+    }
+
+    var role: Role { state.withLock { $0.role } }
+    var applied: Int64 { state.withLock { $0.applied } }
+    var isOwner: Bool { role != .follower }
+    /// Whether this node surely owns the database now: it holds the lease and its heartbeat is fresh.
+    var isLeaseFresh: Bool { isOwner && cluster.storage.isLeaseFresh }
+    /// The highest entry this node knows to be committed: what a forwarding node must reach.
+    var visibleSequence: Int64 { state.withLock { max($0.applied, $0.lastCommitted) } }
+
+    func setRole(_ role: Role) {
+        state.withLock { $0.role = role }
+    }
+
+    /// Records this node's own commit of `sequence`, whose tree it is about to publish.
+    /// Returns false when entries of other nodes come before it, which the log must bring first.
+    func committed(_ sequence: Int64) -> Bool {
+        state.withLock { state in
+            state.lastCommitted = sequence
+            if sequence == state.applied + 1 {
+                state.applied = sequence
+                return true
+            }
+            state.ownAhead.insert(sequence)
+            return false
+        }
+    }
+
+    /// Marks every entry up to `sequence` applied.
+    func markApplied(_ sequence: Int64) {
+        state.withLock { state in
+            state.applied = max(state.applied, sequence)
+            state.ownAhead = state.ownAhead.filter { $0 > state.applied }
+        }
+    }
+
+    func isOwnAhead(_ sequence: Int64) -> Bool {
+        state.withLock { $0.ownAhead.contains(sequence) }
+    }
+
+    /// Returns true when a catch-up must be queued (none is queued yet).
+    func queueCatchUp() -> Bool {
+        state.withLock { state in
+            if state.catchUpQueued { return false }
+            state.catchUpQueued = true
+            return true
+        }
+    }
+
+    func catchUpStarted() {
+        state.withLock { $0.catchUpQueued = false }
+    }
+
+    /// Waits until the published tree includes `sequence`; false after `timeout`.
+    func wait(for sequence: Int64, timeout: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let id: Int? = state.withLock { state in
+                if state.applied >= sequence { return nil }
+                let id = state.nextWaiter
+                state.nextWaiter += 1
+                state.waiters[id] = Waiter(sequence: sequence, continuation: continuation)
+                return id
+            }
+            guard let id else {
+                continuation.resume(returning: true)
+                return
+            }
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled, let self else { return }
+                let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume(returning: false)
+            }
+            state.withLock { state in
+                if state.waiters[id] != nil { state.waiters[id]?.timeout = timer }
+            }
+        }
+    }
+
+    /// Resumes the waiters whose entry the published tree now includes.
+    func resumeWaiters() {
+        let ready: [Waiter] = state.withLock { state in
+            let ready = state.waiters.filter { $0.value.sequence <= state.applied }
+            for id in ready.keys { state.waiters.removeValue(forKey: id) }
+            return Array(ready.values)
+        }
+        for waiter in ready {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(returning: true)
+        }
+    }
+
+    /// Shutting down: nobody waits any longer.
+    func resumeAllWaiters() {
+        let all = state.withLock { state in
+            let all = Array(state.waiters.values)
+            state.waiters = [:]
+            return all
+        }
+        for waiter in all {
+            waiter.timeout?.cancel()
+            waiter.continuation.resume(returning: false)
+        }
+    }
+
+    func noteLease(_ lease: DatabaseLease?) {
+        state.withLock { $0.lease = lease }
+    }
+
+    var cachedLease: DatabaseLease? { state.withLock { $0.lease } }
+
+    /// How long the database has been without a live owner (nil while it has one), updating the record.
+    func orphaned(_ orphaned: Bool, now: ContinuousClock.Instant) -> Duration? {
+        state.withLock { state in
+            guard orphaned else {
+                state.orphanedSince = nil
+                return nil
+            }
+            let since = state.orphanedSince ?? now
+            state.orphanedSince = since
+            return now - since
+        }
+    }
+
+    // MARK: Forwarding
+
+    /// Sends writes to the owner, in the order they arrive; each completes once this node's tree shows it.
+    func forward(_ batch: [Database.Pending], from database: Database) {
+        let start = forwards.withLock { queue in
+            queue.pending += batch
+            if queue.running { return false }
+            queue.running = true
+            return true
+        }
+        if start {
+            Task { await self.drainForwards(database) }
+        }
+    }
+
+    private func drainForwards(_ database: Database) async {
+        while true {
+            let batch: [Database.Pending] = forwards.withLock { queue in
+                if queue.pending.isEmpty {
+                    queue.running = false
+                    return []
+                }
+                let batch = Array(queue.pending.prefix(512))
+                queue.pending.removeFirst(batch.count)
+                return batch
+            }
+            if batch.isEmpty { return }
+            await send(batch, database)
+        }
+    }
+
+    /// One batch to the owner: retried while it surely did not arrive (no owner, refused, not the
+    /// owner any more), failed as unknown when it may have.
+    private func send(_ batch: [Database.Pending], _ database: Database) async {
+        let deadline = ContinuousClock.now + ClusterContext.forwardPatience
+        var lease = cachedLease
+        while true {
+            if let current = lease, current.owner == cluster.nodeName, isOwner {
+                // This node owns the database (again): its own writer runs the writes.
+                database.requeue(batch)
+                return
+            }
+            if let current = lease, current.owner != cluster.nodeName, let address = current.ownerAddress {
+                do {
+                    let answer = try await cluster.client.forward(
+                        batch.map(\.request), namespace: database.namespace, to: address, secret: cluster.secret
+                    )
+                    // Pipelined: the next batch goes out while this one waits for the log to arrive here.
+                    Task {
+                        let reached = await self.wait(for: answer.sequence, timeout: ClusterContext.forwardPatience)
+                        if !reached {
+                            for pending in batch { pending.complete(.failure(ClusterContext.behind)) }
+                            return
+                        }
+                        for (pending, outcome) in zip(batch, answer.outcomes) {
+                            pending.complete(outcome.mapError { $0 })
+                        }
+                    }
+                    database.requestCatchUp()
+                    return
+                } catch let error as OwnerClient.Failure where !error.mayHaveArrived {
+                    // Not applied anywhere: try again, with the lease read again.
+                } catch {
+                    cluster.logger.warning(
+                        "A forwarded write's outcome is unknown",
+                        metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"]
+                    )
+                    for pending in batch { pending.complete(.failure(ClusterContext.unknownOutcome)) }
+                    return
+                }
+            }
+            if ContinuousClock.now > deadline {
+                for pending in batch { pending.complete(.failure(ClusterContext.noOwner)) }
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+            lease = try? await shared.lease()
+            noteLease(lease)
+        }
+    }
+}
+
+// MARK: - The database's side
+
+extension Database {
+    enum ReplicatedCommit {
+        case committed
+        case fenced
+        case failed(WriteError)
+    }
+
+    /// The owner's group commit: data and log entry in one fenced statement.
+    func commitReplicated(_ mutations: [StorageMutation], _ changes: [Change], replica: DatabaseReplica) async -> ReplicatedCommit {
+        guard case .owner(let epoch) = replica.role else { return .fenced }
+        let entry = ReplicatedEntry.changes(changes.map { ReplicatedEntry.Write(path: $0.path, written: $0.written) }).payload
+        do {
+            let sequence = try await replica.shared.commit(mutations, entry: entry, epoch: epoch)
+            if !replica.committed(sequence) { requestCatchUp() }
+            let shared = replica.shared
+            Task { try? await shared.notify(sequence: sequence) }
+            return .committed
+        } catch let error as StorageError where error.code == .fenced {
+            replica.setRole(.follower)
+            logger.warning("Another node took this database over; forwarding its writes there")
+            return .fenced
+        } catch {
+            logger.error("Storage commit failed", metadata: ["hearth.error": "\(error)"])
+            // It may have committed after all: the log will tell.
+            requestCatchUp()
+            return .failed(ClusterContext.unknownOutcome)
+        }
+    }
+
+    /// Queues a catch-up with the change log (once, however often asked).
+    func requestCatchUp() {
+        guard let replica, replica.queueCatchUp() else { return }
+        queue.withLock { $0.controls.append(.catchUp) }
+        wake.yield()
+    }
+
+    /// A node took (or lost) the lease: the writer switches roles between batches.
+    func changeRole(_ control: ReplicaControl) {
+        queue.withLock { $0.controls.append(control) }
+        wake.yield()
+    }
+
+    /// Writes forwarded back because this node owns the database after all.
+    func requeue(_ batch: [Pending]) {
+        let accepted = queue.withLock { queue in
+            guard !queue.closed else { return false }
+            queue.pending.insert(contentsOf: batch, at: 0)
+            return true
+        }
+        if accepted {
+            wake.yield()
+        } else {
+            for pending in batch { pending.complete(.failure(WriteError(.unavailable, "The server is shutting down"))) }
+        }
+    }
+
+    /// Waits until this node's tree includes every write committed before the call: a linearizable read
+    /// follows. Free on the owner while its lease is fresh.
+    public func readBarrier() async throws {
+        guard let replica, !replica.isLeaseFresh else { return }
+        let sequence: Int64
+        do {
+            sequence = try await replica.shared.committedSequence()
+        } catch {
+            throw WriteError(.unavailable, "The database is unavailable; try again")
+        }
+        if replica.applied >= sequence { return }
+        requestCatchUp()
+        guard await replica.wait(for: sequence, timeout: ClusterContext.forwardPatience) else { throw ClusterContext.behind }
+    }
+
+    /// Runs one control in the writer. Returns the new root.
+    func handle(_ control: ReplicaControl, root: Node) async -> Node {
+        guard let replica else { return root }
+        switch control {
+        case .catchUp:
+            return await catchUp(root, replica)
+        case .becomeOwner(let lease):
+            var root = root
+            // A hot standby: only the tail of the log stands between this node and taking writes.
+            var stalls = 0
+            while replica.applied < lease.lastSequence {
+                let before = replica.applied
+                root = await catchUp(root, replica)
+                if replica.applied == before {
+                    stalls += 1
+                    if stalls > 100 {
+                        logger.error("Cannot catch up with the log to take the database over; will try again")
+                        return root
+                    }
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            replica.setRole(.owner(epoch: lease.epoch))
+            logger.notice("This node owns the database now", metadata: ["hearth.cluster.epoch": "\(lease.epoch)"])
+            return root
+        case .stepDown:
+            if replica.isOwner {
+                replica.setRole(.follower)
+                logger.notice("Another node owns the database now")
+            }
+            return root
+        }
+    }
+
+    /// Applies the log entries after the last applied one, publishing and fanning out each.
+    func catchUp(_ root: Node, _ replica: DatabaseReplica) async -> Node {
+        replica.catchUpStarted()
+        var root = root
+        let page = 512
+        while true {
+            let after = replica.applied
+            let entries: [LogEntry]
+            do {
+                entries = try await replica.shared.changes(after: after, limit: page)
+            } catch {
+                logger.warning("Cannot read the change log; will try again", metadata: ["hearth.error": "\(error)"])
+                break
+            }
+            guard let first = entries.first else { break }
+            if first.sequence != after + 1 {
+                // The entries this node missed were trimmed from the log: start again from a snapshot.
+                guard let reloaded = await reload(root, replica) else { break }
+                root = reloaded
+                continue
+            }
+            var reloaded = false
+            for entry in entries {
+                if replica.isOwnAhead(entry.sequence) {
+                    replica.markApplied(entry.sequence)
+                    continue
+                }
+                let decoded: ReplicatedEntry
+                do {
+                    decoded = try ReplicatedEntry(payload: entry.payload)
+                } catch {
+                    logger.error("A log entry cannot be read; loading the database again", metadata: ["hearth.error": "\(error)"])
+                    decoded = .reload
+                }
+                switch decoded {
+                case .changes(let writes):
+                    root = publishReplicated(writes, root: root)
+                    replica.markApplied(entry.sequence)
+                case .rules:
+                    await reloadRules(replica)
+                    replica.markApplied(entry.sequence)
+                case .reload:
+                    if let fresh = await reload(root, replica) { root = fresh }
+                    reloaded = true
+                }
+                if reloaded { break }
+            }
+            replica.resumeWaiters()
+            if !reloaded && entries.count < page { break }
+        }
+        replica.resumeWaiters()
+        return root
+    }
+
+    /// Applies another node's writes to the tree exactly as the owner did, then publishes them.
+    private func publishReplicated(_ writes: [ReplicatedEntry.Write], root: Node) -> Node {
+        var working = root
+        var changes: [Change] = []
+        changes.reserveCapacity(writes.count)
+        for write in writes {
+            let after = write.applied(to: working)
+            changes.append(Change(path: write.path, written: write.written, before: working, after: after))
+            working = after
+        }
+        hub.publish(changes) {
+            realtime.publish(changes) { published.withLock { $0 = working } }
+        }
+        return working
+    }
+
+    /// Loads the whole database again from storage (after an import, or a gap in the log).
+    private func reload(_ root: Node, _ replica: DatabaseReplica) async -> Node? {
+        do {
+            let (stored, sequence) = try await replica.shared.loadWithSequence()
+            let after = stored.root
+            let change = Change(path: .root, written: .node(after), before: root, after: after)
+            hub.publish([change]) {
+                realtime.publish([change]) { published.withLock { $0 = after } }
+            }
+            replica.markApplied(sequence)
+            if let source = stored.rulesSource, let rules = try? RulesDocument(source: source) { adopt(rules) }
+            return after
+        } catch {
+            logger.warning("Cannot load the database again; will try again", metadata: ["hearth.error": "\(error)"])
+            return nil
+        }
+    }
+
+    private func reloadRules(_ replica: DatabaseReplica) async {
+        do {
+            guard let source = try await replica.shared.rulesHistory(limit: 1).first?.source else { return }
+            adopt(try RulesDocument(source: source))
+        } catch {
+            logger.warning("Cannot read the new rules", metadata: ["hearth.error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import HearthCore
+import Synchronization
+
+/// A cluster's shared storage kept in memory, standing in for PostgreSQL in tests of the cluster's
+/// logic: the cluster plays the database server, and each node talks to it through its own
+/// ``InMemorySharedStorage``. Tests kill a node's session (``kill(_:)``) or make its lease look stale
+/// (``pause(_:)``) to drive failovers and fencing deterministically.
+///
+/// For example:
+/// ```swift
+/// let cluster = InMemorySharedCluster()
+/// let a = cluster.node("a"), b = cluster.node("b")
+/// ```
+public final class InMemorySharedCluster: Sendable {
+    struct DatabaseState {
+        var root: Node = .empty
+        var rules: String?
+        var history: [RulesVersion] = []
+        var owner: String?
+        var epoch: Int64 = 0
+        var lastSequence: Int64 = 0
+        var log: [LogEntry] = []
+    }
+
+    struct Member {
+        var address: String
+        /// The node's session is open (false after `kill`, or `leave`).
+        var connected: Bool
+        /// The node's heartbeat is fresh (false after `pause`).
+        var beating: Bool
+    }
+
+    struct State {
+        var databases: [String: DatabaseState] = [:]
+        var members: [String: Member] = [:]
+        var listeners: [AsyncStream<CommitNotification>.Continuation] = []
+    }
+
+    let state = Mutex(State())
+
+    public init() {}
+
+    /// A node's view of the cluster.
+    public func node(_ name: String) -> InMemorySharedStorage {
+        InMemorySharedStorage(cluster: self, nodeName: name)
+    }
+
+    /// The node's session ends, as when its process is killed: it is dead at once, and every call it
+    /// makes fails.
+    public func kill(_ name: String) {
+        state.withLock { $0.members[name]?.connected = false }
+    }
+
+    /// The node stops heartbeating, as when its process hangs: dead to the others, and its own lease no
+    /// longer fresh, but its calls still reach the storage (as a process resumed after SIGSTOP).
+    public func pause(_ name: String) {
+        state.withLock { $0.members[name]?.beating = false }
+    }
+
+    /// The database's current owner, for assertions.
+    public func owner(of namespace: String) -> String? {
+        state.withLock { $0.databases[namespace]?.owner }
+    }
+
+    func isAlive(_ name: String, in state: State) -> Bool {
+        guard let member = state.members[name] else { return false }
+        return member.connected && member.beating
+    }
+}
+
+/// One node's view of an ``InMemorySharedCluster``.
+public final class InMemorySharedStorage: SharedDatabaseStorage {
+    let cluster: InMemorySharedCluster
+    public let nodeName: String
+
+    init(cluster: InMemorySharedCluster, nodeName: String) {
+        self.cluster = cluster
+        self.nodeName = nodeName
+    }
+
+    /// Fails every call of a killed node, as a closed connection would.
+    func checkConnected() throws {
+        let connected = cluster.state.withLock { $0.members[nodeName]?.connected ?? true }
+        if !connected { throw StorageError(.unavailable, "The node's session with the shared storage is closed") }
+    }
+
+    public func join(address: String) async throws {
+        cluster.state.withLock { $0.members[nodeName] = .init(address: address, connected: true, beating: true) }
+    }
+
+    public func leave() async throws {
+        cluster.state.withLock { state in
+            state.members[nodeName]?.connected = false
+            for (name, database) in state.databases where database.owner == nodeName {
+                state.databases[name]?.owner = nil
+            }
+        }
+    }
+
+    public func members() async throws -> [ClusterMember] {
+        try checkConnected()
+        return cluster.state.withLock { state in
+            state.members.map { name, member in
+                ClusterMember(name: name, address: member.address, alive: cluster.isAlive(name, in: state), heartbeatAge: 0)
+            }.sorted { $0.name < $1.name }
+        }
+    }
+
+    public var isLeaseFresh: Bool {
+        cluster.state.withLock { $0.members[nodeName].map { $0.connected && $0.beating } ?? false }
+    }
+
+    public func openShared(namespace: String) async throws -> any SharedNamespaceStorage {
+        guard NamespaceName.isValid(namespace) else { throw StorageError(.invalidNamespace, "Invalid namespace name") }
+        try checkConnected()
+        cluster.state.withLock { state in
+            if state.databases[namespace] == nil { state.databases[namespace] = .init() }
+        }
+        return InMemorySharedNamespaceStorage(node: self, namespace: namespace)
+    }
+
+    public func commitNotifications() -> AsyncStream<CommitNotification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CommitNotification.self)
+        cluster.state.withLock { $0.listeners.append(continuation) }
+        return stream
+    }
+
+    public func namespaces() async throws -> [String] {
+        try checkConnected()
+        return cluster.state.withLock { Array($0.databases.keys).sorted() }
+    }
+
+    public func contains(namespace: String) async throws -> Bool {
+        try checkConnected()
+        return cluster.state.withLock { $0.databases[namespace] != nil }
+    }
+
+    public func open(namespace: String) async throws -> any NamespaceStorage {
+        try await openShared(namespace: namespace)
+    }
+}
+
+/// One namespace as one node sees it.
+final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
+    let node: InMemorySharedStorage
+    let namespace: String
+    var cluster: InMemorySharedCluster { node.cluster }
+
+    init(node: InMemorySharedStorage, namespace: String) {
+        self.node = node
+        self.namespace = namespace
+    }
+
+    private func withDatabase<T>(_ body: (inout InMemorySharedCluster.DatabaseState, InMemorySharedCluster.State) throws -> T) throws -> T {
+        try node.checkConnected()
+        return try cluster.state.withLock { state in
+            var database = state.databases[namespace] ?? .init()
+            defer { state.databases[namespace] = database }
+            return try body(&database, state)
+        }
+    }
+
+    private static func append(_ payload: String, to database: inout InMemorySharedCluster.DatabaseState) -> Int64 {
+        database.lastSequence += 1
+        database.log.append(LogEntry(sequence: database.lastSequence, payload: payload))
+        return database.lastSequence
+    }
+
+    func load() async throws -> StoredDatabase {
+        try withDatabase { database, _ in StoredDatabase(root: database.root, rulesSource: database.rules) }
+    }
+
+    func loadWithSequence() async throws -> (database: StoredDatabase, sequence: Int64) {
+        try withDatabase { database, _ in (StoredDatabase(root: database.root, rulesSource: database.rules), database.lastSequence) }
+    }
+
+    func commit(_ mutations: [StorageMutation]) async throws {
+        _ = try withDatabase { database, _ in
+            database.root = InMemoryNamespaceStorage.apply(mutations, to: database.root)
+            return InMemorySharedNamespaceStorage.append(LogEntry.reloadPayload, to: &database)
+        }
+    }
+
+    func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64 {
+        let name = node.nodeName
+        return try withDatabase { database, _ in
+            guard database.owner == name, database.epoch == epoch else {
+                throw StorageError(.fenced, "Another node owns the database now")
+            }
+            database.root = InMemoryNamespaceStorage.apply(mutations, to: database.root)
+            return InMemorySharedNamespaceStorage.append(entry, to: &database)
+        }
+    }
+
+    func append(entry: String) async throws -> Int64 {
+        try withDatabase { database, _ in InMemorySharedNamespaceStorage.append(entry, to: &database) }
+    }
+
+    func lease() async throws -> DatabaseLease? {
+        try withDatabase { database, state in
+            guard let owner = database.owner else { return nil }
+            return DatabaseLease(owner: owner, epoch: database.epoch, lastSequence: database.lastSequence, ownerAddress: state.members[owner]?.address)
+        }
+    }
+
+    func claim() async throws -> DatabaseLease? {
+        let name = node.nodeName
+        return try withDatabase { database, state in
+            if let owner = database.owner, owner != name, cluster.isAlive(owner, in: state) { return nil }
+            database.owner = name
+            database.epoch += 1
+            return DatabaseLease(owner: name, epoch: database.epoch, lastSequence: database.lastSequence, ownerAddress: state.members[name]?.address)
+        }
+    }
+
+    func release(epoch: Int64) async throws {
+        let name = node.nodeName
+        try withDatabase { database, _ in
+            if database.owner == name && database.epoch == epoch { database.owner = nil }
+        }
+    }
+
+    func changes(after sequence: Int64, limit: Int) async throws -> [LogEntry] {
+        try withDatabase { database, _ in Array(database.log.lazy.filter { $0.sequence > sequence }.prefix(limit)) }
+    }
+
+    func committedSequence() async throws -> Int64 {
+        try withDatabase { database, _ in database.lastSequence }
+    }
+
+    func notify(sequence: Int64) async throws {
+        let listeners = try withDatabase { _, state in state.listeners }
+        for listener in listeners { listener.yield(CommitNotification(namespace: namespace, sequence: sequence)) }
+    }
+
+    func saveRules(_ source: String, time: Int64) async throws {
+        _ = try withDatabase { database, _ in
+            database.rules = source
+            database.history.append(RulesVersion(version: (database.history.last?.version ?? 0) + 1, source: source, time: time))
+            if database.history.count > RulesVersion.kept { database.history.removeFirst(database.history.count - RulesVersion.kept) }
+            return InMemorySharedNamespaceStorage.append(#"{"rules":true}"#, to: &database)
+        }
+    }
+
+    func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+        try withDatabase { database, _ in Array(database.history.suffix(limit).reversed()) }
+    }
+
+    func storedBytes() async throws -> Int64? { nil }
+
+    func close() async throws {}
+}

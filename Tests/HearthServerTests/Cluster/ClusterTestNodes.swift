@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import HearthCore
+@testable import HearthServer
+import HearthStorage
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Several Hearth nodes in this process on real loopback ports, sharing an ``InMemorySharedCluster``
+/// (PostgreSQL's stand-in), for tests of forwarding, replication and failover. A node is stopped by
+/// cancelling its service task; a crash is a ``InMemorySharedCluster/kill(_:)`` of its session first.
+final class ClusterTestNodes: Sendable {
+    static let secret = "cluster-test-secret"
+    let cluster = InMemorySharedCluster()
+    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let nodes = Mutex<[String: (port: Int, task: Task<Void, any Error>, group: ServiceGroup, registry: DatabaseRegistry)]>([:])
+
+    /// Starts a node and waits until it answers.
+    @discardableResult
+    func start(_ name: String) async throws -> Int {
+        let port = try ClusterTestNodes.freePort()
+        var configuration = ServerConfiguration()
+        configuration.port = port
+        var logger = Logger(label: "hearth.cluster-test.\(name)")
+        logger.logLevel = .warning
+        let built = try await makeApplication(
+            configuration: configuration,
+            storage: cluster.node(name),
+            adminSecret: AdminSecret(hashing: ClusterTestNodes.secret),
+            cluster: ClusterOptions(secret: ClusterTestNodes.secret, address: "http://127.0.0.1:\(port)", tick: .milliseconds(20)),
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: .init(services: [built.application], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        )
+        let task = Task { try await group.run() }
+        nodes.withLock { $0[name] = (port, task, group, built.registry) }
+        try await eventually { (try? await self.call(name, .GET, "/.json")).map { $0.status == .ok } ?? false }
+        return port
+    }
+
+    /// Stops a node as a crash would: its session ends first (it is dead to the others at once), then
+    /// the process goes.
+    func crash(_ name: String) async {
+        cluster.kill(name)
+        let node = nodes.withLock { $0.removeValue(forKey: name) }
+        // Its process goes (gracefully here, but its session is already gone: it can release nothing).
+        await node?.group.triggerGracefulShutdown()
+        _ = await node?.task.result
+    }
+
+    func registry(_ name: String) throws -> DatabaseRegistry {
+        try #require(nodes.withLock { $0[name]?.registry })
+    }
+
+    /// Stops every node gracefully (each leaves the cluster).
+    func stopAll() async {
+        let running = nodes.withLock { nodes in
+            let running = nodes.values.map { ($0.task, $0.group) }
+            nodes = [:]
+            return running
+        }
+        for (_, group) in running { await group.triggerGracefulShutdown() }
+        for (task, _) in running { _ = await task.result }
+        try? await http.shutdown()
+    }
+
+    struct Reply {
+        var status: HTTPResponseStatus
+        var body: String
+        var etag: String?
+        var json: JSONValue? { try? JSONValue(parsing: body) }
+    }
+
+    /// A REST call to one node, as the admin unless `auth` says otherwise.
+    func call(_ name: String, _ method: HTTPMethod, _ path: String, _ body: String? = nil, headers: [(String, String)] = []) async throws -> Reply {
+        let port = try #require(nodes.withLock { $0[name]?.port }, "node \(name) is not running")
+        let separator = path.contains("?") ? "&" : "?"
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)\(separator)ns=demo")
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)")
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        return Reply(status: response.status, body: String(buffer: bytes), etag: response.headers.first(name: "ETag"))
+    }
+
+    static func freePort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        let port = channel.localAddress!.port!
+        try channel.close().wait()
+        return port
+    }
+}

@@ -29,6 +29,13 @@ public protocol SharedDatabaseStorage: DatabaseStorage {
     var isLeaseFresh: Bool { get }
     /// Opens one namespace's shared storage.
     func openShared(namespace: String) async throws -> any SharedNamespaceStorage
+    /// Stores the onDisconnect writes of one of this node's connections to a database, replacing what was
+    /// stored for that connection; nil deletes them (the connection ran or cancelled them). Rows are
+    /// kept under this node's name and this run of it (a restarted node is another run).
+    func saveOnDisconnect(namespace: String, connection: String, payload: String?) async throws
+    /// Takes (removes and returns) the stored onDisconnect writes of connections whose node is gone —
+    /// dead members, and earlier runs of a name — so a live node runs them. Each is returned once.
+    func takeOrphanedOnDisconnects() async throws -> [OrphanedOnDisconnect]
     /// Wake-ups: a namespace and a sequence number committed in it, sent once per commit. Best effort:
     /// a lost one costs latency only, since nodes also poll. Unbounded buffer: consumers drain it at once.
     func commitNotifications() -> AsyncStream<CommitNotification>
@@ -108,6 +115,18 @@ public struct ClusterMember: Sendable, Equatable {
         self.address = address
         self.alive = alive
         self.heartbeatAge = heartbeatAge
+    }
+}
+
+/// The onDisconnect writes of a connection whose node died.
+public struct OrphanedOnDisconnect: Sendable, Equatable {
+    public var namespace: String
+    /// The engine's encoding of the writes, as given to `saveOnDisconnect`.
+    public var payload: String
+
+    public init(namespace: String, payload: String) {
+        self.namespace = namespace
+        self.payload = payload
     }
 }
 

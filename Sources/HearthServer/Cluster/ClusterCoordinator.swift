@@ -103,6 +103,31 @@ final class ClusterCoordinator: Service, Sendable {
             guard let replica = database.replica else { continue }
             await supervise(database, replica, me: me, alive: alive)
         }
+        await runOrphanedOnDisconnects()
+    }
+
+    /// Runs the onDisconnect writes of connections whose node died with them (taken by one node only).
+    func runOrphanedOnDisconnects() async {
+        let orphaned: [OrphanedOnDisconnect]
+        do {
+            orphaned = try await context.storage.takeOrphanedOnDisconnects()
+        } catch {
+            return
+        }
+        for connection in orphaned {
+            do {
+                let database = try await registry.database(connection.namespace)
+                for request in try ForwardedWrites.decodeRequests(connection.payload) {
+                    database.submit(request) { result in
+                        if case .failure(let error) = result {
+                            self.context.logger.info("An onDisconnect write of a dead node's connection failed", metadata: ["hearth.error": "\(error)"])
+                        }
+                    }
+                }
+            } catch {
+                context.logger.warning("Cannot run a dead node's onDisconnect writes", metadata: ["hearth.error": "\(error)"])
+            }
+        }
     }
 
     private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>) async {

@@ -3,6 +3,7 @@ import Foundation
 import HearthCore
 import HearthProtocol
 import HearthRules
+import HearthStorage
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -360,15 +361,17 @@ final class RealtimeSession: Sendable {
             let database = try await database()
             let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
             try database.check(WriteRequest(operation, identity: identity))
-            state.withLock { state in
+            let writes = state.withLock { state in
                 state.onDisconnect.removeAll { path.contains($0.path) }
                 state.onDisconnect.append(OnDisconnectWrite(path: path, operation: operation, group: nil))
+                return state.onDisconnect
             }
+            try await persistOnDisconnect(writes, database)
             return .empty
         case .onDisconnectMerge(let path, let items):
             let database = try await database()
             try database.check(WriteRequest(.update(path, items), identity: identity))
-            state.withLock { state in
+            let writes = state.withLock { state in
                 state.onDisconnectGroups += 1
                 for item in items {
                     let target = path.appending(item.path)
@@ -377,10 +380,16 @@ final class RealtimeSession: Sendable {
                         OnDisconnectWrite(path: target, operation: .set(target, item.value), group: state.onDisconnectGroups)
                     )
                 }
+                return state.onDisconnect
             }
+            try await persistOnDisconnect(writes, database)
             return .empty
         case .onDisconnectCancel(let path):
-            state.withLock { state in state.onDisconnect.removeAll { path.contains($0.path) } }
+            let (writes, database) = state.withLock { state in
+                state.onDisconnect.removeAll { path.contains($0.path) }
+                return (state.onDisconnect, state.database)
+            }
+            if let database { try await persistOnDisconnect(writes, database) }
             return .empty
         }
     }
@@ -551,8 +560,44 @@ final class RealtimeSession: Sendable {
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }
         guard !writes.isEmpty else { return }
-        // Checked against the rules when they were queued; applied as the server, in one batch, with `.sv`
-        // resolved now. The keys of one `om` go together as one update.
+        let requests = RealtimeSession.requests(of: writes)
+        // Queued now, in order (not from a task that might start after a shutdown has stopped the writer).
+        let logger = services.logger
+        let remaining = Mutex(requests.count)
+        let connection = id
+        for request in requests {
+            database.submit(request) { result in
+                if case .failure(let error) = result {
+                    logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
+                }
+                // In a cluster, the stored copy goes once they are done (if this node dies first, another
+                // node runs them: at least once).
+                let done = remaining.withLock { count in
+                    count -= 1
+                    return count == 0
+                }
+                if done, let shared = database.replica?.cluster.storage {
+                    Task { try? await shared.saveOnDisconnect(namespace: database.namespace, connection: connection, payload: nil) }
+                }
+            }
+        }
+    }
+
+    /// In a cluster, the connection's onDisconnect writes are stored with the cluster too, so they run
+    /// even if this node dies with the connection. The client's `ok` waits for it.
+    private func persistOnDisconnect(_ writes: [OnDisconnectWrite], _ database: Database) async throws {
+        guard let shared = database.replica?.cluster.storage else { return }
+        let payload = writes.isEmpty ? nil : ForwardedWrites.encode(RealtimeSession.requests(of: writes))
+        do {
+            try await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: payload)
+        } catch {
+            throw Failure(status: "unavailable", message: "The onDisconnect write could not be stored; try again")
+        }
+    }
+
+    /// The writes to run when the connection ends: checked against the rules when they were queued,
+    /// applied as the server with `.sv` resolved then. The keys of one `om` go together as one update.
+    static func requests(of writes: [OnDisconnectWrite]) -> [WriteRequest] {
         var requests: [WriteRequest] = []
         var index = 0
         while index < writes.count {
@@ -569,15 +614,7 @@ final class RealtimeSession: Sendable {
             }
             requests.append(WriteRequest(.update(.root, items), identity: .admin))
         }
-        // Queued now, in order (not from a task that might start after a shutdown has stopped the writer).
-        let logger = services.logger
-        for request in requests {
-            database.submit(request) { result in
-                if case .failure(let error) = result {
-                    logger.info("An onDisconnect write failed", metadata: ["hearth.error": "\(error)"])
-                }
-            }
-        }
+        return requests
     }
 }
 

@@ -30,7 +30,17 @@ public final class InMemorySharedCluster: Sendable {
         var beating: Bool
     }
 
+    struct OnDisconnectRow {
+        var node: String
+        var run: Int
+        var namespace: String
+        var connection: String
+        var payload: String
+    }
+
     struct State {
+        var onDisconnect: [OnDisconnectRow] = []
+        var runs: [String: Int] = [:]
         var databases: [String: DatabaseState] = [:]
         var members: [String: Member] = [:]
         var listeners: [AsyncStream<CommitNotification>.Continuation] = []
@@ -84,8 +94,39 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
         if !connected { throw StorageError(.unavailable, "The node's session with the shared storage is closed") }
     }
 
+    /// Which run of its name this node is (a restarted node is a new run).
+    let run = Mutex(0)
+
     public func join(address: String) async throws {
-        cluster.state.withLock { $0.members[nodeName] = .init(address: address, connected: true, beating: true) }
+        cluster.state.withLock { state in
+            state.members[nodeName] = .init(address: address, connected: true, beating: true)
+            state.runs[nodeName, default: 0] += 1
+            run.withLock { $0 = state.runs[nodeName]! }
+        }
+    }
+
+    public func saveOnDisconnect(namespace: String, connection: String, payload: String?) async throws {
+        try checkConnected()
+        let run = run.withLock { $0 }
+        cluster.state.withLock { state in
+            state.onDisconnect.removeAll { $0.node == nodeName && $0.run == run && $0.namespace == namespace && $0.connection == connection }
+            if let payload {
+                state.onDisconnect.append(.init(node: nodeName, run: run, namespace: namespace, connection: connection, payload: payload))
+            }
+        }
+    }
+
+    public func takeOrphanedOnDisconnects() async throws -> [OrphanedOnDisconnect] {
+        try checkConnected()
+        return cluster.state.withLock { state in
+            let snapshot = state
+            let orphaned = { (row: InMemorySharedCluster.OnDisconnectRow) in
+                !self.cluster.isAlive(row.node, in: snapshot) || snapshot.runs[row.node] != row.run
+            }
+            let taken = snapshot.onDisconnect.filter(orphaned)
+            state.onDisconnect.removeAll(where: orphaned)
+            return taken.map { OrphanedOnDisconnect(namespace: $0.namespace, payload: $0.payload) }
+        }
     }
 
     public func leave() async throws {

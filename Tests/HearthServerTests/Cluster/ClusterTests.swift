@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HearthCore
+import HearthRealtimeClient
 @testable import HearthServer
 import HearthStorage
 import NIOCore
@@ -144,6 +145,64 @@ import Testing
         }
         try await writer.value
         #expect(received == Array(0..<count))
+        await nodes.stopAll()
+    }
+}
+
+/// onDisconnect writes outlive the node that held the connection.
+@Suite(.serialized) struct ClusterOnDisconnectTests {
+    static func request(_ number: Int, _ action: String, _ body: String) -> String {
+        #"{"t":"d","d":{"r":\#(number),"a":"\#(action)","b":\#(body)}}"#
+    }
+
+    /// A WebSocket connection to `node`, signed in as the admin.
+    func connect(_ nodes: ClusterTestNodes, _ node: String) async throws -> WireConnection {
+        let port = try #require(nodes.nodes.withLock { $0[node]?.port })
+        let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+        _ = try await connection.nextMessage()
+        try await connection.send(Self.request(1, "auth", #"{"cred":"\#(ClusterTestNodes.secret)"}"#))
+        let reply = try await connection.nextMessage()
+        #expect(reply?.contains(#""s":"ok""#) == true)
+        return connection
+    }
+
+    @Test func theWritesOfAConnectionRunWhenItsNodeDies() async throws {
+        let nodes = ClusterTestNodes()
+        try await nodes.start("a")
+        _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
+        try await nodes.start("b")
+        let connection = try await connect(nodes, "b")
+        try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#)
+        try await connection.send(Self.request(3, "om", #"{"p":"/","d":{"lastSeen/ada":{".sv":"timestamp"},"rooms/r1/ada":null}}"#))
+        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+        // "b" dies (its session with the shared storage ends) while the connection is still open: only
+        // another node can run the writes now.
+        nodes.cluster.kill("b")
+        try await eventually { (try? await nodes.call("a", .GET, "/presence/ada.json"))?.body == #""offline""# }
+        let lastSeen = try await nodes.call("a", .GET, "/lastSeen/ada.json")
+        if case .number(let time)? = lastSeen.json { #expect(time > 1_700_000_000_000) } else { Issue.record("lastSeen not written: \(lastSeen.body)") }
+        await connection.close()
+        await nodes.stopAll()
+    }
+
+    @Test func cancelledWritesDoNotRunWhenTheNodeDies() async throws {
+        let nodes = ClusterTestNodes()
+        try await nodes.start("a")
+        _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
+        try await nodes.start("b")
+        let connection = try await connect(nodes, "b")
+        try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+        _ = try await connection.nextMessage()
+        try await connection.send(Self.request(3, "oc", #"{"p":"/presence"}"#))
+        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+        try await connection.send(Self.request(4, "o", #"{"p":"/canary","d":"ran"}"#))
+        _ = try await connection.nextMessage()
+        nodes.cluster.kill("b")
+        // The canary registered after the cancel runs; the cancelled write must not have.
+        try await eventually { (try? await nodes.call("a", .GET, "/canary.json"))?.body == #""ran""# }
+        #expect(try await nodes.call("a", .GET, "/presence/ada.json").body == #""online""#)
+        await connection.close()
         await nodes.stopAll()
     }
 }

@@ -138,7 +138,12 @@ final class ClusterCoordinator: Service, Sendable {
             return
         }
         replica.noteLease(lease)
-        if let lease, lease.lastSequence > replica.applied { database.requestCatchUp() }
+        let lag = max(0, (lease?.lastSequence ?? 0) - replica.applied)
+        context.registry.makeGauge(
+            name: "hearth_cluster_log_lag", labels: [("namespace", database.namespace)],
+            help: "Log entries committed but not yet applied on this node (sampled every lease check)."
+        ).set(Double(lag))
+        if lag > 0 { database.requestCatchUp() }
         if let lease, lease.owner == me {
             // Owned here on paper but not in memory (a restart under the same name, or a takeover
             // that could not finish): claim again for a new epoch.

@@ -350,6 +350,12 @@ final class RealtimeSession: Sendable {
             return .empty
         case .get(let path, let query):
             let database = try await database()
+            // In a cluster: every write committed before this read is in this node's tree first.
+            do {
+                try await database.readBarrier()
+            } catch {
+                throw Failure(status: "unavailable", message: "The database is unavailable; try again")
+            }
             try authorizeRead(path, query?.query, database)
             let node = database.snapshot().child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)

@@ -79,12 +79,14 @@ final class ClusterTestNodes: Sendable {
     }
 
     /// A REST call to one node, as the admin unless `auth` says otherwise.
-    func call(_ name: String, _ method: HTTPMethod, _ path: String, _ body: String? = nil, headers: [(String, String)] = []) async throws -> Reply {
+    func call(
+        _ name: String, _ method: HTTPMethod, _ path: String, _ body: String? = nil, headers: [(String, String)] = [], admin: Bool = true
+    ) async throws -> Reply {
         let port = try #require(nodes.withLock { $0[name]?.port }, "node \(name) is not running")
         let separator = path.contains("?") ? "&" : "?"
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)\(separator)ns=demo")
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)")
+        if admin { request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)") }
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         let response = try await http.execute(request, timeout: .seconds(30))

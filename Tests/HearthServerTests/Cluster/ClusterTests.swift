@@ -116,6 +116,24 @@ import Testing
         await nodes.stopAll()
     }
 
+    @Test func rulesSetOnOneNodeAreEnforcedOnEveryNode() async throws {
+        let nodes = ClusterTestNodes()
+        try await nodes.start("a")
+        _ = try await nodes.call("a", .PUT, "/.json", #"{"public": 1, "secret": 2}"#)
+        try await nodes.start("b")
+        let rules = #"{"rules": {"public": {".read": true, ".write": true}}}"#
+        #expect(try await nodes.call("b", .PUT, "/.settings/rules.json", rules).status == .ok)
+        for node in ["a", "b"] {
+            try await eventually { (try? await nodes.call(node, .GET, "/.settings/rules.json"))?.json?["rules"]?["public"] != nil }
+            #expect(try await nodes.call(node, .GET, "/public.json", admin: false).status == .ok)
+            #expect(try await nodes.call(node, .GET, "/secret.json", admin: false).status == .unauthorized)
+            #expect(try await nodes.call(node, .PUT, "/public.json", "\"from \(node)\"", admin: false).status == .ok)
+            #expect(try await nodes.call(node, .PUT, "/secret.json", "3", admin: false).status == .unauthorized)
+        }
+        #expect(try await nodes.call("a", .GET, "/.json").body == #"{"public":"from b","secret":2}"#)
+        await nodes.stopAll()
+    }
+
     @Test func eventStreamsOnOtherNodesGetEveryWriteInOrder() async throws {
         let nodes = ClusterTestNodes()
         try await nodes.start("a")

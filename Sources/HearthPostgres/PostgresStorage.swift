@@ -127,11 +127,10 @@ public final class PostgresStorage: SharedDatabaseStorage {
             )
             return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         } catch {
-            let reason = storageError(error, "connect").message
             throw StorageError(
                 .unavailable,
-                "Cannot connect to PostgreSQL at \(endpoint.description) (\(reason)). Check that the server is running "
-                    + "and that the URL (--postgres) names the right host, port, user, password and database."
+                "Cannot connect to PostgreSQL at \(endpoint.description) (\(reason(error))). Check that the server is running "
+                    + "and that the PostgreSQL URL names the right host, port, user, password and database."
             )
         }
     }
@@ -472,12 +471,19 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 }
                 return StorageError(.unavailable, "PostgreSQL failed to \(action): \(info[.message] ?? "error") (SQLSTATE \(state))")
             }
-            var reason = "\(error.code)"
-            if let underlying = error.underlying { reason += ": \(underlying)" }
-            return StorageError(.unavailable, "PostgreSQL failed to \(action) (\(reason)); check that the server is running")
+            return StorageError(.unavailable, "PostgreSQL failed to \(action) (\(reason(error))); check that the server is running")
         }
         if error is CancellationError { return StorageError(.unavailable, "Cancelled while trying to \(action)") }
-        return StorageError(.unavailable, "PostgreSQL failed to \(action): \(error)")
+        return StorageError(.unavailable, "PostgreSQL failed to \(action): \(reason(error))")
+    }
+
+    /// What went wrong, in words that carry no password: the server's message, or the network error.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? StorageError { return error.message }
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo { return info[.message] ?? "\(error.code)" }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
     }
 
     static func clientTLS(_ mode: PostgresEndpoint.TLSMode) -> PostgresClient.Configuration.TLS {
@@ -491,8 +497,20 @@ public final class PostgresStorage: SharedDatabaseStorage {
     static func connectionTLS(_ mode: PostgresEndpoint.TLSMode) throws -> PostgresConnection.Configuration.TLS {
         switch mode {
         case .disable: .disable
-        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .prefer: .prefer(try sharedTLSContext())
+        case .require: .require(try sharedTLSContext())
+        }
+    }
+
+    /// One client TLS context for every session: building one reads the system's trust roots (slow).
+    private static let tlsContext = Mutex<NIOSSLContext?>(nil)
+
+    static func sharedTLSContext() throws -> NIOSSLContext {
+        try tlsContext.withLock { context in
+            if let context { return context }
+            let made = try NIOSSLContext(configuration: .makeClientConfiguration())
+            context = made
+            return made
         }
     }
 }

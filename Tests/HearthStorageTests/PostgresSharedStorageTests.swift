@@ -304,7 +304,7 @@ struct PostgresSharedStorageTests {
         } throws: { error in
             guard let error = error as? StorageError else { return false }
             return error.code == .unavailable && !error.message.contains("s3cret-pw")
-                && error.message.contains("hearth@127.0.0.1:1/hearth") && error.message.contains("--postgres")
+                && error.message.contains("hearth@127.0.0.1:1/hearth") && error.message.contains("Check that the server is running")
         }
     }
 

@@ -169,7 +169,7 @@ enum PostgresSchema {
     static let rulesKept = RulesVersion.kept
 
     /// The log entry a rules save appends: nodes reload the rules when they apply it.
-    static let rulesPayload = #"{"rules":true}"#
+    static let rulesPayload = LogEntry.rulesPayload
 
     /// SQL that is true for a `hearth_members` row `m` whose node is alive: a fresh heartbeat and an
     /// open session. `$lease` is the lease time in seconds (a double bind).

@@ -253,6 +253,7 @@ struct PostgresSharedStorageTests {
         let db = try await a.openShared(namespace: "demo")
         try await db.saveRules(#"{"rules": {".read": true}}"#, time: 10)
         #expect(try await db.changes(after: 0, limit: 10) == [LogEntry(sequence: 1, payload: #"{"rules":true}"#)])
+        #expect(LogEntry.rulesPayload == #"{"rules":true}"#)
         let (loaded, sequence) = try await db.loadWithSequence()
         #expect(loaded.rulesSource == #"{"rules": {".read": true}}"#)
         #expect(sequence == 1)

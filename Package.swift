@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
+        .library(name: "HearthPostgres", targets: ["HearthPostgres"]),
         .library(name: "HearthRealtimeClient", targets: ["HearthRealtimeClient"]),
         .library(name: "Hearth", targets: ["Hearth"]),
         .library(name: "HearthStore", targets: ["HearthStore"]),
@@ -42,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // The console's activity and /metrics: Prometheus's registry and text format.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Shared storage for several nodes (docs/decisions/0010-scale-out.md).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Tests only: a clock the tests drive, for timeouts, keep-alives and token expiry.
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.1.1"),
     ],
@@ -69,6 +72,16 @@ let package = Package(
                 "HearthStorage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "HearthPostgres",
+            dependencies: [
+                "HearthStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(
@@ -146,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -165,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "HearthStorageTests",
             dependencies: [
-                "HearthStorage", "HearthSQLite",
+                "HearthStorage", "HearthSQLite", "HearthPostgres",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

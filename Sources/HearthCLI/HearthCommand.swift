@@ -12,7 +12,7 @@ struct HearthCommand: AsyncParsableCommand {
             Use it like the Firebase emulator: hearth serve --emulator
             Load a JSON file (server stopped): hearth import data.json
             """,
-        subcommands: [ServeCommand.self, ImportCommand.self, ExportCommand.self, BackupCommand.self, RestoreCommand.self, RulesCommand.self, TokenCommand.self, UsersCommand.self, StorageCommand.self, BenchCommand.self, ClusterCommand.self]
+        subcommands: [ServeCommand.self, ImportCommand.self, ExportCommand.self, BackupCommand.self, RestoreCommand.self, RulesCommand.self, TokenCommand.self, UsersCommand.self, StorageCommand.self, MigrateCommand.self, ClusterCommand.self, BenchCommand.self]
     )
 
     static func main() async {

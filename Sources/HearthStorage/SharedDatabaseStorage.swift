@@ -42,12 +42,17 @@ public protocol SharedDatabaseStorage: DatabaseStorage {
 }
 
 /// One namespace's storage, shared by the nodes of a cluster.
+///
+/// Every durable change appends one log entry, so that the nodes applying the log see it: a fenced
+/// ``commit(_:entry:epoch:)`` the entry given; plain ``NamespaceStorage/commit(_:)`` (imports, tools)
+/// ``LogEntry/reloadPayload``; ``NamespaceStorage/saveRules(_:time:)`` ``LogEntry/rulesPayload``
+/// (`{"rules":true}`: reload the rules from storage).
 public protocol SharedNamespaceStorage: NamespaceStorage {
     /// Loads the tree, the rules and the sequence number of the last log entry they include, from one
     /// consistent snapshot.
     func loadWithSequence() async throws -> (database: StoredDatabase, sequence: Int64)
     /// The current lease: who owns the database, with which epoch, and its last committed sequence
-    /// number. nil when no node has ever owned it.
+    /// number. nil when no node holds it (never claimed, released, or its owner left).
     func lease() async throws -> DatabaseLease?
     /// Takes the lease when it is free, held by this node already (a restarted node takes a new epoch),
     /// or held by a node that is no longer alive. Returns the new lease (with a higher epoch), or nil
@@ -100,6 +105,10 @@ public struct LogEntry: Sendable, Equatable {
     /// The payload that plain ``NamespaceStorage/commit(_:)`` (imports, tools) appends: nodes reload the
     /// database from storage when they reach it.
     public static let reloadPayload = #"{"reload":true}"#
+
+    /// The payload that ``NamespaceStorage/saveRules(_:time:)`` appends on shared storage: nodes reload the
+    /// database's rules from storage when they reach it.
+    public static let rulesPayload = #"{"rules":true}"#
 }
 
 /// A member of the cluster.

@@ -1,0 +1,342 @@
+import Foundation
+import HashTreeCollections
+import HearthCore
+import HearthStorage
+import Testing
+
+@testable import HearthPostgres
+
+/// What several nodes sharing one PostgreSQL database rely on: leases fenced by epochs, a gapless log in
+/// commit order, consistent snapshots, wake-ups (docs/decisions/0010-scale-out.md).
+@Suite(.enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.missingMessage)))
+struct PostgresSharedStorageTests {
+    /// Two or more nodes on one fresh database; shut down and dropped by `finish()`.
+    final class Cluster: @unchecked Sendable {
+        let url: String
+        let name: String
+        var nodes: [PostgresStorage] = []
+
+        init() async throws {
+            (url, name) = try await PostgresTestServer.freshDatabase()
+        }
+
+        func node(_ nodeName: String, leaseTime: Duration = .seconds(2), join: Bool = true) async throws -> PostgresStorage {
+            let storage = try await PostgresStorage.connect(url: url, nodeName: nodeName, leaseTime: leaseTime)
+            nodes.append(storage)
+            if join { try await storage.join(address: "http://\(nodeName).test:9000") }
+            return storage
+        }
+
+        func finish() async {
+            for node in nodes { await node.shutdown() }
+            await PostgresTestServer.drop(name)
+        }
+    }
+
+    func path(_ string: String) throws -> DatabasePath { try DatabasePath(string) }
+
+    @Test func aSecondNodeCannotClaimWhileTheOwnerIsAliveAndARestartedOwnerTakesANewEpoch() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let b = try await cluster.node("b")
+        let dbA = try await a.openShared(namespace: "demo")
+        let dbB = try await b.openShared(namespace: "demo")
+        #expect(try await dbA.lease() == nil)
+        let first = try #require(try await dbA.claim())
+        #expect(first.owner == "a")
+        #expect(first.epoch == 1)
+        #expect(try await dbB.claim() == nil)
+        let seen = try #require(try await dbB.lease())
+        #expect(seen.owner == "a")
+        #expect(seen.epoch == 1)
+        #expect(seen.ownerAddress == "http://a.test:9000")
+        let again = try #require(try await dbA.claim())
+        #expect(again.epoch == 2)
+        #expect(Set(try await b.members().filter(\.alive).map(\.name)) == ["a", "b"])
+        await cluster.finish()
+    }
+
+    @Test func aCommitWithAStaleEpochIsFencedAndAppliesNothing() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "demo")
+        let old = try #require(try await db.claim())
+        let sequence = try await db.commit([.replace(try path("/x"), .leaf(.number(1)))], entry: "e1", epoch: old.epoch)
+        #expect(sequence == 1)
+        let current = try #require(try await db.claim())
+        #expect(current.epoch == old.epoch + 1)
+        await #expect {
+            _ = try await db.commit([.replace(try path("/x"), .leaf(.number(2))), .replace(try path("/y"), .leaf(.number(3)))], entry: "e2", epoch: old.epoch)
+        } throws: { error in
+            (error as? StorageError)?.code == .fenced
+        }
+        let (loaded, loadedSequence) = try await db.loadWithSequence()
+        #expect(loaded.root.jsonString() == #"{"x":1}"#)
+        #expect(loadedSequence == 1)
+        #expect(try await db.changes(after: 0, limit: 10).map(\.payload) == ["e1"])
+        // A node that never held the lease is fenced as well.
+        let b = try await cluster.node("b")
+        let dbB = try await b.openShared(namespace: "demo")
+        await #expect {
+            _ = try await dbB.commit([.replace(try path("/x"), .leaf(.number(9)))], entry: "b", epoch: current.epoch)
+        } throws: { error in
+            (error as? StorageError)?.code == .fenced
+        }
+        #expect(try await db.committedSequence() == 1)
+        await cluster.finish()
+    }
+
+    @Test func whenTheOwnersSessionEndsAnotherNodeClaimsAtOnceWithAHigherEpoch() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let b = try await cluster.node("b")
+        let dbA = try await a.openShared(namespace: "demo")
+        let dbB = try await b.openShared(namespace: "demo")
+        let first = try #require(try await dbA.claim())
+        #expect(try await dbB.claim() == nil)
+        // Like kill -9: the session closes, the heartbeat is still fresh (well within the lease time).
+        await a.shutdown()
+        let taken = try #require(try await dbB.claim())
+        #expect(taken.owner == "b")
+        #expect(taken.epoch > first.epoch)
+        #expect(try await dbB.lease()?.ownerAddress == "http://b.test:9000")
+        let member = try #require(try await b.members().first { $0.name == "a" })
+        #expect(member.alive == false)
+        #expect(member.heartbeatAge < 2)
+        await cluster.finish()
+    }
+
+    @Test func aNodeThatLeftGivesItsLeasesUpAndItsHeartbeatIsNoLongerFresh() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a", join: false)
+        #expect(a.isLeaseFresh == false)
+        try await a.join(address: "http://a.test:9000")
+        #expect(a.isLeaseFresh)
+        let b = try await cluster.node("b")
+        let first = try #require(try await a.openShared(namespace: "demo").claim())
+        try await a.leave()
+        #expect(a.isLeaseFresh == false)
+        #expect(try await b.members().map(\.name) == ["b"])
+        let dbB = try await b.openShared(namespace: "demo")
+        #expect(try await dbB.lease() == nil)
+        #expect(try await dbB.claim()?.epoch == first.epoch + 1)
+        await cluster.finish()
+    }
+
+    @Test func heartbeatsKeepTheLeaseFreshBeyondTheLeaseTime() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a", leaseTime: .milliseconds(900))
+        let b = try await cluster.node("b", leaseTime: .milliseconds(900))
+        _ = try #require(try await a.openShared(namespace: "demo").claim())
+        try await Task.sleep(for: .seconds(2))
+        #expect(a.isLeaseFresh)
+        #expect(try await b.openShared(namespace: "demo").claim() == nil)
+        await cluster.finish()
+    }
+
+    @Test func theLogIsGaplessAndInOrderWithConcurrentWritersOnTwoNodes() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let b = try await cluster.node("b")
+        let dbA = try await a.openShared(namespace: "demo")
+        let dbB = try await b.openShared(namespace: "demo")
+        let lease = try #require(try await dbA.claim())
+        let perWriter = 40
+        async let fromA: [Int64] = {
+            var sequences: [Int64] = []
+            for i in 0..<perWriter {
+                sequences.append(try await dbA.commit([.replace(try DatabasePath("/a/\(i)"), .leaf(.number(Double(i))))], entry: "a\(i)", epoch: lease.epoch))
+            }
+            return sequences
+        }()
+        async let fromB: [Int64] = {
+            var sequences: [Int64] = []
+            for i in 0..<perWriter { sequences.append(try await dbB.append(entry: "b\(i)")) }
+            return sequences
+        }()
+        let (sequencesA, sequencesB) = try await (fromA, fromB)
+        #expect(sequencesA == sequencesA.sorted())
+        #expect(sequencesB == sequencesB.sorted())
+        let log = try await dbB.changes(after: 0, limit: 1000)
+        #expect(log.map(\.sequence) == Array(1...Int64(2 * perWriter)))
+        #expect(log.filter { $0.payload.hasPrefix("a") }.map(\.payload) == (0..<perWriter).map { "a\($0)" })
+        #expect(log.filter { $0.payload.hasPrefix("b") }.map(\.payload) == (0..<perWriter).map { "b\($0)" })
+        #expect(Dictionary(uniqueKeysWithValues: log.map { ($0.payload, $0.sequence) })["a7"] == sequencesA[7])
+        #expect(try await dbA.committedSequence() == Int64(2 * perWriter))
+        let applied = try await dbB.load().root
+        #expect(applied.child(at: try path("/a")).childCount == perWriter)
+        #expect(applied.child(at: try path("/a/7")) == .leaf(.number(7)))
+        await cluster.finish()
+    }
+
+    @Test func changesAfterASequenceComeInOrderUpToTheLimit() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "demo")
+        let lease = try #require(try await db.claim())
+        for i in 1...5 { _ = try await db.commit([], entry: "e\(i)", epoch: lease.epoch) }
+        #expect(try await db.changes(after: 2, limit: 2) == [LogEntry(sequence: 3, payload: "e3"), LogEntry(sequence: 4, payload: "e4")])
+        #expect(try await db.changes(after: 5, limit: 10).isEmpty)
+        #expect(try await db.changes(after: 0, limit: 100).count == 5)
+        // Plain commits (tools, imports) append the reload entry.
+        try await db.commit([.replace(try path("/z"), .leaf(.bool(true)))])
+        #expect(try await db.changes(after: 5, limit: 10) == [LogEntry(sequence: 6, payload: LogEntry.reloadPayload)])
+        await cluster.finish()
+    }
+
+    @Test func loadWithSequenceIsOneSnapshotWhileCommitsGoOn() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let b = try await cluster.node("b")
+        let db = try await a.openShared(namespace: "demo")
+        let reader = try await b.openShared(namespace: "demo")
+        let lease = try #require(try await db.claim())
+        // Each commit i sets /n = i and adds /items/i: a snapshot at sequence s has n == s and s items.
+        let writer = Task {
+            for i in 1...150 {
+                _ = try await db.commit(
+                    [.replace(try DatabasePath("/n"), .leaf(.number(Double(i)))), .replace(try DatabasePath("/items/\(i)"), .leaf(.bool(true)))],
+                    entry: "\(i)",
+                    epoch: lease.epoch
+                )
+            }
+        }
+        var checked = 0
+        while checked < 20 {
+            let (loaded, sequence) = try await reader.loadWithSequence()
+            let n = loaded.root.child(at: try path("/n"))
+            if sequence == 0 {
+                #expect(loaded.root.isEmpty)
+            } else {
+                #expect(n == .leaf(.number(Double(sequence))))
+                #expect(loaded.root.child(at: try path("/items")).childCount == Int(sequence))
+            }
+            checked += 1
+        }
+        try await writer.value
+        let (final, sequence) = try await reader.loadWithSequence()
+        #expect(sequence == 150)
+        #expect(try await reader.committedSequence() == 150)
+        #expect(final.root.child(at: try path("/items")).childCount == 150)
+        await cluster.finish()
+    }
+
+    @Test func notificationsReachTheOtherNodes() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let b = try await cluster.node("b")
+        let db = try await a.openShared(namespace: "demo")
+        let lease = try #require(try await db.claim())
+        let sequence = try await db.commit([.replace(try path("/x"), .leaf(.number(1)))], entry: "e", epoch: lease.epoch)
+        let notifications = b.commitNotifications()
+        // LISTEN starts with the session; until it is in place a wake-up may be lost (by design), so send
+        // until one arrives.
+        let sender = Task {
+            while !Task.isCancelled {
+                try await db.notify(sequence: sequence)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        var received: CommitNotification?
+        for await notification in notifications {
+            received = notification
+            break
+        }
+        sender.cancel()
+        #expect(received == CommitNotification(namespace: "demo", sequence: sequence))
+        await cluster.finish()
+    }
+
+    @Test func savingRulesAppendsALogEntryAndKeepsTheHistory() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "demo")
+        try await db.saveRules(#"{"rules": {".read": true}}"#, time: 10)
+        #expect(try await db.changes(after: 0, limit: 10) == [LogEntry(sequence: 1, payload: #"{"rules":true}"#)])
+        #expect(LogEntry.rulesPayload == #"{"rules":true}"#)
+        let (loaded, sequence) = try await db.loadWithSequence()
+        #expect(loaded.rulesSource == #"{"rules": {".read": true}}"#)
+        #expect(sequence == 1)
+        #expect(try await db.rulesHistory(limit: 5).map(\.time) == [10])
+        #expect(try await a.contains(namespace: "demo"))
+        await cluster.finish()
+    }
+
+    @Test func aLargeCommitRoundTrips() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "big")
+        let lease = try #require(try await db.claim())
+        var children = Node.Children()
+        for i in 0..<20_000 {
+            children.entries[Key("item\(i)")] = .children(Node.Children(entries: [Key("n"): .leaf(.number(Double(i))), Key("s"): .leaf(.string("v\(i)"))]))
+        }
+        let tree = Node.children(children)
+        _ = try await db.commit([.replace(.root, tree)], entry: "big", epoch: lease.epoch)
+        // Replacing it again upserts over existing rows and deletes the rest.
+        _ = try await db.commit([.replace(try path("/item5"), .leaf(.number(5))), .setPriority(try path("/item6"), .number(1))], entry: "small", epoch: lease.epoch)
+        let loaded = try await db.load().root
+        #expect(loaded.childCount == 20_000)
+        #expect(loaded.child(at: try path("/item5")) == .leaf(.number(5)))
+        #expect(loaded.child(at: try path("/item6")).priority == .number(1))
+        #expect(loaded.child(at: try path("/item19999/s")) == .leaf(.string("v19999")))
+        #expect(try await db.storedBytes() ?? 0 > 0)
+        await cluster.finish()
+    }
+
+    @Test func invalidNamespacesAreRejected() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        #expect {
+            _ = try a.openNamespace("../escape")
+        } throws: { error in
+            (error as? StorageError)?.code == .invalidNamespace
+        }
+        #expect(try await a.contains(namespace: "not valid!") == false)
+        await cluster.finish()
+    }
+}
+
+/// No server needed: what the PostgreSQL backend does before it talks to one.
+@Suite struct PostgresStorageOfflineTests {
+    @Test func anUnreachableServerIsReportedWithWhatToCheckAndNeverThePassword() async throws {
+        await #expect {
+            _ = try await PostgresStorage.connect(url: "postgres://hearth:s3cret-pw@127.0.0.1:1/hearth", nodeName: "a")
+        } throws: { error in
+            guard let error = error as? StorageError else { return false }
+            return error.code == .unavailable && !error.message.contains("s3cret-pw")
+                && error.message.contains("hearth@127.0.0.1:1/hearth") && error.message.contains("Check that the server is running")
+        }
+    }
+
+    @Test func urlsAreParsed() throws {
+        let endpoint = try PostgresEndpoint(url: "postgres://user:p%40ss@db.example:6543/hearth?sslmode=disable")
+        #expect(endpoint.host == "db.example")
+        #expect(endpoint.port == 6543)
+        #expect(endpoint.username == "user")
+        #expect(endpoint.password == "p@ss")
+        #expect(endpoint.database == "hearth")
+        #expect(endpoint.tls == .disable)
+        #expect(endpoint.description == "user@db.example:6543/hearth")
+        #expect(try PostgresEndpoint(url: endpoint.url) == endpoint)
+        #expect(try PostgresEndpoint(url: "postgresql://me@localhost").database == "me")
+        #expect(throws: StorageError.self) { try PostgresEndpoint(url: "mysql://x@y/z") }
+        #expect(throws: StorageError.self) { try PostgresEndpoint(url: "postgres://x@y/z?sslmode=sometimes") }
+    }
+
+    @Test func mutationsBecomeOrderedRowOperationsWithRepeatedUpsertsFolded() throws {
+        let a = try DatabasePath("/a")
+        let operations = RowOperations([
+            .replace(a, .leaf(.number(1), priority: .string("p"))),
+            .setPriority(a, .number(2)),
+            .removeLeafValue(a),
+            .setPriority(a, nil),
+        ])
+        let key = NodeRows.key(a)
+        let priority = NodeRows.priorityKey(a)
+        let range = NodeRows.descendantRange(a)
+        #expect(operations.kinds == ["d", "r", "u", "u", "d", "d"])
+        #expect(operations.keys == [key, range.lower, key, priority, key, priority])
+        #expect(operations.values == ["", range.upper, "1", "2", "", ""])
+    }
+}

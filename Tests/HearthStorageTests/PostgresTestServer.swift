@@ -1,0 +1,42 @@
+import Foundation
+import HearthPostgres
+import Testing
+
+/// The PostgreSQL server the PostgreSQL cases run against: `HEARTH_TEST_POSTGRES_URL`
+/// (start one with `scripts/postgres/throwaway.sh start DIR`). Each test gets a database of its own.
+///
+/// Without the variable the cases are cancelled (reported as skipped) on a developer's machine, and
+/// fail in CI (when `CI` is set): CI must never skip them silently.
+enum PostgresTestServer {
+    static let url = ProcessInfo.processInfo.environment["HEARTH_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } ?? false
+    /// For `.enabled(if:)`: run when there is a server, or in CI (where a missing server fails).
+    static let shouldRun = url != nil || isCI
+    static let missingMessage =
+        "HEARTH_TEST_POSTGRES_URL is not set: start a server with `scripts/postgres/throwaway.sh start /tmp/pg-test` "
+        + "and export the URL it prints as HEARTH_TEST_POSTGRES_URL (docs/testing.md)"
+
+    /// The server's URL; without one, an error that fails the test (the PostgreSQL tests run without
+    /// a server only in CI, see ``shouldRun``).
+    static func requireURL() throws -> String {
+        guard let url else { throw MissingServer() }
+        return url
+    }
+
+    struct MissingServer: Error, CustomStringConvertible {
+        var description: String { PostgresTestServer.missingMessage }
+    }
+
+    /// A new, empty database on the server; returns its URL. It is dropped by ``drop(_:)``, or with the
+    /// throwaway server.
+    static func freshDatabase() async throws -> (url: String, name: String) {
+        let server = try requireURL()
+        let name = "hearth_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        return (try await PostgresStorage.createDatabase(named: String(name), onServerOf: server), String(name))
+    }
+
+    static func drop(_ name: String) async {
+        guard let url else { return }
+        try? await PostgresStorage.dropDatabase(named: name, onServerOf: url)
+    }
+}

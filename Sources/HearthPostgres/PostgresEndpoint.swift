@@ -70,4 +70,9 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(username)@\(host):\(port)/\(database)" }
+
+    /// A URL as it may appear in logs and messages: without its password, or a placeholder if it does not parse.
+    public static func redacted(_ url: String) -> String {
+        (try? PostgresEndpoint(url: url))?.description ?? "(an unreadable URL)"
+    }
 }

@@ -59,6 +59,12 @@ enum PostgresSchema {
         )
         """,
         """
+        CREATE TABLE IF NOT EXISTS hearth_settings (
+            name text PRIMARY KEY,
+            value text NOT NULL
+        )
+        """,
+        """
         CREATE TABLE IF NOT EXISTS hearth_members (
             name text PRIMARY KEY,
             address text,

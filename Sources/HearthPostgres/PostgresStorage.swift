@@ -29,6 +29,9 @@ public import HearthStorage
 /// ```
 public final class PostgresStorage: SharedDatabaseStorage {
     public let nodeName: String
+    /// This run of the node (a restarted node is a new run): onDisconnect rows of earlier runs of this
+    /// name belong to connections that are gone.
+    let runID = UUID().uuidString
     /// A node is alive while its last heartbeat is younger than this (and its session is open).
     public let leaseTime: Duration
     public let endpoint: PostgresEndpoint
@@ -300,6 +303,70 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 members.append(ClusterMember(name: name, address: address, alive: alive, heartbeatAge: age))
             }
             return members
+        }
+    }
+
+    /// A value every node shares (such as the token signing key): the stored one, or `initial` stored
+    /// now if there is none yet — the first node to ask decides it for all.
+    public func sharedSetting(_ name: String, initial: String) async throws -> String {
+        try await run("read a shared setting") { client in
+            try await client.query(
+                "INSERT INTO hearth_settings (name, value) VALUES (\(name), \(initial)) ON CONFLICT (name) DO NOTHING",
+                logger: logger
+            ).consume()
+            for try await value in try await client.query("SELECT value FROM hearth_settings WHERE name = \(name)", logger: logger)
+                .decode(String.self)
+            {
+                return value
+            }
+            throw StorageError(.unavailable, "A shared setting vanished; try again")
+        }
+    }
+
+    public func saveOnDisconnect(namespace: String, connection: String, payload: String?) async throws {
+        let key = "\(runID)/\(connection)"
+        try await run("store onDisconnect writes") { client in
+            if let payload {
+                try await client.query(
+                    """
+                    INSERT INTO hearth_on_disconnect (node, connection, db, id, request)
+                    VALUES (\(nodeName), \(key), \(namespace), 0, \(payload))
+                    ON CONFLICT (node, connection, db, id) DO UPDATE SET request = excluded.request
+                    """,
+                    logger: logger
+                ).consume()
+            } else {
+                try await client.query(
+                    "DELETE FROM hearth_on_disconnect WHERE node = \(nodeName) AND connection = \(key) AND db = \(namespace)",
+                    logger: logger
+                ).consume()
+            }
+        }
+    }
+
+    /// Rows of dead nodes, and of earlier runs of this node's name, deleted and returned in one statement:
+    /// whichever node runs it first gets each row.
+    public func takeOrphanedOnDisconnects() async throws -> [OrphanedOnDisconnect] {
+        let prefix = "\(runID)/%"
+        return try await run("take the onDisconnect writes of dead nodes") { client in
+            let rows = try await client.query(
+                """
+                DELETE FROM hearth_on_disconnect o
+                WHERE (o.node = \(nodeName) AND o.connection NOT LIKE \(prefix))
+                   OR NOT EXISTS (
+                       SELECT 1 FROM hearth_members m
+                       WHERE m.name = o.node
+                         AND m.heartbeat_at > now() - make_interval(secs => \(leaseSeconds))
+                         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid))
+                RETURNING o.db, o.request
+                """,
+                logger: logger
+            )
+            var taken: [OrphanedOnDisconnect] = []
+            for try await (namespace, payload) in rows.decode((String, String).self) {
+                taken.append(OrphanedOnDisconnect(namespace: namespace, payload: payload))
+            }
+            return taken
         }
     }
 

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import HearthServer
 import HearthSQLite
+import HearthPostgres
+import Crypto
 import Hummingbird
 import NIOCore
 import HearthStorage
@@ -38,6 +40,18 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("in-memory"), help: "Keep data in memory only (lost on exit); for experiments.")
     var inMemory = false
+
+    @Option(help: ArgumentHelp(
+        "Run as a node of a cluster whose data lives in this PostgreSQL database (docs/cluster.md); needs HEARTH_ADMIN_SECRET.",
+        valueName: "postgres://user@host/db"
+    ))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("This node's name in the cluster, unique (default: the host name).", valueName: "name"))
+    var nodeName: String?
+
+    @Option(help: ArgumentHelp("This node's URL as the other nodes reach it (default: http://<host>:<port>).", valueName: "url"))
+    var advertise: String?
 
     @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
     var defaultNamespace = "default"
@@ -115,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         let files: FileStorage
         var scratchDirectory: URL?
         var secretNotice: String?
+        var cluster: ClusterOptions?
         if inMemory {
             tokens = TokenSigner.generate()
             storage = InMemoryStorage()
@@ -130,6 +145,40 @@ struct ServeCommand: AsyncParsableCommand {
                 let (secret, stored) = AdminSecret.generate()
                 adminSecret = stored
                 secretNotice = "Admin secret for this run: \(secret)"
+            }
+        } else if let postgres {
+            // A cluster node: the databases, the admin secret and the token key are shared; users and
+            // files stay in this node's data directory (docs/cluster.md).
+            guard let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty else {
+                throw CLIError("--postgres needs HEARTH_ADMIN_SECRET in the environment, the same on every node (the nodes authenticate to each other with it)")
+            }
+            guard !inMemory else { throw CLIError("--postgres and --in-memory do not go together") }
+            let node = nodeName ?? ProcessInfo.processInfo.hostName
+            let shared: PostgresStorage
+            do {
+                shared = try await PostgresStorage.connect(url: postgres, nodeName: node, logger: logger)
+            } catch {
+                throw CLIError("cannot use PostgreSQL at \(PostgresEndpoint.redacted(postgres)): \(error)")
+            }
+            storage = shared
+            adminSecret = AdminSecret(hashing: secret)
+            cluster = ClusterOptions(secret: secret, address: advertise ?? "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)")
+            let keyText = try await shared.sharedSetting(
+                "token-signing-key", initial: Data(P256.Signing.PrivateKey().rawRepresentation).base64EncodedString()
+            )
+            guard let keyBytes = Data(base64Encoded: keyText), let key = try? P256.Signing.PrivateKey(rawRepresentation: keyBytes) else {
+                throw CLIError("the token signing key stored in PostgreSQL (hearth_settings) is damaged")
+            }
+            tokens = TokenSigner(key: key)
+            try FileManager.default.createDirectory(at: dataOptions.directory, withIntermediateDirectories: true)
+            do {
+                users = try SQLiteUserStore(directory: dataOptions.directory)
+                files = FileStorage(
+                    directory: dataOptions.directory.appendingPathComponent("files"),
+                    catalog: try SQLiteObjectCatalog(directory: dataOptions.directory)
+                )
+            } catch {
+                throw CLIError("cannot open the user store or file catalog in \(dataOptions.directory.path): \(error)")
             }
         } else {
             let sqlite = try dataOptions.openStorage()
@@ -184,7 +233,9 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIError("--smtp-url/--smtp-from: \(error)")
             }
         }
-        let where_ = inMemory ? "memory (not persisted)" : "SQLite in \(dataOptions.directory.path)"
+        let where_ = inMemory ? "memory (not persisted)"
+            : postgres.map { "PostgreSQL at \(PostgresEndpoint.redacted($0)), node \(nodeName ?? ProcessInfo.processInfo.hostName)" }
+            ?? "SQLite in \(dataOptions.directory.path)"
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
         let host = self.host
         let notice = secretNotice
@@ -198,6 +249,7 @@ struct ServeCommand: AsyncParsableCommand {
             tokens: tokens,
             users: users,
             files: files,
+            cluster: cluster,
             logger: logger,
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""

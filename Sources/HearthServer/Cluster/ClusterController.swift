@@ -62,7 +62,7 @@ struct ClusterController: Sendable {
         let remaining = Mutex(requests.count)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for (index, request) in requests.enumerated() {
-                database.submit(request) { result in
+                database.submit(request, forwarded: true) { result in
                     results.withLock { $0[index] = result }
                     let left = remaining.withLock { count in
                         count -= 1

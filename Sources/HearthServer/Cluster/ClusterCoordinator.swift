@@ -55,6 +55,10 @@ final class ClusterCoordinator: Service, Sendable {
     let registry: DatabaseRegistry
     let address: String
     let tick: Duration
+    /// Since when each member has been alive without a break, as this node saw it: a database moves to
+    /// its preferred node only once that node has been up for ``settling``, so owners do not flap.
+    let aliveSince = Mutex<[String: ContinuousClock.Instant]>([:])
+    static let settling: Duration = .seconds(3)
 
     init(context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100)) {
         self.context = context
@@ -74,7 +78,12 @@ final class ClusterCoordinator: Service, Sendable {
                 }
             }
             group.addTask {
+                var rounds = 0
                 while !Task.isCancelled {
+                    // Every node holds every database (a hot standby for each): open the ones created
+                    // elsewhere, about once a second.
+                    if rounds % 10 == 0 { await self.openNewDatabases() }
+                    rounds += 1
                     await self.superviseOwnership()
                     try? await Task.sleep(for: self.tick)
                 }
@@ -88,6 +97,17 @@ final class ClusterCoordinator: Service, Sendable {
         await context.client.shutdown()
     }
 
+    func openNewDatabases() async {
+        guard let names = try? await context.storage.namespaces() else { return }
+        for name in names where registry.openDatabase(name) == nil {
+            do {
+                _ = try await registry.database(name)
+            } catch {
+                context.logger.warning("Cannot open a database of the cluster", metadata: ["hearth.namespace": "\(name)", "hearth.error": "\(error)"])
+            }
+        }
+    }
+
     /// One round of lease checks over the open databases.
     func superviseOwnership() async {
         let storage = context.storage
@@ -99,9 +119,15 @@ final class ClusterCoordinator: Service, Sendable {
             context.logger.warning("Cannot read the cluster's members", metadata: ["hearth.error": "\(error)"])
             return
         }
+        let now = ContinuousClock.now
+        let settled: Set<String> = aliveSince.withLock { since in
+            for name in since.keys where !alive.contains(name) { since.removeValue(forKey: name) }
+            for name in alive where since[name] == nil { since[name] = now }
+            return Set(since.filter { now - $0.value >= ClusterCoordinator.settling }.keys)
+        }
         for database in registry.openDatabases {
             guard let replica = database.replica else { continue }
-            await supervise(database, replica, me: me, alive: alive)
+            await supervise(database, replica, me: me, alive: alive, settled: settled)
         }
         await runOrphanedOnDisconnects()
     }
@@ -130,7 +156,7 @@ final class ClusterCoordinator: Service, Sendable {
         }
     }
 
-    private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>) async {
+    private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>, settled: Set<String>) async {
         let lease: DatabaseLease?
         do {
             lease = try await replica.shared.lease()
@@ -147,7 +173,14 @@ final class ClusterCoordinator: Service, Sendable {
         if let lease, lease.owner == me {
             // Owned here on paper but not in memory (a restart under the same name, or a takeover
             // that could not finish): claim again for a new epoch.
-            if !replica.isOwner { await claim(database, replica, previous: nil) }
+            if !replica.isOwner {
+                await claim(database, replica, previous: nil)
+            } else if let preferred = RendezvousHash.preferred(for: database.namespace, among: alive.union([me])),
+                preferred != me, settled.contains(preferred)
+            {
+                // Spread the owners: the database's preferred node has been up a while, so it takes over.
+                database.changeRole(.handOff)
+            }
             return
         }
         if let lease, alive.contains(lease.owner) {
@@ -158,7 +191,7 @@ final class ClusterCoordinator: Service, Sendable {
         // No live owner.
         let orphanedFor = replica.orphaned(true, now: .now) ?? .zero
         let preferred = RendezvousHash.preferred(for: database.namespace, among: alive.union([me]))
-        if lease == nil || preferred == me || orphanedFor > .milliseconds(500) {
+        if preferred == me || orphanedFor > .milliseconds(500) {
             await claim(database, replica, previous: lease?.owner)
         }
     }

@@ -12,6 +12,8 @@ enum ReplicaControl: Sendable {
     case becomeOwner(DatabaseLease)
     /// Another node owns the database now.
     case stepDown
+    /// Give the database to the node that should own it: stop taking writes, then release the lease.
+    case handOff
 }
 
 /// This node's part in a database that a cluster shares: whether it owns it (and with which epoch), how
@@ -223,6 +225,28 @@ final class DatabaseReplica: Sendable {
         }
     }
 
+    /// Sends a batch to the owner, giving up (nil) as soon as the lease it was sent under moves to another
+    /// node or epoch: a hung owner must not hold up the writes behind this batch past the lease time.
+    private func forwardWatchingLease(
+        _ batch: [Database.Pending], _ database: Database, to address: String, lease: DatabaseLease
+    ) async throws -> OwnerClient.Answer? {
+        let requests = batch.map(\.request)
+        let namespace = database.namespace
+        let client = cluster.client
+        let secret = cluster.secret
+        return try await withThrowingTaskGroup(of: OwnerClient.Answer?.self) { group in
+            group.addTask { try await client.forward(requests, namespace: namespace, to: address, secret: secret) }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .milliseconds(25))
+                    if let now = self.cachedLease, now.owner != lease.owner || now.epoch != lease.epoch { return nil }
+                }
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     /// One batch to the owner: retried while it surely did not arrive (no owner, refused, not the
     /// owner any more), failed as unknown when it may have.
     private func send(_ batch: [Database.Pending], _ database: Database) async {
@@ -236,9 +260,12 @@ final class DatabaseReplica: Sendable {
             }
             if let current = lease, current.owner != cluster.nodeName, let address = current.ownerAddress {
                 do {
-                    let answer = try await cluster.client.forward(
-                        batch.map(\.request), namespace: database.namespace, to: address, secret: cluster.secret
-                    )
+                    guard let answer = try await forwardWatchingLease(batch, database, to: address, lease: current) else {
+                        // The owner hung and lost the lease with the writes in flight: they may have committed
+                        // before it stopped, or not at all (it can never commit them now).
+                        for pending in batch { pending.complete(.failure(ClusterContext.unknownOutcome)) }
+                        return
+                    }
                     // Pipelined: the next batch goes out while this one waits for the log to arrive here.
                     Task {
                         let reached = await self.wait(for: answer.sequence, timeout: ClusterContext.forwardPatience)
@@ -371,6 +398,16 @@ extension Database {
             }
             replica.setRole(.owner(epoch: lease.epoch))
             logger.notice("This node owns the database now", metadata: ["hearth.cluster.epoch": "\(lease.epoch)"])
+            return root
+        case .handOff:
+            guard case .owner(let epoch) = replica.role else { return root }
+            replica.setRole(.follower)
+            do {
+                try await replica.shared.release(epoch: epoch)
+                logger.notice("Handed the database over to its preferred node")
+            } catch {
+                logger.warning("Cannot release the database's lease; it moves when the lease lapses", metadata: ["hearth.error": "\(error)"])
+            }
             return root
         case .stepDown:
             if replica.isOwner {

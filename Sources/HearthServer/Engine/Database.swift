@@ -46,6 +46,8 @@ public final class Database: Sendable {
     struct Pending: Sendable {
         var request: WriteRequest
         var complete: @Sendable (Result<WriteOutcome, any Error>) -> Void
+        /// Forwarded by another node of a cluster, which gives up on it if this node loses the database.
+        var forwarded = false
     }
 
     init(
@@ -90,9 +92,16 @@ public final class Database: Sendable {
     /// Queues a write; `completion` runs once it is durable (or refused), after its events are queued to
     /// WebSocket listeners. Writes submitted one after another are applied in that order.
     public func submit(_ request: WriteRequest, completion: @escaping @Sendable (Result<WriteOutcome, any Error>) -> Void) {
+        submit(request, forwarded: false, completion: completion)
+    }
+
+    /// Queues a write; `forwarded` marks one another node of the cluster sent here as the owner.
+    func submit(
+        _ request: WriteRequest, forwarded: Bool, completion: @escaping @Sendable (Result<WriteOutcome, any Error>) -> Void
+    ) {
         let accepted = queue.withLock { queue in
             guard !queue.closed else { return false }
-            queue.pending.append(Pending(request: request, complete: completion))
+            queue.pending.append(Pending(request: request, complete: completion, forwarded: forwarded))
             return true
         }
         if accepted {
@@ -151,8 +160,10 @@ public final class Database: Sendable {
                 }
                 guard !batch.isEmpty else { continue }
                 if let replica, !replica.isOwner {
-                    // Another node owns the database: the writes go there, in order.
-                    replica.forward(batch, from: self)
+                    // Another node owns the database: the writes go there, in order (never writes forwarded
+                    // here, which this node accepted as the owner: they fail and their sender says so).
+                    replica.forward(batch.filter { !$0.forwarded }, from: self)
+                    for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
                 } else {
                     root = await process(batch, root: root)
                 }
@@ -193,16 +204,19 @@ public final class Database: Sendable {
         if let replica, changes.isEmpty, !replica.isLeaseFresh {
             // Answers drawn from this tree (a failed compare-and-set, a refusal) are only right while this
             // node surely owns the database: else the owner, whoever it is now, decides.
-            replica.forward(batch, from: self)
+            replica.forward(batch.filter { !$0.forwarded }, from: self)
+            for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
             return root
         }
         if let replica, !changes.isEmpty {
             switch await commitReplicated(mutations, changes, replica: replica) {
             case .committed: break
             case .fenced:
-                // Another node took the database over and nothing was applied: the new owner runs the
-                // writes, against its tree.
-                replica.forward(batch, from: self)
+                // Another node took the database over and nothing was applied: the new owner runs this
+                // node's own clients' writes, against its tree. Writes other nodes forwarded here fail:
+                // their senders gave up on them when the lease moved, and told their clients so.
+                replica.forward(batch.filter { !$0.forwarded }, from: self)
+                for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
                 return root
             case .failed(let failure):
                 for pending in batch { pending.complete(.failure(failure)) }

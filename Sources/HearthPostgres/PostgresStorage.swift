@@ -49,6 +49,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var address: String?
         /// When the last successful heartbeat started.
         var lastHeartbeat: ContinuousClock.Instant?
+        /// How many sessions have ended: after one does, other nodes may have taken this node's leases.
+        var generation = 0
         var subscribers: [Int: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextSubscriber = 0
         var isShutDown = false
@@ -203,7 +205,12 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 try? await connection.close()
                 group.cancelAll()
             }
-            state.withLock { $0.session = nil }
+            state.withLock { state in
+                // Other nodes see this node dead as soon as its session is gone: its leases are no longer sure.
+                state.session = nil
+                state.lastHeartbeat = nil
+                state.generation += 1
+            }
             if Task.isCancelled { break }
             try? await Task.sleep(for: .milliseconds(250))
         }
@@ -369,6 +376,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
             return taken
         }
     }
+
+    public var sessionGeneration: Int { state.withLock { $0.generation } }
 
     /// True while the last successful heartbeat started less than the lease time minus half a second
     /// ago (a monotonic clock): until then no other node can have taken this node's leases.

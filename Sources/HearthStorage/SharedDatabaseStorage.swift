@@ -27,6 +27,9 @@ public protocol SharedDatabaseStorage: DatabaseStorage {
     /// Whether this node's own heartbeat succeeded within the lease time: an owner that is not sure of
     /// this must not answer from its tree (another node may own the database by now).
     var isLeaseFresh: Bool { get }
+    /// Increases whenever this node's liveness session with the storage ends: the others may have taken
+    /// its leases meanwhile, so an owner checks its lease again before it trusts its tree.
+    var sessionGeneration: Int { get }
     /// Opens one namespace's shared storage.
     func openShared(namespace: String) async throws -> any SharedNamespaceStorage
     /// Stores the onDisconnect writes of one of this node's connections to a database, replacing what was

@@ -114,7 +114,7 @@ final class ClusterCoordinator: Service, Sendable {
         let me = storage.nodeName
         let alive: Set<String>
         do {
-            alive = Set(try await storage.members().filter(\.alive).map(\.name))
+            alive = Set(try await Deadline.run(.seconds(2)) { try await storage.members() }.filter(\.alive).map(\.name))
         } catch {
             context.logger.warning("Cannot read the cluster's members", metadata: ["hearth.error": "\(error)"])
             return
@@ -136,17 +136,31 @@ final class ClusterCoordinator: Service, Sendable {
     func runOrphanedOnDisconnects() async {
         let orphaned: [OrphanedOnDisconnect]
         do {
-            orphaned = try await context.storage.takeOrphanedOnDisconnects()
+            let storage = context.storage
+            orphaned = try await Deadline.run(.seconds(2)) { try await storage.takeOrphanedOnDisconnects() }
         } catch {
             return
         }
         for connection in orphaned {
             do {
                 let database = try await registry.database(connection.namespace)
-                for request in try ForwardedWrites.decodeRequests(connection.payload) {
-                    database.submit(request) { result in
-                        if case .failure(let error) = result {
-                            self.context.logger.info("An onDisconnect write of a dead node's connection failed", metadata: ["hearth.error": "\(error)"])
+                let requests = try ForwardedWrites.decodeRequests(connection.payload)
+                // In order, and again while the database is between owners (these writes are idempotent:
+                // running one twice leaves what running it once does).
+                Task {
+                    for request in requests {
+                        for attempt in 1...20 {
+                            do {
+                                _ = try await database.write(request)
+                                break
+                            } catch let error as WriteError where error.code == .unavailable && attempt < 20 {
+                                try? await Task.sleep(for: .milliseconds(250))
+                            } catch {
+                                self.context.logger.info(
+                                    "An onDisconnect write of a dead node's connection failed", metadata: ["hearth.error": "\(error)"]
+                                )
+                                break
+                            }
                         }
                     }
                 }
@@ -158,10 +172,21 @@ final class ClusterCoordinator: Service, Sendable {
 
     private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>, settled: Set<String>) async {
         let lease: DatabaseLease?
+        let generation = context.storage.sessionGeneration
         do {
-            lease = try await replica.shared.lease()
+            let shared = replica.shared
+            lease = try await Deadline.run(.seconds(2)) { try await shared.lease() }
         } catch {
             return
+        }
+        // Ownership follows the storage at once: an owner whose lease moved (another node, or a newer
+        // epoch) stops answering from its tree before the writer even hears of it.
+        if case .owner(let epoch) = replica.role {
+            if let lease, lease.owner == me, lease.epoch == epoch {
+                replica.verify(epoch: epoch, generation: generation)
+            } else if replica.demote() {
+                context.logger.notice("Lost a database's lease", metadata: ["hearth.namespace": "\(database.namespace)"])
+            }
         }
         replica.noteLease(lease)
         let lag = max(0, (lease?.lastSequence ?? 0) - replica.applied)
@@ -174,7 +199,7 @@ final class ClusterCoordinator: Service, Sendable {
             // Owned here on paper but not in memory (a restart under the same name, or a takeover
             // that could not finish): claim again for a new epoch.
             if !replica.isOwner {
-                await claim(database, replica, previous: nil)
+                if !replica.isClaimPending { await claim(database, replica, previous: nil) }
             } else if let preferred = RendezvousHash.preferred(for: database.namespace, among: alive.union([me])),
                 preferred != me, settled.contains(preferred)
             {
@@ -198,7 +223,9 @@ final class ClusterCoordinator: Service, Sendable {
 
     private func claim(_ database: Database, _ replica: DatabaseReplica, previous: String?) async {
         do {
-            guard let lease = try await replica.shared.claim() else { return }
+            let generation = context.storage.sessionGeneration
+            let shared = replica.shared
+            guard let lease = try await Deadline.run(.seconds(2), { try await shared.claim() }) else { return }
             replica.noteLease(lease)
             _ = replica.orphaned(false, now: .now)
             if let previous, previous != context.nodeName {
@@ -208,7 +235,8 @@ final class ClusterCoordinator: Service, Sendable {
                     metadata: ["hearth.namespace": "\(database.namespace)", "hearth.cluster.previous": "\(previous)"]
                 )
             }
-            database.changeRole(.becomeOwner(lease))
+            replica.setClaimPending(true)
+            database.changeRole(.becomeOwner(lease, generation: generation))
         } catch {
             context.logger.warning("Cannot claim a database", metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"])
         }

@@ -8,8 +8,9 @@ import Synchronization
 enum ReplicaControl: Sendable {
     /// Apply the log entries committed since the last applied one.
     case catchUp
-    /// This node took the lease: apply the log up to its last entry, then take writes.
-    case becomeOwner(DatabaseLease)
+    /// This node took the lease (its storage session being `generation`): apply the log up to the
+    /// lease's last entry, then take writes.
+    case becomeOwner(DatabaseLease, generation: Int)
     /// Another node owns the database now.
     case stepDown
     /// Give the database to the node that should own it: stop taking writes, then release the lease.
@@ -48,6 +49,11 @@ final class DatabaseReplica: Sendable {
         var lease: DatabaseLease?
         /// Since when the database has had no live owner, as this node sees it.
         var orphanedSince: ContinuousClock.Instant?
+        /// The storage session during which this node last saw its lease (as owner) in the storage; its
+        /// tree answers alone only while that session lasts.
+        var verifiedGeneration: Int?
+        /// A `becomeOwner` is queued for the writer: do not claim again meanwhile.
+        var claimPending = false
     }
 
     struct Waiter {
@@ -75,8 +81,38 @@ final class DatabaseReplica: Sendable {
     var role: Role { state.withLock { $0.role } }
     var applied: Int64 { state.withLock { $0.applied } }
     var isOwner: Bool { role != .follower }
-    /// Whether this node surely owns the database now: it holds the lease and its heartbeat is fresh.
-    var isLeaseFresh: Bool { isOwner && cluster.storage.isLeaseFresh }
+    /// Whether this node surely owns the database now: it holds the lease, its heartbeat is fresh, and its
+    /// storage session has not broken since it last saw the lease in the storage (others may have taken
+    /// it then).
+    var isLeaseFresh: Bool {
+        let storage = cluster.storage
+        let (owner, verified) = state.withLock { ($0.role != .follower, $0.verifiedGeneration) }
+        return owner && storage.isLeaseFresh && verified == storage.sessionGeneration
+    }
+
+    /// The storage shows this node's lease as current, as seen in session `generation`.
+    func verify(epoch: Int64, generation: Int) {
+        state.withLock { state in
+            if state.role == .owner(epoch: epoch) { state.verifiedGeneration = generation }
+        }
+    }
+
+    /// Gives up ownership at once (not after the writer's current batch): another node has the lease,
+    /// so this tree must no longer answer alone. The writer's commits are fenced anyway.
+    func demote() -> Bool {
+        state.withLock { state in
+            guard state.role != .follower else { return false }
+            state.role = .follower
+            state.verifiedGeneration = nil
+            return true
+        }
+    }
+
+    func setClaimPending(_ pending: Bool) {
+        state.withLock { $0.claimPending = pending }
+    }
+
+    var isClaimPending: Bool { state.withLock { $0.claimPending } }
     /// The highest entry this node knows to be committed: what a forwarding node must reach.
     var visibleSequence: Int64 { state.withLock { max($0.applied, $0.lastCommitted) } }
 
@@ -315,13 +351,15 @@ extension Database {
         guard case .owner(let epoch) = replica.role else { return .fenced }
         let entry = ReplicatedEntry.changes(changes.map { ReplicatedEntry.Write(path: $0.path, written: $0.written) }).payload
         do {
-            let sequence = try await replica.shared.commit(mutations, entry: entry, epoch: epoch)
-            if !replica.committed(sequence) { requestCatchUp() }
             let shared = replica.shared
+            // Generous for big batches; a commit stuck on a broken connection must not hold the writer.
+            let limit = Duration.seconds(5) + .milliseconds(mutations.count / 10)
+            let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch) }
+            if !replica.committed(sequence) { requestCatchUp() }
             Task { try? await shared.notify(sequence: sequence) }
             return .committed
         } catch let error as StorageError where error.code == .fenced {
-            replica.setRole(.follower)
+            _ = replica.demote()
             logger.warning("Another node took this database over; forwarding its writes there")
             return .fenced
         } catch {
@@ -380,7 +418,8 @@ extension Database {
         switch control {
         case .catchUp:
             return await catchUp(root, replica)
-        case .becomeOwner(let lease):
+        case .becomeOwner(let lease, let generation):
+            defer { replica.setClaimPending(false) }
             var root = root
             // A hot standby: only the tail of the log stands between this node and taking writes.
             var stalls = 0
@@ -397,11 +436,12 @@ extension Database {
                 }
             }
             replica.setRole(.owner(epoch: lease.epoch))
+            replica.verify(epoch: lease.epoch, generation: generation)
             logger.notice("This node owns the database now", metadata: ["hearth.cluster.epoch": "\(lease.epoch)"])
             return root
         case .handOff:
             guard case .owner(let epoch) = replica.role else { return root }
-            replica.setRole(.follower)
+            _ = replica.demote()
             do {
                 try await replica.shared.release(epoch: epoch)
                 logger.notice("Handed the database over to its preferred node")
@@ -410,10 +450,7 @@ extension Database {
             }
             return root
         case .stepDown:
-            if replica.isOwner {
-                replica.setRole(.follower)
-                logger.notice("Another node owns the database now")
-            }
+            if replica.demote() { logger.notice("Another node owns the database now") }
             return root
         }
     }
@@ -427,7 +464,8 @@ extension Database {
             let after = replica.applied
             let entries: [LogEntry]
             do {
-                entries = try await replica.shared.changes(after: after, limit: page)
+                let shared = replica.shared
+                entries = try await Deadline.run(.seconds(5)) { try await shared.changes(after: after, limit: page) }
             } catch {
                 logger.warning("Cannot read the change log; will try again", metadata: ["hearth.error": "\(error)"])
                 break
@@ -491,7 +529,8 @@ extension Database {
     /// Loads the whole database again from storage (after an import, or a gap in the log).
     private func reload(_ root: Node, _ replica: DatabaseReplica) async -> Node? {
         do {
-            let (stored, sequence) = try await replica.shared.loadWithSequence()
+            let shared = replica.shared
+            let (stored, sequence) = try await Deadline.run(.seconds(60)) { try await shared.loadWithSequence() }
             let after = stored.root
             let change = Change(path: .root, written: .node(after), before: root, after: after)
             hub.publish([change]) {
@@ -508,7 +547,8 @@ extension Database {
 
     private func reloadRules(_ replica: DatabaseReplica) async {
         do {
-            guard let source = try await replica.shared.rulesHistory(limit: 1).first?.source else { return }
+            let shared = replica.shared
+            guard let source = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first?.source else { return }
             adopt(try RulesDocument(source: source))
         } catch {
             logger.warning("Cannot read the new rules", metadata: ["hearth.error": "\(error)"])

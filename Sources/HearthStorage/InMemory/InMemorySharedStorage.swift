@@ -147,6 +147,8 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
         }
     }
 
+    public var sessionGeneration: Int { 0 }
+
     public var isLeaseFresh: Bool {
         cluster.state.withLock { $0.members[nodeName].map { $0.connected && $0.beating } ?? false }
     }

@@ -54,6 +54,11 @@ final class DatabaseReplica: Sendable {
         var verifiedGeneration: Int?
         /// A `becomeOwner` is queued for the writer: do not claim again meanwhile.
         var claimPending = false
+        /// Group commits the owner started, and the ones whose tree it published (or gave up on): a
+        /// commit is visible to other nodes before this node publishes it, so a read here waits for it.
+        var commitsStarted: Int64 = 0
+        var commitsSettled: Int64 = 0
+        var settleWaiters: [(round: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     struct Waiter {
@@ -157,6 +162,33 @@ final class DatabaseReplica: Sendable {
 
     func catchUpStarted() {
         state.withLock { $0.catchUpQueued = false }
+    }
+
+    func beginCommit() {
+        state.withLock { $0.commitsStarted += 1 }
+    }
+
+    /// The commit begun last is published, or failed: reads that waited for it go on.
+    func settleCommit() {
+        let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.commitsSettled = state.commitsStarted
+            let ready = state.settleWaiters.filter { $0.round <= state.commitsSettled }.map(\.continuation)
+            state.settleWaiters.removeAll { $0.round <= state.commitsSettled }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Waits until every commit started before the call is published (or failed).
+    func waitForCommitsInFlight() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let settled: Bool = state.withLock { state in
+                if state.commitsSettled >= state.commitsStarted { return true }
+                state.settleWaiters.append((state.commitsStarted, continuation))
+                return false
+            }
+            if settled { continuation.resume() }
+        }
     }
 
     /// Waits until the published tree includes `sequence`; false after `timeout`.
@@ -364,7 +396,10 @@ extension Database {
             return .fenced
         } catch {
             logger.error("Storage commit failed", metadata: ["hearth.error": "\(error)"])
-            // It may have committed after all: the log will tell.
+            // It may have committed after all, or may still: this node stops owning the database until it
+            // claims it again with a new epoch (which fences that commit if it has not happened), then
+            // applies the log, which tells.
+            _ = replica.demote()
             requestCatchUp()
             return .failed(ClusterContext.unknownOutcome)
         }
@@ -400,7 +435,13 @@ extension Database {
     /// Waits until this node's tree includes every write committed before the call: a linearizable read
     /// follows. Free on the owner while its lease is fresh.
     public func readBarrier() async throws {
-        guard let replica, !replica.isLeaseFresh else { return }
+        guard let replica else { return }
+        if replica.isLeaseFresh {
+            // The owner's tree is the latest, except for a commit other nodes may already see that this
+            // node has not published yet.
+            await replica.waitForCommitsInFlight()
+            if replica.isLeaseFresh { return }
+        }
         let sequence: Int64
         do {
             sequence = try await replica.shared.committedSequence()

@@ -209,7 +209,10 @@ public final class Database: Sendable {
             return root
         }
         if let replica, !changes.isEmpty {
-            switch await commitReplicated(mutations, changes, replica: replica) {
+            replica.beginCommit()
+            let committed = await commitReplicated(mutations, changes, replica: replica)
+            if case .committed = committed {} else { replica.settleCommit() }
+            switch committed {
             case .committed: break
             case .fenced:
                 // Another node took the database over and nothing was applied: the new owner runs this
@@ -242,6 +245,7 @@ public final class Database: Sendable {
             }
         }
         replica?.resumeWaiters()
+        replica?.settleCommit()
         return working
     }
 

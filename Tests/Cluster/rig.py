@@ -220,6 +220,28 @@ class Rig:
             raise RigError("single mode has no PostgreSQL")
         subprocess.run([str(THROWAWAY_PG), "restart-immediate", str(self.postgres_dir)], check=True)
 
+    def sql(self, query: str) -> str:
+        """A query on the cluster's PostgreSQL (psql, unaligned), e.g. to see who owns a database."""
+        done = subprocess.run(["psql", self.postgres_url, "-qAtX", "-c", query], capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            raise RigError(f"psql failed: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def owner(self, namespace: str, timeout: float = 15.0, other_than: str | None = None) -> str:
+        """The node holding the database's lease (the `hearth_databases` row of decision 0010),
+        waiting until there is one that is running (and, with `other_than`, a different one)."""
+        if self.single:
+            return "node1"
+        quoted = namespace.replace("'", "''")
+        deadline = time.monotonic() + timeout
+        while True:
+            owner = self.sql(f"SELECT owner FROM hearth_databases WHERE db = '{quoted}'")
+            if owner in self.nodes and self.nodes[owner].pid and owner != other_than:
+                return owner
+            if time.monotonic() > deadline:
+                raise RigError(f"no live owner of {namespace} (row says {owner!r})")
+            time.sleep(0.05)
+
     # ---------------------------------------------------------------- HAProxy
 
     def haproxy_config(self) -> str:

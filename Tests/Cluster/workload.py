@@ -120,6 +120,7 @@ class Workload:
         self.history: list[Op] = []
         self.torn: list[dict] = []
         self.errors: list[str] = []
+        self.refused = 0  # requests that certainly did not take effect (not in the history)
         self.lock = threading.Lock()
         self.running = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -185,12 +186,16 @@ class Workload:
         try:
             status, head, payload = client.request(method, path, body, headers)
         except Outcome as outcome:
-            done = self.now()
-            for op in ops:
-                op.status, op.complete = outcome.status, (None if outcome.status == "info" else done)
             with self.lock:
                 self.errors.append(f"{method} {path}: {outcome.status} {outcome.detail}")
-            self.record(*ops)
+            if outcome.status == "info":
+                for op in ops:
+                    op.status, op.complete = "info", None
+                self.record(*ops)
+            else:
+                # Did not happen and told nothing (a CAS "fail" in the history means a 412 instead).
+                with self.lock:
+                    self.refused += 1
             return None
         done = self.now()
         for op in ops:
@@ -292,6 +297,7 @@ class Workload:
         for op in history:
             name = f"{op.f}:{op.status}"
             counts[name] = counts.get(name, 0) + 1
+        counts["refused"] = self.refused
         checked = check(history, timeout=timeout)
         lost = []
         if not checked.ok:

@@ -258,6 +258,9 @@ defaults
     timeout server 1h
     timeout tunnel 1h
     timeout http-keep-alive 10s
+    # A refused connection (a dead node) is retried on another node, not after a 1 s pause on it.
+    retries 2
+    option redispatch 1
 
 frontend hearth_in
     bind {HOST}:{self.proxy_port}

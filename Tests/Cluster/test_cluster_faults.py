@@ -3,7 +3,8 @@ must be linearizable (this includes a final read, so an acknowledged write that 
 violation), no reader may have seen a multi-path update half-applied, and the cluster must have taken
 acknowledged writes again after the fault (else the run proved nothing).
 
-Single mode (one SQLite node) runs only the kill -9 + restart scenario; the rest need the cluster.
+Single mode (one SQLite node) runs the kill -9 + restart and the short pause scenarios; the rest need
+the cluster.
 """
 import time
 
@@ -69,6 +70,19 @@ def test_kill9_owner_then_restart_it(rig, run):
         rig.kill(owner["name"])
         time.sleep(1.0)
         rig.start_node(owner["name"])
+
+    run_scenario(rig, fault, seed=run)
+
+
+@pytest.mark.parametrize("run", range(REPEAT))
+def test_pause_owner_within_its_lease(rig, run):
+    """Runs in both modes: a short SIGSTOP (under the lease): requests stall, nothing fails over, and
+    the stalled requests complete afterwards without breaking linearizability."""
+    def fault():
+        owner = rig.owner(NS)
+        rig.pause(owner)
+        time.sleep(LEASE_SECONDS / 2)
+        rig.resume(owner)
 
     run_scenario(rig, fault, seed=run)
 

@@ -13,10 +13,14 @@ JSON tree (row-locked for writes), so it is linearizable by construction, and it
 tables decision 0010 names (`hearth_databases.owner`/`epoch`, `hearth_members.heartbeat_at`): the
 first node to write a database owns it, and a node whose heartbeat is older than 2 s loses its
 databases to another — which is what the rig's `owner()` and the failover scenarios look at.
+
+FAKE_NODE_FAULT=stale-reads makes every node answer reads from a copy of the tree refreshed every
+0.5 s: the fault tests must then fail (the check that they can).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import base64
 import hashlib
 import http.server
@@ -65,6 +69,8 @@ class Node:
     def __init__(self, args):
         self.args, self.name = args, args.node_name
         self.local = threading.local()
+        self.stale = os.environ.get("FAKE_NODE_FAULT") == "stale-reads"
+        self.copies: dict[str, tuple[float, object]] = {}
         with psycopg.connect(args.postgres, autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(42)")
             conn.execute(SCHEMA)
@@ -96,7 +102,12 @@ class Node:
         try:
             with conn.transaction():
                 if method == "GET":
+                    copy = self.copies.get(db)
+                    if self.stale and copy and time.monotonic() - copy[0] < 0.5:
+                        value = child(copy[1], segments)
+                        return 200, value, etag(value)
                     row = conn.execute("SELECT tree FROM fake_trees WHERE db = %s", (db,)).fetchone()
+                    self.copies[db] = (time.monotonic(), row[0] if row else None)
                     value = child(row[0] if row else None, segments)
                     return 200, value, etag(value)
                 conn.execute("INSERT INTO fake_trees VALUES (%s, NULL) ON CONFLICT DO NOTHING", (db,))

@@ -20,7 +20,8 @@ Modes. ``single``: one node on SQLite, for proving the harness before the cluste
 ``multi``: ``hearth serve --postgres URL --node-name nodeN --port P --admin-secret S``.
 
 Environment: HEARTH_BIN (default <repo>/.build/debug/hearth); HEARTH_NODE_ARGS (extra arguments for
-every node, split on spaces); RIG_KEEP (keep the directory and logs).
+every node, shell-split; ``{data}`` and ``{name}`` become the node's own directory and name, e.g.
+``--data {data}``); RIG_HEALTH_PATH (see HEALTH_PATH); RIG_KEEP (keep the directory and logs).
 """
 from __future__ import annotations
 
@@ -44,8 +45,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 THROWAWAY_PG = REPO / "scripts" / "postgres" / "throwaway.sh"
 HOST = "127.0.0.1"
 ADMIN_SECRET = "rig-admin-secret"
-#: A cheap endpoint every node answers with 200 once it serves requests (no database work).
-HEALTH_PATH = "/.well-known/jwks.json"
+#: A cheap endpoint every node answers with 200 once it serves requests (no database work); HAProxy's
+#: health check and the rig's readiness wait. RIG_HEALTH_PATH overrides it (e.g. a cluster endpoint
+#: that answers 200 only once the node has joined).
+HEALTH_PATH = os.environ.get("RIG_HEALTH_PATH", "/.well-known/jwks.json")
 
 
 class RigError(RuntimeError):
@@ -104,7 +107,8 @@ class Node:
         else:
             args = common + ["--postgres", self.rig.postgres_url, "--node-name", self.name,
                              "--admin-secret", self.rig.admin_secret]
-        return [self.rig.binary] + args + shlex.split(os.environ.get("HEARTH_NODE_ARGS", ""))
+        extra = os.environ.get("HEARTH_NODE_ARGS", "").replace("{data}", str(self.data)).replace("{name}", self.name)
+        return [self.rig.binary] + args + shlex.split(extra)
 
     def start(self, timeout: float = 90.0):
         if self.pid:

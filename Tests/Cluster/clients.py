@@ -50,11 +50,14 @@ class SSEListener:
     """Listens to one path on one node over SSE; ``events`` holds (arrival monotonic time, event,
     data) and ``value`` the listened data as the events say it is now."""
 
-    def __init__(self, base_url: str, path: str, secret: str, namespace: str, query: dict | None = None):
+    def __init__(self, base_url: str, path: str, secret: str, namespace: str, query: dict | None = None,
+                 on_event=None):
+        self.on_event = on_event  # called with the value after each event, in the reader thread
         parts = urllib.parse.urlsplit(base_url)
         params = {"ns": namespace, "auth": secret, **(query or {})}
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=None)
         self.conn.request("GET", f"{path}.json?{urllib.parse.urlencode(params)}", headers={"Accept": "text/event-stream"})
+        self.sock = self.conn.sock  # http.client lets go of it once the response owns the stream
         self.response = self.conn.getresponse()
         if self.response.status != 200:
             raise RuntimeError(f"SSE listen on {base_url}{path} refused: {self.response.status} {self.response.read()!r}")
@@ -98,7 +101,10 @@ class SSEListener:
                     for relative, child in payload["data"].items():
                         self.value = _set(self.value, segments + [s for s in relative.split("/") if s], child)
             self.events.append((now, event, payload))
+            value = self.value
         self.arrivals.put((now, event, payload))
+        if self.on_event and event in ("put", "patch"):
+            self.on_event(value)
 
     def wait_for(self, predicate, timeout: float = 10.0) -> bool:
         """Waits until predicate(value) holds."""
@@ -113,7 +119,7 @@ class SSEListener:
     def close(self):
         self.closed.set()
         try:
-            self.conn.sock.shutdown(2)
+            self.sock.shutdown(2)
         except OSError:
             pass
         self.conn.close()

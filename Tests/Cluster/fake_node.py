@@ -9,7 +9,8 @@ the real nodes exist:
 
 It is NOT a model of Hearth's cluster: every request is one PostgreSQL transaction on a per-database
 JSON tree (row-locked for writes), so it is linearizable by construction, and it speaks only REST
-(GET, PUT with if-match, PATCH, DELETE; no SSE, no WebSocket). Ownership is only bookkeeping in the
+(GET, PUT with if-match, PATCH, DELETE) plus a polling event stream that sends the whole value as one
+`put` whenever it changed (no WebSocket). Ownership is only bookkeeping in the
 tables decision 0010 names (`hearth_databases.owner`/`epoch`, `hearth_members.heartbeat_at`): the
 first node to write a database owns it, and a node whose heartbeat is older than 2 s loses its
 databases to another — which is what the rig's `owner()` and the failover scenarios look at.
@@ -162,9 +163,25 @@ class Node:
                 if not url.path.endswith(".json"):
                     return self.answer(404, {"error": "Not found"})
                 segments = [s for s in url.path.removesuffix(".json").split("/") if s]
+                if method == "GET" and self.headers.get("Accept") == "text/event-stream":
+                    return self.stream(query.get("ns", "default"), segments)
                 status, payload, tag = node.transact(query.get("ns", "default"), method, segments, body,
                                                      self.headers.get("if-match"))
                 self.answer(status, payload, tag)
+
+            def stream(self, db, segments):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                last = object()
+                while True:
+                    status, value, _ = node.transact(db, "GET", segments, None, None)
+                    if status == 200 and value != last:
+                        event = json.dumps({"path": "/", "data": value})
+                        self.wfile.write(f"event: put\ndata: {event}\n\n".encode())
+                        self.wfile.flush()
+                        last = value
+                    time.sleep(0.05)
 
             def do_GET(self):
                 self.respond("GET")
@@ -181,6 +198,13 @@ class Node:
         return Handler
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """Clients that hang up (killed workloads, closed listeners) are normal here."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["serve"])
@@ -192,7 +216,7 @@ def main():
     args = parser.parse_args()
     node = Node(args)
     threading.Thread(target=node.heartbeat, daemon=True).start()
-    server = http.server.ThreadingHTTPServer((args.host, args.port), node.handler())
+    server = QuietServer((args.host, args.port), node.handler())
     server.daemon_threads = True
     print(f"fake node {args.node_name} listening on http://{args.host}:{args.port}", flush=True)
     server.serve_forever()

@@ -36,6 +36,7 @@ def targets(rig, only=None):
 def run_scenario(rig, fault, before=2.0, after=3.0, recover=None, clients=None, seed=None):
     create_database(rig)
     workload = Workload(clients or targets(rig), rig.admin_secret, namespace=NS, clients=8, seed=seed)
+    workload.watch([rig.node_url(n) for n in rig.nodes])
     workload.start()
     time.sleep(before)
     fault_started = workload.now()
@@ -57,6 +58,7 @@ def run_scenario(rig, fault, before=2.0, after=3.0, recover=None, clients=None, 
                    and op.invoke > fault_ended]
     assert len(before_fault) > 20, f"too few acknowledged writes before the fault: {report.counts}"
     assert len(after_fault) > 20, f"the cluster took too few writes after the fault: {report.counts}"
+    assert report.counts["events checked"] > 20, f"the /mp listeners saw too few events: {report.counts}"
     return workload, report
 
 

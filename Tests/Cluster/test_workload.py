@@ -25,6 +25,17 @@ def test_stale_reads_are_caught():
     assert not report.checked.ok, report.describe()
 
 
+def test_torn_events_are_caught():
+    """What a /mp listener's copy shows after each event is checked like a read (fed by hand here:
+    the fake server has no event streams)."""
+    workload = Workload(["http://127.0.0.1:1"], secret="x", pairs=2)
+    workload.check_event({"a": {"x0": "v1", "x1": "w"}, "b": {"x0": "v1", "x1": "w"}}, "node2")
+    workload.check_event(None, "node2")
+    assert workload.torn == [] and workload.events_checked == 2
+    workload.check_event({"a": {"x0": "v2"}, "b": {"x0": "v1"}}, "node3")
+    assert [t["pair"] for t in workload.torn] == [0] and workload.torn[0]["event on"] == "node3"
+
+
 def test_torn_multi_path_updates_are_caught():
     report = run_against("torn")
     assert report.torn_reads, report.describe()

@@ -18,6 +18,9 @@ request at a time per client, as a process in a Jepsen history).
 Registers are ``/reg/k<i>`` (values unique per write: ``"c<client>-<n>"``). Multi-path updates are
 ``PATCH /mp.json {"a/x<i>": v, "b/x<i>": v}``; a reader's ``GET /mp.json`` must show ``a/x<i> == b/x<i>``.
 
+``watch(urls)`` adds SSE listeners on ``/mp``: no event may leave a listener's copy with
+``a/x<i> != b/x<i>`` either.
+
 Outcomes: 200 → ok; 412 on CAS → fail with the current value (the body); other 4xx, a refused TCP
 connection, or HAProxy's own 503 (no server took the request) → fail (did not happen); any other 5xx,
 a timeout or a broken connection → info (may or may not have happened).
@@ -32,6 +35,7 @@ import threading
 import time
 import urllib.parse
 
+from clients import SSEListener
 from linearizability import Op, Result, canonical, check
 
 
@@ -124,6 +128,8 @@ class Workload:
         self.lock = threading.Lock()
         self.running = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.listeners: list[SSEListener] = []
+        self.events_checked = 0
         self.t0 = time.monotonic()
 
     def now(self) -> float:
@@ -149,6 +155,24 @@ class Workload:
         for thread in self.threads:
             thread.join(timeout=self.timeout + 5)
         self.threads = []
+        for listener in self.listeners:
+            listener.close()
+
+    def watch(self, urls: list[str]):
+        """SSE listeners on /mp (one per URL) whose every event is checked for a torn pair."""
+        for url in urls:
+            self.listeners.append(SSEListener(url, "/mp", self.secret, self.namespace,
+                                              on_event=lambda tree, url=url: self.check_event(tree, url)))
+
+    def check_event(self, tree, source: str):
+        """A listener's copy of /mp after an event must not show a multi-path update half-applied."""
+        tree = tree if isinstance(tree, dict) else {}
+        with self.lock:
+            self.events_checked += 1
+            for i in range(self.pairs):
+                a, b = ((tree.get(side) or {}).get(f"x{i}") for side in "ab")
+                if a != b:
+                    self.torn.append({"pair": i, "a": a, "b": b, "event on": source, "at": self.now()})
 
     def run(self, seconds: float):
         self.start()
@@ -298,6 +322,7 @@ class Workload:
             name = f"{op.f}:{op.status}"
             counts[name] = counts.get(name, 0) + 1
         counts["refused"] = self.refused
+        counts["events checked"] = self.events_checked
         checked = check(history, timeout=timeout)
         lost = []
         if not checked.ok:

@@ -106,9 +106,16 @@ def latency(rig: Rig, rate: float, seconds: float) -> dict:
     time.sleep(2.0)
     samples = []
     for listener in listeners:
+        seen = set()
         for arrived, event, payload in listener.events:
-            if event == "put" and payload["path"].startswith("/e") and isinstance(payload["data"], dict):
-                samples.append((arrived - payload["data"]["t"]) * 1000)
+            # A write arrives as its own event (path /eN) or inside a larger one (path /): the first
+            # event that carries a key is its delivery.
+            path, data = payload["path"].strip("/"), payload["data"]
+            carried = {path: data} if path else (data if isinstance(data, dict) else {})
+            for key, value in carried.items():
+                if key.startswith("e") and isinstance(value, dict) and key not in seen:
+                    seen.add(key)
+                    samples.append((arrived - value["t"]) * 1000)
         listener.close()
     expected = sent * len(listeners)
     if not samples:

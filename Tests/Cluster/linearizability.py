@@ -96,6 +96,26 @@ def relevant(op: Op) -> bool:
     return True
 
 
+def prune_unobserved(ops: list[Op]) -> list[Op]:
+    """Drops info writes and info CAS whose value nobody observed (no read returned it, no CAS
+    expected it or was refused with it). Such an op can always be placed at the very end, where it
+    changes nothing anyone saw; and wherever a linearization placed it, removing it leaves a valid
+    one, since every op between it and the next write would have observed its value. Without this,
+    each unknown outcome stays pending to the end of the history and the search grows with 2^infos.
+    Not applied when a refused CAS has an unknown current value (it "observes" anything)."""
+    if any(op.f == "cas" and op.status == "fail" and op.result is UNKNOWN for op in ops):
+        return ops
+    observed = set()
+    for op in ops:
+        if op.f == "read" and op.status == "ok":
+            observed.add(op.result)
+        elif op.f == "cas":
+            observed.add(op.expected)
+            if op.status == "fail":
+                observed.add(op.result)
+    return [op for op in ops if not (op.status == "info" and op.f in ("write", "cas") and op.value not in observed)]
+
+
 @dataclasses.dataclass
 class KeyResult:
     key: str
@@ -105,6 +125,7 @@ class KeyResult:
     #: could be placed, in the deepest partial linearization found), and that linearization's order.
     stuck_at: Op | None = None
     linearized_prefix: list[Op] = dataclasses.field(default_factory=list)
+    #: The search was abandoned (time or memory limit): not known to be linearizable.
     timed_out: bool = False
 
 
@@ -120,7 +141,7 @@ class Result:
     def describe(self) -> str:
         lines = []
         for r in self.violations:
-            what = "timed out" if r.timed_out else "NOT linearizable"
+            what = "search abandoned (time or state limit)" if r.timed_out else "NOT linearizable"
             lines.append(f"key {r.key}: {what} ({r.ops} ops)")
             if r.stuck_at is not None:
                 lines.append(f"  stuck at: {r.stuck_at}")
@@ -173,9 +194,15 @@ def _unlift(call: _Entry):
     call.next.prev = call
 
 
-def check_key(key: str, ops: list[Op], initial: Hashable = INITIAL, deadline: float | None = None) -> KeyResult:
+#: Memoized (linearized set, state) pairs kept at most (each costs about a bit per op of the key):
+#: past this the search gives up instead of exhausting a machine shared with others.
+MAX_STATES = 3_000_000
+
+
+def check_key(key: str, ops: list[Op], initial: Hashable = INITIAL, deadline: float | None = None,
+              max_states: int = MAX_STATES) -> KeyResult:
     """Wing–Gong–Lowe search over one key's ops."""
-    ops = [op for op in ops if relevant(op)]
+    ops = prune_unobserved([op for op in ops if relevant(op)])
     head = _events(ops)
     state, linearized = initial, 0
     calls: list[tuple[_Entry, Hashable]] = []
@@ -189,6 +216,8 @@ def check_key(key: str, ops: list[Op], initial: Hashable = INITIAL, deadline: fl
             if allowed:
                 marked = linearized | (1 << entry.id)
                 if (marked, after) not in seen:
+                    if len(seen) >= max_states:
+                        return KeyResult(key, False, len(ops), best[1], best[2], timed_out=True)
                     seen.add((marked, after))
                     calls.append((entry, state))
                     state, linearized = after, marked

@@ -320,6 +320,17 @@ backend hearth
         """No new connections to `name` through the proxy; existing ones stay."""
         self.proxy_command(f"set server hearth/{name} state drain")
 
+    def shutdown_sessions(self, name: str):
+        """Closes the proxied connections to `name` now (after a drain, clients reconnect elsewhere)."""
+        self.proxy_command(f"shutdown sessions server hearth/{name}")
+
+    def proxy_sessions_total(self) -> dict[str, int]:
+        """name → connections HAProxy has sent to that node so far (`show stat`, column stot)."""
+        lines = self.proxy_command("show stat").splitlines()
+        header = lines[0].lstrip("# ").split(",")
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line.startswith("hearth,")]
+        return {r["svname"]: int(r["stot"]) for r in rows if r["svname"] in self.nodes}
+
     def undrain(self, name: str):
         self.proxy_command(f"set server hearth/{name} state ready")
 

@@ -141,12 +141,21 @@ def test_postgres_immediate_restart(rig, run):
 @pytest.mark.multinode
 @pytest.mark.parametrize("run", range(REPEAT))
 def test_proxy_drains_the_owner(rig, run):
-    """HAProxy stops sending new connections to the owner: clients through the proxy move to the
-    other nodes (their writes are forwarded) and nothing is lost."""
+    """HAProxy stops sending connections to the owner and closes the ones it has: clients through the
+    proxy reconnect to the other nodes (their writes are forwarded) and nothing is lost."""
     drained = {}
 
     def fault():
         drained["name"] = rig.owner(NS)
         rig.drain(drained["name"])
+        rig.shutdown_sessions(drained["name"])
+        drained["sessions"] = rig.proxy_sessions_total()
 
-    run_scenario(rig, fault, clients=[rig.url] * 3, recover=lambda: rig.undrain(drained["name"]), seed=run)
+    def recover():
+        sessions = rig.proxy_sessions_total()
+        # HAProxy's health checks are not sessions: the drained node got no client connection since.
+        assert sessions[drained["name"]] == drained["sessions"][drained["name"]], (drained, sessions)
+        assert sum(sessions.values()) > sum(drained["sessions"].values()), "clients did not reconnect"
+        rig.undrain(drained["name"])
+
+    run_scenario(rig, fault, clients=[rig.url] * 3, recover=recover, seed=run)

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from linearizability import UNKNOWN, Op, check, check_key
+from linearizability import UNKNOWN, Op, check, check_key, prune_unobserved
 
 
 def w(p, v, t0, t1, key="k", status="ok"):
@@ -157,3 +157,31 @@ def test_random_histories_with_a_lost_write_fail(seed):
     result = check(history, timeout=60)
     assert not result.ok
     assert result.violations[0].stuck_at is not None
+
+
+def test_unobserved_unknown_writes_are_pruned_and_observed_ones_kept():
+    history = [w(0, "1", 0, 1), w(1, "x", 2, None, status="info"), cas(2, "1", "y", 2, None, status="info"),
+               w(3, "2", 3, None, status="info"), r(4, "2", 5, 6)]
+    kept = prune_unobserved(history)
+    assert [op.value for op in kept] == ["1", "2", None]
+    # With a refused CAS of unknown current value nothing is pruned.
+    unknown = history + [cas(5, "0", "z", 7, 8, status="fail", current=UNKNOWN)]
+    assert prune_unobserved(unknown) == unknown
+
+
+def test_many_unknown_outcomes_stay_fast():
+    """A fault leaves dozens of writes with unknown outcomes; the check must stay quick."""
+    history = [w(0, "0", 0, 1)]
+    history += [w(p, f"lost{p}", 2 + p * 0.01, None, status="info") for p in range(1, 80)]
+    history += [w(99, "after", 10, 11), r(99, "after", 12, 13)]
+    result = check(history, timeout=2)
+    assert result.ok, result.describe()
+    history.append(r(98, "0", 14, 15))  # the acknowledged write "after" is lost
+    result = check(history, timeout=2)
+    assert not result.ok and not result.violations[0].timed_out
+
+
+def test_a_search_past_its_state_limit_gives_up_as_a_failure():
+    history, _ = _simulated_register(3)
+    result = check_key("k", history, max_states=10)
+    assert not result.ok and result.timed_out

@@ -46,8 +46,12 @@ def test_pause_and_resume(rig):
 
 
 def test_drain_and_undrain_through_the_admin_socket(rig):
+    before = rig.proxy_sessions_total()["node1"]
+    assert rest(rig.url, "GET", "/x", rig.admin_secret, NS)[0] == 200
+    assert rig.proxy_sessions_total()["node1"] >= before + (1 if rig.single else 0)
     rig.drain("node1")
     assert "admin=8" in rig.proxy_server_states()["node1"]  # SRV_ADMF_DRAIN
+    rig.shutdown_sessions("node1")
     rig.undrain("node1")
     assert "admin=0" in rig.proxy_server_states()["node1"]
 

@@ -181,7 +181,7 @@ class Workload:
 
     def loop(self, process: int, client: Client, rng: random.Random):
         etags: dict[str, tuple[str, object]] = {}  # key → (ETag, canonical value it was read with)
-        n = 0
+        n = errors = 0
         try:
             while self.running.is_set():
                 n += 1
@@ -198,8 +198,10 @@ class Workload:
                     ok = self.update_pair(process, client, rng.randrange(self.pairs), value)
                 else:
                     ok = self.read_pairs(process, client)
-                if not ok:
-                    time.sleep(self.pause_after_error)
+                # Back off while the cluster is unavailable: every unknown outcome makes the check harder.
+                errors = 0 if ok else errors + 1
+                if errors:
+                    time.sleep(min(2.0, self.pause_after_error * 2 ** (errors - 1)))
         finally:
             client.close()
 

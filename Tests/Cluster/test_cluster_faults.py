@@ -53,6 +53,7 @@ def run_scenario(rig, fault, before=2.0, after=3.0, recover=None, clients=None, 
     assert report.checked.ok, report.describe()
     assert not report.lost_writes, report.describe()
     assert not report.torn_reads, report.describe()
+    assert not report.crashes, report.describe()
     before_fault = [op for op in workload.history if op.status == "ok" and op.f != "read" and op.complete < fault_started]
     after_fault = [op for op in workload.history if op.status == "ok" and op.f != "read" and op.process != -1
                    and op.invoke > fault_ended]

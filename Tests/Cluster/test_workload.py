@@ -16,7 +16,7 @@ def run_against(fault, seconds=3.0):
 
 def test_correct_server_passes():
     report = run_against(None)
-    assert report.ok, report.describe()
+    assert report.ok and not report.crashes, report.describe()
     assert report.counts.get("write:ok", 0) > 100 and report.counts.get("cas:ok", 0) > 10, report.counts
 
 

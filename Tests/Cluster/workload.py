@@ -95,10 +95,11 @@ class Report:
     torn_reads: list[dict]
     counts: dict[str, int]
     errors: list[str]
+    crashes: list[str]
 
     @property
     def ok(self) -> bool:
-        return self.checked.ok and not self.torn_reads
+        return self.checked.ok and not self.torn_reads and not self.crashes
 
     def describe(self) -> str:
         lines = [f"ops: {self.counts}"]
@@ -108,6 +109,8 @@ class Report:
             lines.append(f"lost acknowledged writes on keys: {self.lost_writes}")
         if self.torn_reads:
             lines.append(f"{len(self.torn_reads)} torn reads, first: {self.torn_reads[0]}")
+        if self.crashes:
+            lines.append(f"client threads that crashed: {self.crashes}")
         if self.errors:
             lines.append(f"first errors: {self.errors[:5]}")
         return "\n".join(lines)
@@ -125,6 +128,7 @@ class Workload:
         self.torn: list[dict] = []
         self.errors: list[str] = []
         self.refused = 0  # requests that certainly did not take effect (not in the history)
+        self.crashes: list[str] = []
         self.lock = threading.Lock()
         self.running = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -202,6 +206,9 @@ class Workload:
                 errors = 0 if ok else errors + 1
                 if errors:
                     time.sleep(min(2.0, self.pause_after_error * 2 ** (errors - 1)))
+        except Exception as error:  # a bug or an answer we cannot read: fails the run, never hides
+            with self.lock:
+                self.crashes.append(f"client {process}: {type(error).__name__}: {error}")
         finally:
             client.close()
 
@@ -332,4 +339,4 @@ class Workload:
             without_final = [op for op in history if op.process != -1]
             again = check(without_final, timeout=timeout)
             lost = [k for k in (v.key for v in checked.violations) if again.keys.get(k) and again.keys[k].ok]
-        return Report(checked, lost, list(self.torn), counts, list(self.errors))
+        return Report(checked, lost, list(self.torn), counts, list(self.errors), list(self.crashes))

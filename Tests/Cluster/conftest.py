@@ -35,13 +35,11 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture
 def rig(request):
     """A fresh rig per test; on failure its directory (logs) is kept and named."""
-    os.environ.pop("RIG_KEEP", None)
     instance = Rig(nodes=NODES, single=(MODE == "single"))
     with instance:
         yield instance
         if getattr(request.node, "failed_call", False):
-            os.environ["RIG_KEEP"] = "1"
+            instance.keep = True
             print(f"\nrig kept for inspection: {instance.dir}\n{instance.describe()}")
             for node in instance.nodes.values():
                 print(f"--- {node.name} log tail\n{node.log_tail()}")
-    os.environ.pop("RIG_KEEP", None)

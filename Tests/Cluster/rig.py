@@ -170,6 +170,8 @@ class Rig:
         self.postgres_url: str | None = None
         self.proxy_port = free_port()
         self.proxy: subprocess.Popen | None = None
+        #: Keep the directory (logs, data) when stopping.
+        self.keep = bool(os.environ.get("RIG_KEEP"))
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -201,7 +203,7 @@ class Rig:
         if self.postgres_url:
             subprocess.run([str(THROWAWAY_PG), "stop", str(self.postgres_dir)], check=False)
             self.postgres_url = None
-        if not os.environ.get("RIG_KEEP"):
+        if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def save_state(self):
@@ -422,16 +424,21 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == "down":
         return down(args.dir)
-    if args.dir:
-        os.environ.setdefault("RIG_KEEP", "1")
-    with Rig(nodes=args.nodes, single=args.single, directory=args.dir) as rig:
-        print(rig.describe(), flush=True)
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-        try:
+    # Ctrl-C and SIGTERM both stop the rig cleanly (SIGINT too when started in the background).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    rig = Rig(nodes=args.nodes, single=args.single, directory=args.dir)
+    rig.keep = rig.keep or bool(args.dir)  # a directory you named is yours
+    try:
+        with rig:
+            print(rig.describe(), flush=True)
             signal.pause()
-        except KeyboardInterrupt:
-            pass
+    except KeyboardInterrupt:
+        pass
+
+
+def _interrupt(*_):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@ struct RealtimeBenchOptions: ParsableArguments {
     @Option(help: "The server's port.")
     var port = 9000
 
+    @Option(help: "Several nodes of a cluster: listeners (and writers) connect to these ports in turn, comma-separated.")
+    var ports: String?
+
+    @Option(help: "The writer's port, when it differs from the listeners' (default: --port).")
+    var writerPort: Int?
+
     @Option(help: "The namespace (database).")
     var namespace = "bench"
 
@@ -24,10 +30,19 @@ struct RealtimeBenchOptions: ParsableArguments {
 
     var sourceList: [String] { sources.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
 
-    /// Connection number `index`: opened from a source address in turn, handshake read, authenticated
-    /// as the admin.
-    func connect(_ index: Int) async throws -> WireConnection {
+    var portList: [Int] { ports.map { $0.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } } ?? [port] }
+
+    /// The connection that writes (on --writer-port, else --port).
+    func connectWriter(_ index: Int) async throws -> WireConnection {
+        try await connect(index, port: writerPort ?? port)
+    }
+
+    /// Connection number `index`: opened from a source address in turn, to the ports in turn, handshake
+    /// read, authenticated as the admin.
+    func connect(_ index: Int, port chosen: Int? = nil) async throws -> WireConnection {
         let sources = sourceList
+        let ports = portList
+        let port = chosen ?? ports[index % ports.count]
         let connection = try await WireConnection.connect(
             host: host,
             port: port,

@@ -21,7 +21,7 @@ struct WSFanoutBenchCommand: AsyncParsableCommand {
     func run() async throws {
         _ = OpenFileLimit.raiseToMaximum()
         let path = "/fanout"
-        let writer = try await options.connect(listeners)
+        let writer = try await options.connectWriter(listeners)
         try await writer.send(RealtimeBenchOptions.request(1, "p", #"{"p":"\#(path)","d":{"n":-1}}"#))
         _ = try await writer.receive()
         print("Opening \(listeners) listeners…")

@@ -24,7 +24,7 @@ struct WSLatencyBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = "/latency"
-        let writer = try await options.connect(listeners)
+        let writer = try await options.connectWriter(listeners)
         try await writer.send(RealtimeBenchOptions.request(1, "p", #"{"p":"\#(path)","d":{"t":0}}"#))
         _ = try await writer.receive()
         let total = rate * seconds

@@ -57,6 +57,7 @@ struct SQLiteIndexTreeWriter {
     private var previousKey: [UInt8] = []
     private var hasPrevious = false
     private var payload: [UInt8] = []
+    private var entry: [UInt8] = []
     /// Pages appended but not yet written, contiguous from `bufferFirstPage`.
     private var buffer: [UInt8] = []
     private var bufferFirstPage: Int
@@ -88,7 +89,10 @@ struct SQLiteIndexTreeWriter {
         previousKey.append(contentsOf: key)
         hasPrevious = true
         rowCount += 1
-        let entry = try makeEntry(key: key, value: value)
+        try makeEntry(key: key, value: value)
+        // A copy of the reused buffer (a reference, not the bytes): it stays unique, so the next row
+        // reuses its storage, unless a page kept it as its promoted entry.
+        let entry = self.entry
         try push(entry, child: 0, level: 0)
     }
 
@@ -160,24 +164,28 @@ struct SQLiteIndexTreeWriter {
 
     /// The cell of a row without child pointer: payload size, the local part of the record, and the
     /// first overflow page when the record does not fit.
-    private mutating func makeEntry(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
-        payload.removeAll(keepingCapacity: true)
+    private mutating func makeEntry(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) throws {
         let keyType = UInt64(key.count) * 2 + 13
         let valueType = UInt64(value.count) * 2 + 13
         // The record header (its own size, then the two column types) is under 128 bytes: one-byte size.
-        payload.append(UInt8(1 + Self.varintLength(keyType) + Self.varintLength(valueType)))
+        let headerSize = 1 + Self.varintLength(keyType) + Self.varintLength(valueType)
+        let total = headerSize + key.count + value.count
+        entry.removeAll(keepingCapacity: true)
+        Self.appendVarint(UInt64(total), to: &entry)
+        if total <= maximumLocal {
+            entry.append(UInt8(headerSize))
+            Self.appendVarint(keyType, to: &entry)
+            Self.appendVarint(valueType, to: &entry)
+            entry.append(contentsOf: key)
+            entry.append(contentsOf: value)
+            return
+        }
+        payload.removeAll(keepingCapacity: true)
+        payload.append(UInt8(headerSize))
         Self.appendVarint(keyType, to: &payload)
         Self.appendVarint(valueType, to: &payload)
         payload.append(contentsOf: key)
         payload.append(contentsOf: value)
-        let total = payload.count
-        var entry: [UInt8] = []
-        entry.reserveCapacity(min(total, maximumLocal) + 13)
-        Self.appendVarint(UInt64(total), to: &entry)
-        if total <= maximumLocal {
-            entry.append(contentsOf: payload)
-            return entry
-        }
         let k = minimumLocal + (total - minimumLocal) % (pageSize - 4)
         let local = k <= maximumLocal ? k : minimumLocal
         entry.append(contentsOf: payload[0..<local])
@@ -201,7 +209,6 @@ struct SQLiteIndexTreeWriter {
             offset += chunk
         }
         entry.append(contentsOf: Self.bytes(UInt32(first)))
-        return entry
     }
 
     /// A B-tree page: header, cell pointers in key order, cells packed at the end of the page.

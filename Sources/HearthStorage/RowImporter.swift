@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 public import HearthCore
 
 /// Streams a JSON document into storage rows without building a tree, for fast imports of large files.
@@ -115,7 +120,7 @@ public struct RowImporter {
                     prefix.append(1)
                     prefix.append(contentsOf: name.utf8)
                     try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
-                    prefix.removeSubrange(length...)
+                    prefix.removeLast(prefix.count - length)
                 }
                 parser.skipWhitespace()
                 if try parser.endOfContainer(UInt8(ascii: "}")) { return }
@@ -137,13 +142,20 @@ public struct RowImporter {
                 prefix.append(1)
                 prefix.append(contentsOf: String(index).utf8)
                 try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
-                prefix.removeSubrange(length...)
+                prefix.removeLast(prefix.count - length)
                 index += 1
                 parser.skipWhitespace()
                 if try parser.endOfContainer(UInt8(ascii: "]")) { return }
             }
         default:
             let start = parser.offset
+            if parser.skipPlainASCIIString() {
+                if parser.offset - start - 2 <= Node.maximumStringByteCount {
+                    try emitRow(prefix, parser.bytes, start, parser.offset, emit)
+                    return
+                }
+                parser.offset = start
+            }
             let leaf = try parser.parseValue(depth: 0)
             if leaf != .null { try emitLeaf(prefix, leaf, parser.bytes, start, parser.offset, emit) }
         }
@@ -230,7 +242,7 @@ public struct RowImporter {
             prefix.append(1)
             prefix.append(contentsOf: member.name.utf8)
             try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
-            prefix.removeSubrange(length...)
+            prefix.removeLast(prefix.count - length)
             guard parser.offset == member.end else { throw JSONError("Unexpected data after a value", offset: parser.offset) }
         }
         parser.offset = end
@@ -241,25 +253,43 @@ public struct RowImporter {
     /// Already sorted lists, the usual case for exports, cost one comparison per member.
     static func sortByKey(_ members: inout [Member]) {
         var sorted = true
-        for index in members.indices.dropFirst() where !precedes(members[index - 1].name, members[index].name) {
-            sorted = false
-            break
+        var index = 1
+        while index < members.count {
+            if compare(members[index - 1].name, members[index].name) >= 0 {
+                sorted = false
+                break
+            }
+            index += 1
         }
         if sorted { return }
-        members.sort { precedes($0.name, $1.name) || ($0.name == $1.name && $0.start < $1.start) }
+        members.sort { a, b in
+            let order = compare(a.name, b.name)
+            return order < 0 || (order == 0 && a.start < b.start)
+        }
         var kept = 0
-        for index in members.indices {
-            if index + 1 < members.count, members[index + 1].name == members[index].name { continue }
+        for index in 0..<members.count {
+            if index + 1 < members.count, compare(members[index + 1].name, members[index].name) == 0 { continue }
             members[kept] = members[index]
             kept += 1
         }
-        members.removeSubrange(kept...)
+        members.removeLast(members.count - kept)
     }
 
-    /// Byte order of UTF-8, which is how SQLite compares the row keys.
+    /// Byte order of UTF-8 (negative, zero, positive), which is how SQLite compares the row keys.
     @inline(__always)
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+    static func compare(_ a: String, _ b: String) -> Int {
+        var a = a
+        var b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                let common = min(a.count, b.count)
+                if common > 0 {
+                    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+                    if order != 0 { return Int(order) }
+                }
+                return a.count - b.count
+            }
+        }
     }
 
     private mutating func emitLeaf(

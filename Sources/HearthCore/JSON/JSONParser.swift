@@ -127,6 +127,25 @@ public struct JSONParser {
         }
     }
 
+    /// Moves past a string of printable ASCII without escapes (its opening quote at `offset`) and returns
+    /// true; for any other string returns false and moves nothing. Such a string's JSON text is its
+    /// value, so the common case needs no decoding, UTF-8 check or allocation.
+    public mutating func skipPlainASCIIString() -> Bool {
+        guard offset < bytes.count, let base = bytes.baseAddress, base.load(fromByteOffset: offset, as: UInt8.self) == UInt8(ascii: "\"")
+        else { return false }
+        var i = offset + 1
+        while i < bytes.count {
+            let byte = base.load(fromByteOffset: i, as: UInt8.self)
+            if byte == UInt8(ascii: "\"") {
+                offset = i + 1
+                return true
+            }
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { return false }
+            i += 1
+        }
+        return false
+    }
+
     /// The index after the closing quote of the string whose contents start at `start`.
     private func endOfString(_ base: UnsafeRawPointer, _ count: Int, from start: Int) throws(JSONError) -> Int {
         var i = start

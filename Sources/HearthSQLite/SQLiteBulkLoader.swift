@@ -13,8 +13,8 @@ import Glibc
 /// 1. SQLite creates the new file: the `nodes` table (empty), then every other table of the old file
 ///    with its rows (rules, rules history).
 /// 2. The document's rows stream in key order (``RowImporter`` with `keyOrder`) into
-///    ``SQLiteIndexTreeWriter``, which appends the `nodes` B-tree pages to the file; then the file is
-///    fsynced.
+///    ``SQLiteIndexTreeWriter``, which appends the `nodes` B-tree pages to the file (on a second
+///    thread, fed through ``RowBatchChannel``); then the file is fsynced.
 /// 3. The old file's write-ahead log is checkpointed into it and removed, the new file is renamed over
 ///    the old one, and the directory is fsynced.
 ///
@@ -32,7 +32,7 @@ struct SQLiteBulkLoader {
     static let pageSize = 4096
 
     /// What SQLite created: the `nodes` root page (empty) and the pages in use.
-    struct Layout {
+    struct Layout: Sendable {
         var nodesRoot: Int
         var pageCount: Int
     }
@@ -118,20 +118,51 @@ struct SQLiteBulkLoader {
     }
 
     /// Streams the rows into the `nodes` B-tree, sets the page count in the header and syncs the file.
+    /// This thread parses; another builds and writes the pages, so the two overlap on two cores.
     func fill(_ building: URL, _ layout: Layout, _ bytes: UnsafeRawBufferPointer, _ progress: ((Int) -> Void)?) throws -> Int {
         let descriptor = open(building.path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { throw Self.systemError("open \(building.path)") }
         defer { close(descriptor) }
-        var writer = SQLiteIndexTreeWriter(
-            descriptor: descriptor,
-            pageSize: Self.pageSize,
-            rootPage: layout.nodesRoot,
-            firstFreePage: layout.pageCount + 1
-        )
+        let channel = RowBatchChannel(capacity: 4)
+        let writing = Thread {
+            var writer = SQLiteIndexTreeWriter(
+                descriptor: descriptor,
+                pageSize: Self.pageSize,
+                rootPage: layout.nodesRoot,
+                firstFreePage: layout.pageCount + 1
+            )
+            channel.finishWriting(
+                Result {
+                    while let batch = channel.receive() {
+                        try batch.forEachRow { key, value in try writer.add(key: key, value: value) }
+                    }
+                    if channel.isAbandoned { throw CancellationError() }
+                    return try writer.finish()
+                }
+            )
+        }
+        writing.name = "hearth-import-writer"
+        writing.start()
         var importer = RowImporter(base: .root, keyOrder: true)
         importer.progress = progress
-        try importer.run(bytes) { key, value in try writer.add(key: key, value: value) }
-        let pages = try writer.finish()
+        do {
+            var batch = RowBatch(capacity: Self.batchBytes + 4096)
+            try importer.run(bytes) { key, value in
+                batch.append(key: key, value: value)
+                if batch.bytes.count >= Self.batchBytes {
+                    // A false send means the writer failed: stop parsing; its error is reported below.
+                    guard channel.send(batch) else { throw CancellationError() }
+                    batch = RowBatch(capacity: Self.batchBytes + 4096)
+                }
+            }
+            if channel.send(batch) { channel.close() }
+        } catch {
+            channel.close(abandoned: true)
+            // The writer uses the descriptor: it must be done before the file is closed and removed.
+            if case .failure(let writerError) = channel.waitForWriter(), !(writerError is CancellationError) { throw writerError }
+            throw error
+        }
+        let pages = try channel.waitForWriter().get()
         // The header's page count (offset 28); SQLite trusts it while the change counter (24) equals
         // the version-valid-for number (92), as it does in the file SQLite just closed.
         var count = UInt32(pages).bigEndian
@@ -139,6 +170,9 @@ struct SQLiteBulkLoader {
         guard fsync(descriptor) == 0 else { throw Self.systemError("sync \(building.path)") }
         return importer.rowCount
     }
+
+    /// Rows are handed to the writing thread about a megabyte at a time.
+    static let batchBytes = 1 << 20
 
     /// Puts the new file in place of the old one.
     func replace(with building: URL) throws {

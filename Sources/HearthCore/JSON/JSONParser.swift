@@ -255,14 +255,19 @@ public struct JSONParser {
         let start = offset
         // Fast path: no escapes.
         var i = start
+        var allBits: UInt8 = 0
         while i < bytes.count {
             let byte = bytes[i]
             if byte == UInt8(ascii: "\"") {
                 offset = i + 1
-                return try makeString(UnsafeRawBufferPointer(rebasing: bytes[start..<i]), at: start)
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<i])
+                // ASCII is valid UTF-8: skip the (generic, slower) validation.
+                if allBits < 0x80 { return String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+                return try makeString(raw, at: start)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw JSONError("Control character in string", offset: i) }
+            allBits |= byte
             i += 1
         }
         var scratch = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<i]))

@@ -162,13 +162,16 @@ struct SQLiteBulkLoader {
             if case .failure(let writerError) = channel.waitForWriter(), !(writerError is CancellationError) { throw writerError }
             throw error
         }
-        let pages = try channel.waitForWriter().get()
-        // The header's page count (offset 28); SQLite trusts it while the change counter (24) equals
-        // the version-valid-for number (92), as it does in the file SQLite just closed.
-        var count = UInt32(pages).bigEndian
-        guard pwrite(descriptor, &count, 4, 28) == 4 else { throw Self.systemError("write \(building.path)") }
+        try Self.setPageCount(try channel.waitForWriter().get(), descriptor: descriptor)
         guard fsync(descriptor) == 0 else { throw Self.systemError("sync \(building.path)") }
         return importer.rowCount
+    }
+
+    /// Writes the header's page count (offset 28). SQLite trusts it while the change counter (24)
+    /// equals the version-valid-for number (92), as it does in a file SQLite just closed.
+    static func setPageCount(_ pages: Int, descriptor: Int32) throws {
+        var count = UInt32(pages).bigEndian
+        guard pwrite(descriptor, &count, 4, 28) == 4 else { throw systemError("write the database header") }
     }
 
     /// Rows are handed to the writing thread about a megabyte at a time.

@@ -30,6 +30,11 @@ struct SQLiteIndexTreeWriter {
     /// The next page number to hand out; pages are appended in this order.
     private(set) var nextPage: Int
 
+    /// The page holding the byte at 1 GiB, which SQLite uses for file locks and never for data: a
+    /// database over 1 GiB has a zero page there.
+    let lockBytePage: Int
+    static let lockByteOffset = 0x4000_0000
+
     /// Local payload bounds of index pages (the file format's X and M, with no reserved bytes).
     let maximumLocal: Int
     let minimumLocal: Int
@@ -69,6 +74,7 @@ struct SQLiteIndexTreeWriter {
         self.rootPage = rootPage
         nextPage = firstFreePage
         bufferFirstPage = firstFreePage
+        lockBytePage = Self.lockByteOffset / pageSize + 1
         maximumLocal = (pageSize - 12) * 64 / 255 - 23
         minimumLocal = (pageSize - 12) * 32 / 255 - 23
         buffer.reserveCapacity(Self.flushBytes + pageSize)
@@ -189,13 +195,13 @@ struct SQLiteIndexTreeWriter {
         let k = minimumLocal + (total - minimumLocal) % (pageSize - 4)
         let local = k <= maximumLocal ? k : minimumLocal
         entry.append(contentsOf: payload[0..<local])
-        // Overflow pages are appended consecutively, each pointing at the next (0 ends the chain).
-        let first = nextPage
+        // Overflow pages are appended in order, each pointing at the next (0 ends the chain).
+        let first = upcomingPage
         var offset = local
         var image = [UInt8](repeating: 0, count: pageSize)
         while offset < total {
             let chunk = min(pageSize - 4, total - offset)
-            let next = offset + chunk < total ? UInt32(nextPage + 1) : 0
+            let next = offset + chunk < total ? UInt32(page(after: upcomingPage)) : 0
             image.withUnsafeMutableBytes { page in
                 page.storeBytes(of: next.bigEndian, toByteOffset: 0, as: UInt32.self)
                 payload.withUnsafeBytes { source in
@@ -242,11 +248,22 @@ struct SQLiteIndexTreeWriter {
 
     /// Appends a page at the next page number (buffered) and returns that number.
     private mutating func appendPage(_ image: [UInt8]) throws -> UInt32 {
+        if nextPage == lockBytePage {
+            buffer.append(contentsOf: repeatElement(0, count: pageSize))
+            nextPage += 1
+        }
         let number = nextPage
         nextPage += 1
         buffer.append(contentsOf: image)
         if buffer.count >= Self.flushBytes { try flush() }
         return UInt32(number)
+    }
+
+    /// The number the next appended page gets.
+    var upcomingPage: Int { nextPage == lockBytePage ? nextPage + 1 : nextPage }
+
+    func page(after page: Int) -> Int {
+        page + 1 == lockBytePage ? page + 2 : page + 1
     }
 
     private mutating func flush() throws {

@@ -3,6 +3,7 @@ import GRDB
 import HearthCore
 @testable import HearthSQLite
 @testable import HearthStorage
+import Synchronization
 import Testing
 
 /// The bulk import (a new file built page by page and renamed over the old one): the file is a valid
@@ -91,6 +92,33 @@ import Testing
             #expect(try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } == ["ok"])
             try queue.close()
         }
+    }
+
+    /// SQLite never uses the page at 1 GiB (its file locks live there): a bigger import skips it.
+    /// Writes 1.1 GB, so it takes several seconds.
+    @Test func aFileOverOneGiBLeavesTheLockBytePageAlone() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("big.sqlite")
+        let layout = try SQLiteBulkLoader(databaseFile: directory.appendingPathComponent("none.sqlite")).prepare(file)
+        let descriptor = open(file.path, O_RDWR)
+        #expect(descriptor >= 0)
+        var writer = SQLiteIndexTreeWriter(descriptor: descriptor, pageSize: 4096, rootPage: layout.nodesRoot, firstFreePage: layout.pageCount + 1)
+        let value = [UInt8](repeating: UInt8(ascii: "v"), count: 1_000_000)
+        for index in 0..<1_100 {
+            var key = "\u{1}k\(String(format: "%05d", index))"
+            try key.withUTF8 { key in try value.withUnsafeBufferPointer { value in try writer.add(key: key, value: value) } }
+        }
+        let pages = try writer.finish()
+        try SQLiteBulkLoader.setPageCount(pages, descriptor: descriptor)
+        close(descriptor)
+        #expect(pages * 4096 > 0x4000_0000 + 4096)
+        #expect(try integrity(file) == ["ok"])
+        let queue = try DatabaseQueue(path: file.path)
+        defer { try? queue.close() }
+        let lengths = try queue.read { db in try Int.fetchAll(db, sql: "SELECT length(value) FROM nodes ORDER BY path") }
+        #expect(lengths == Array(repeating: 1_000_000, count: 1_100))
     }
 
     @Test func aRepeatedMemberKeepsItsLastValue() async throws {
@@ -279,5 +307,80 @@ import Testing
                 #expect(parser.offset == end, "\(json)")
             }
         }
+    }
+}
+
+/// The hand-over between the parsing and the writing thread of the bulk import.
+@Suite struct RowBatchChannelTests {
+    func batch(_ rows: [(String, String)]) -> RowBatch {
+        var batch = RowBatch()
+        for (key, value) in rows {
+            var key = key
+            var value = value
+            key.withUTF8 { key in value.withUTF8 { value in batch.append(key: key, value: value) } }
+        }
+        return batch
+    }
+
+    @Test func rowsArriveInOrderAndTheOutcomeComesBack() throws {
+        let channel = RowBatchChannel(capacity: 2)
+        final class Received: Sendable { let rows = Mutex<[String]>([]) }
+        let received = Received()
+        let writer = Thread {
+            var count = 0
+            while let batch = channel.receive() {
+                batch.forEachRow { key, value in
+                    received.rows.withLock { $0.append(String(decoding: key, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self)) }
+                    count += 1
+                }
+            }
+            channel.finishWriting(.success(count))
+        }
+        writer.start()
+        for index in 0..<50 {
+            #expect(channel.send(batch([("k\(index)", "\(index)"), ("", "")])))
+        }
+        channel.close()
+        #expect(try channel.waitForWriter().get() == 100)
+        #expect(received.rows.withLock { $0 } == (0..<50).flatMap { ["k\($0)=\($0)", "="] })
+    }
+
+    @Test func aFailedWriterStopsTheSender() {
+        struct Full: Error {}
+        let channel = RowBatchChannel(capacity: 1)
+        let writer = Thread {
+            _ = channel.receive()
+            channel.finishWriting(.failure(Full()))
+        }
+        writer.start()
+        var sent = 0
+        while channel.send(batch([("k", "v")])) {
+            sent += 1
+            #expect(sent < 1000)
+            if sent >= 1000 { break }
+        }
+        #expect(sent >= 1)
+        guard case .failure(let error) = channel.waitForWriter() else {
+            Issue.record("the writer's failure was lost")
+            return
+        }
+        #expect(error is Full)
+    }
+
+    @Test func anAbandonedImportEndsTheWriterWithoutFinishing() {
+        let channel = RowBatchChannel(capacity: 4)
+        let writer = Thread {
+            var batches = 0
+            while channel.receive() != nil { batches += 1 }
+            channel.finishWriting(channel.isAbandoned ? .failure(CancellationError()) : .success(batches))
+        }
+        writer.start()
+        #expect(channel.send(batch([("a", "1")])))
+        channel.close(abandoned: true)
+        guard case .failure(let error) = channel.waitForWriter() else {
+            Issue.record("an abandoned import finished its tree")
+            return
+        }
+        #expect(error is CancellationError)
     }
 }

@@ -161,8 +161,7 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
         }
     }
 
-    /// The tables of a namespace file, created when missing. `nodes` comes first, so that in a new
-    /// file its root is page 2 (the bulk load relies on nothing but the schema saying so).
+    /// The tables of a namespace file, created when missing (also by the bulk load for its new file).
     static func createSchema(_ db: Database) throws {
         try db.execute(
             sql: """

@@ -89,11 +89,49 @@ public final class SQLiteStorage: DatabaseStorage {
         }
         return try opened.withLock { opened in
             if let existing = opened[namespace] { return existing }
-            let url = directory.appendingPathComponent("databases").appendingPathComponent("\(namespace).sqlite")
-            let storage = try SQLiteNamespaceStorage(url: url)
+            let storage = try SQLiteNamespaceStorage(url: file(of: namespace))
             opened[namespace] = storage
             return storage
         }
+    }
+
+    func file(of namespace: String) -> URL {
+        directory.appendingPathComponent("databases").appendingPathComponent("\(namespace).sqlite")
+    }
+
+    /// Imports a JSON document at `path` of a namespace, as `hearth import` does on a stopped server:
+    /// all of it or (on any error) none of it.
+    ///
+    /// Replacing the whole namespace (the root, without `merge`) builds a new database file and renames
+    /// it over the old one, keeping the rules and their history (see ``SQLiteBulkLoader``); other
+    /// imports run as one transaction in the namespace's database
+    /// (``SQLiteNamespaceStorage/importJSON(_:at:merge:progress:)``).
+    ///
+    /// For example:
+    /// ```swift
+    /// let rows = try data.withUnsafeBytes { try storage.importJSON($0, namespace: "default", at: .root, merge: false) }
+    /// ```
+    /// - Returns: the number of rows written.
+    public func importJSON(
+        _ bytes: UnsafeRawBufferPointer,
+        namespace: String,
+        at path: DatabasePath,
+        merge: Bool,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int {
+        guard NamespaceName.isValid(namespace) else {
+            throw StorageError(.invalidNamespace, "Invalid namespace name")
+        }
+        if path.isRoot, !merge {
+            // Holding the map of open namespaces keeps this process from opening the file meanwhile; the
+            // directory lock keeps other processes out.
+            let rows = try opened.withLock { opened -> Int? in
+                guard opened[namespace] == nil else { return nil }
+                return try SQLiteBulkLoader(databaseFile: file(of: namespace)).load(bytes, progress: progress)
+            }
+            if let rows { return rows }
+        }
+        return try openNamespace(namespace).importJSON(bytes, at: path, merge: merge, progress: progress)
     }
 }
 
@@ -117,18 +155,21 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
         configuration.label = "hearth"
         do {
             queue = try DatabaseQueue(path: url.path, configuration: configuration)
-            try queue.write { db in
-                try db.execute(
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS nodes (path TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
-                        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
-                        """
-                )
-                try RulesHistoryTable.create(db, table: "rules_history", seedFrom: "SELECT value FROM meta WHERE key = 'rules'")
-            }
+            try queue.write { db in try SQLiteNamespaceStorage.createSchema(db) }
         } catch {
             throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
         }
+    }
+
+    /// The tables of a namespace file, created when missing (also by the bulk load for its new file).
+    static func createSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS nodes (path TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                """
+        )
+        try RulesHistoryTable.create(db, table: "rules_history", seedFrom: "SELECT value FROM meta WHERE key = 'rules'")
     }
 
     public func load() async throws -> StoredDatabase {

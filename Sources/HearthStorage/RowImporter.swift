@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 public import HearthCore
 
 /// Streams a JSON document into storage rows without building a tree, for fast imports of large files.
@@ -21,9 +26,25 @@ public struct RowImporter {
     /// Called every so often with the number of bytes consumed, for progress bars.
     public var progress: ((Int) -> Void)?
     public private(set) var rowCount = 0
+    /// Rows come in ascending key order rather than document order (what a bulk B-tree build needs):
+    /// each container's members are listed first (their values skipped with a structural scan), then
+    /// visited sorted by key bytes. A repeated member keeps its last value, as `JSON.parse` does. Costs
+    /// one extra scan of the bytes per nesting level; memory is one member list per open container.
+    public let keyOrder: Bool
 
-    public init(base: DatabasePath) {
+    /// A member of a container being visited in key order: its key and where its value starts and ends.
+    struct Member {
+        var name: String
+        var start: Int
+        var end: Int
+    }
+
+    /// Member lists of finished containers, reused so that visiting a container allocates nothing.
+    private var memberLists: [[Member]] = []
+
+    public init(base: DatabasePath, keyOrder: Bool = false) {
         self.base = base
+        self.keyOrder = keyOrder
     }
 
     /// Parses the whole buffer, calling `emit(rowKey, jsonValueText)` for every row.
@@ -51,6 +72,10 @@ public struct RowImporter {
             progress(parser.offset)
         }
         guard let byte = parser.peek() else { throw JSONError("Unexpected end of JSON", offset: parser.offset) }
+        if keyOrder, byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            try orderedContainer(&parser, prefix: &prefix, depth: depth, emit: emit, lastReport: &lastReport)
+            return
+        }
         switch byte {
         case UInt8(ascii: "{"):
             parser.offset += 1
@@ -95,7 +120,7 @@ public struct RowImporter {
                     prefix.append(1)
                     prefix.append(contentsOf: name.utf8)
                     try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
-                    prefix.removeSubrange(length...)
+                    prefix.removeLast(prefix.count - length)
                 }
                 parser.skipWhitespace()
                 if try parser.endOfContainer(UInt8(ascii: "}")) { return }
@@ -117,15 +142,153 @@ public struct RowImporter {
                 prefix.append(1)
                 prefix.append(contentsOf: String(index).utf8)
                 try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
-                prefix.removeSubrange(length...)
+                prefix.removeLast(prefix.count - length)
                 index += 1
                 parser.skipWhitespace()
                 if try parser.endOfContainer(UInt8(ascii: "]")) { return }
             }
         default:
             let start = parser.offset
+            if parser.skipPlainASCIIString() {
+                if parser.offset - start - 2 <= Node.maximumStringByteCount {
+                    try emitRow(prefix, parser.bytes, start, parser.offset, emit)
+                    return
+                }
+                parser.offset = start
+            }
             let leaf = try parser.parseValue(depth: 0)
             if leaf != .null { try emitLeaf(prefix, leaf, parser.bytes, start, parser.offset, emit) }
+        }
+    }
+
+    /// An object or array in key order: lists its members, then emits its own value and priority rows
+    /// (they sort before any child's) and the children sorted by key.
+    private mutating func orderedContainer(
+        _ parser: inout JSONParser,
+        prefix: inout [UInt8],
+        depth: Int,
+        emit: RowSink,
+        lastReport: inout Int
+    ) throws {
+        let isArray = parser.peek() == UInt8(ascii: "[")
+        let close = isArray ? UInt8(ascii: "]") : UInt8(ascii: "}")
+        parser.offset += 1
+        parser.skipWhitespace()
+        if parser.peek() == close {
+            parser.offset += 1
+            return
+        }
+        if isArray, depth + 1 > DatabasePath.maximumDepth {
+            throw DataError(.tooDeep, "Invalid data; data must not be nested more than 32 levels deep")
+        }
+        var members = memberLists.popLast() ?? []
+        members.removeAll(keepingCapacity: true)
+        var valueStart: Int?
+        var priorityStart: Int?
+        var index = 0
+        while true {
+            parser.skipWhitespace()
+            if isArray {
+                let start = parser.offset
+                try parser.skipValue()
+                members.append(Member(name: String(index), start: start, end: parser.offset))
+                index += 1
+            } else {
+                let name = try parser.parseString()
+                parser.skipWhitespace()
+                try parser.expect(UInt8(ascii: ":"))
+                parser.skipWhitespace()
+                let start = parser.offset
+                switch name {
+                case ".priority": priorityStart = start
+                case ".value": valueStart = start
+                case ".sv": throw DataError(.invalidServerValue, "Invalid data; server values cannot be imported")
+                default:
+                    do {
+                        try Key.validate(name)
+                    } catch {
+                        throw DataError(.invalidKey, "Invalid data; \(error.message)")
+                    }
+                    guard depth + 1 <= DatabasePath.maximumDepth else {
+                        throw DataError(.tooDeep, "Invalid data; data must not be nested more than 32 levels deep")
+                    }
+                }
+                try parser.skipValue()
+                if name.utf8.first != UInt8(ascii: ".") { members.append(Member(name: name, start: start, end: parser.offset)) }
+            }
+            parser.skipWhitespace()
+            if try parser.endOfContainer(close) { break }
+        }
+        let end = parser.offset
+        // The node's own rows: its value (key P), then its priority (P 01 01), before any child (P 01 k).
+        if let valueStart {
+            parser.offset = valueStart
+            let leaf = try parser.parseValue(depth: 0)
+            guard leaf.isPrimitive else { throw DataError(.invalidValue, "Invalid data; \".value\" must be a primitive") }
+            if leaf != .null { try emitLeaf(prefix, leaf, parser.bytes, valueStart, parser.offset, emit) }
+        }
+        if let priorityStart {
+            parser.offset = priorityStart
+            switch try parser.parseValue(depth: 0) {
+            case .null: break
+            case .number, .string: try emitRow(prefix + [1, 1], parser.bytes, priorityStart, parser.offset, emit)
+            default: throw DataError(.invalidPriority, "Invalid data; priorities must be strings, numbers or null")
+            }
+        }
+        RowImporter.sortByKey(&members)
+        for member in members {
+            parser.offset = member.start
+            let length = prefix.count
+            prefix.append(1)
+            prefix.append(contentsOf: member.name.utf8)
+            try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
+            prefix.removeLast(prefix.count - length)
+            guard parser.offset == member.end else { throw JSONError("Unexpected data after a value", offset: parser.offset) }
+        }
+        parser.offset = end
+        memberLists.append(members)
+    }
+
+    /// Sorts members by key bytes (the row order), keeping only the last of members with the same key.
+    /// Already sorted lists, the usual case for exports, cost one comparison per member.
+    static func sortByKey(_ members: inout [Member]) {
+        var sorted = true
+        var index = 1
+        while index < members.count {
+            if compare(members[index - 1].name, members[index].name) >= 0 {
+                sorted = false
+                break
+            }
+            index += 1
+        }
+        if sorted { return }
+        members.sort { a, b in
+            let order = compare(a.name, b.name)
+            return order < 0 || (order == 0 && a.start < b.start)
+        }
+        var kept = 0
+        for index in 0..<members.count {
+            if index + 1 < members.count, compare(members[index + 1].name, members[index].name) == 0 { continue }
+            members[kept] = members[index]
+            kept += 1
+        }
+        members.removeLast(members.count - kept)
+    }
+
+    /// Byte order of UTF-8 (negative, zero, positive), which is how SQLite compares the row keys.
+    @inline(__always)
+    static func compare(_ a: String, _ b: String) -> Int {
+        var a = a
+        var b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                let common = min(a.count, b.count)
+                if common > 0 {
+                    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+                    if order != 0 { return Int(order) }
+                }
+                return a.count - b.count
+            }
         }
     }
 

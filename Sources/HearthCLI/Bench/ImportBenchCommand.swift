@@ -65,7 +65,7 @@ struct ImportBenchCommand: AsyncParsableCommand {
         print("""
 
             Import: \(String(format: "%.1f", megabytes)) MB JSON (\(users) users) in \(String(format: "%.2f", importSeconds)) s = \
-            \(String(format: "%.1f", megabytes / importSeconds)) MB/s (hearth import, SQLite, one transaction)
+            \(String(format: "%.1f", megabytes / importSeconds)) MB/s (hearth import of the whole database: bulk load into a new file)
             Restart: ready to serve that data \(String(format: "%.2f", restartSeconds)) s after process start; \
             server RSS \(rss.map { String(format: "%.0f", $0) } ?? "?") MB
             """)

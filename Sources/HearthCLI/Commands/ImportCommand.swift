@@ -8,9 +8,11 @@ struct ImportCommand: AsyncParsableCommand {
         commandName: "import",
         abstract: "Load a JSON file into a database (with the server stopped, or into a running one with --url).",
         discussion: """
-            Streams the file into SQLite in one transaction: it all lands or none of it does. Accepts \
-            Firebase exports, including priorities (.priority/.value). By default the data at --path is \
-            replaced; --merge replaces only the top-level children the file names. With --url, the file \
+            Streams the file into SQLite: it all lands or none of it does. Accepts Firebase exports, \
+            including priorities (.priority/.value). By default the data at --path is replaced; --merge \
+            replaces only the top-level children the file names. Replacing the whole database (the root, \
+            no --merge) builds a new database file and swaps it in, keeping the rules; other imports run \
+            in one transaction. With --url, the file \
             streams to a running server as one write (PUT, or PATCH with --merge), as its admin \
             (--secret or $HEARTH_ADMIN_SECRET), up to the server's request size (256 MB by default).
             """
@@ -63,12 +65,11 @@ struct ImportCommand: AsyncParsableCommand {
         let storage = try dataOptions.openStorage(
             whileServing: "To load into the running server: curl -X PUT --data-binary @\(file) 'http://HOST:PORT\(target).json?auth=<admin secret>'"
         )
-        let database = try storage.openNamespace(namespace)
         var bar = ProgressBar(total: bytes.count, label: "Importing")
         let rows: Int
         do {
             rows = try bytes.withUnsafeBytes { raw in
-                try database.importJSON(raw, at: target, merge: merge) { bar.update($0) }
+                try storage.importJSON(raw, namespace: namespace, at: target, merge: merge) { bar.update($0) }
             }
         } catch let error as JSONError {
             throw CLIError("\(file) is not valid JSON: \(error). Nothing was imported.")

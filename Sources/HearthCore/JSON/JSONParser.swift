@@ -83,6 +83,85 @@ public struct JSONParser {
         }
     }
 
+    /// Moves past one value without building it: a structural scan that finds the value's end (string
+    /// ends and bracket nesting only). It validates nothing else, so a caller that skips a value to
+    /// come back to it later still parses it for real then.
+    public mutating func skipValue() throws(JSONError) {
+        guard offset < bytes.count, let base = bytes.baseAddress else { throw JSONError("Unexpected end of JSON", offset: offset) }
+        let count = bytes.count
+        var i = offset
+        switch base.load(fromByteOffset: i, as: UInt8.self) {
+        case UInt8(ascii: "\""):
+            offset = try endOfString(base, count, from: i + 1)
+            return
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            repeat {
+                guard i < count else { throw JSONError("Unexpected end of JSON", offset: i) }
+                switch base.load(fromByteOffset: i, as: UInt8.self) {
+                case UInt8(ascii: "\""):
+                    i = try endOfString(base, count, from: i + 1)
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                    guard depth <= maximumNesting else { throw JSONError("JSON nested too deeply", offset: i) }
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                default:
+                    break
+                }
+                i += 1
+            } while depth > 0
+            offset = i
+        default:
+            while i < count {
+                switch base.load(fromByteOffset: i, as: UInt8.self) {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09:
+                    offset = i
+                    return
+                default:
+                    i += 1
+                }
+            }
+            offset = i
+        }
+    }
+
+    /// Moves past a string of printable ASCII without escapes (its opening quote at `offset`) and returns
+    /// true; for any other string returns false and moves nothing. Such a string's JSON text is its
+    /// value, so the common case needs no decoding, UTF-8 check or allocation.
+    public mutating func skipPlainASCIIString() -> Bool {
+        guard offset < bytes.count, let base = bytes.baseAddress, base.load(fromByteOffset: offset, as: UInt8.self) == UInt8(ascii: "\"")
+        else { return false }
+        var i = offset + 1
+        while i < bytes.count {
+            let byte = base.load(fromByteOffset: i, as: UInt8.self)
+            if byte == UInt8(ascii: "\"") {
+                offset = i + 1
+                return true
+            }
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { return false }
+            i += 1
+        }
+        return false
+    }
+
+    /// The index after the closing quote of the string whose contents start at `start`.
+    private func endOfString(_ base: UnsafeRawPointer, _ count: Int, from start: Int) throws(JSONError) -> Int {
+        var i = start
+        while i < count {
+            guard let found = memchr(base + i, Int32(UInt8(ascii: "\"")), count - i) else { break }
+            let quote = base.distance(to: UnsafeRawPointer(found))
+            var backslashes = 0
+            while quote - backslashes - 1 >= start, base.load(fromByteOffset: quote - backslashes - 1, as: UInt8.self) == UInt8(ascii: "\\") {
+                backslashes += 1
+            }
+            if backslashes % 2 == 0 { return quote + 1 }
+            i = quote + 1
+        }
+        throw JSONError("Unterminated string", offset: start - 1)
+    }
+
     /// After a member or element: consumes `,` (returns false) or the closing bracket (returns true).
     public mutating func endOfContainer(_ close: UInt8) throws(JSONError) -> Bool {
         guard offset < bytes.count else { throw JSONError("Unexpected end of JSON", offset: offset) }
@@ -176,14 +255,19 @@ public struct JSONParser {
         let start = offset
         // Fast path: no escapes.
         var i = start
+        var allBits: UInt8 = 0
         while i < bytes.count {
             let byte = bytes[i]
             if byte == UInt8(ascii: "\"") {
                 offset = i + 1
-                return try makeString(UnsafeRawBufferPointer(rebasing: bytes[start..<i]), at: start)
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<i])
+                // ASCII is valid UTF-8: skip the (generic, slower) validation.
+                if allBits < 0x80 { return String(decoding: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+                return try makeString(raw, at: start)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw JSONError("Control character in string", offset: i) }
+            allBits |= byte
             i += 1
         }
         var scratch = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<i]))

@@ -49,6 +49,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var subscribers: [Int: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextSubscriber = 0
         var isShutDown = false
+        /// Tests: a node that hangs (its session stays open, its heartbeats stop).
+        var heartbeatsPaused = false
     }
 
     /// The lease time in seconds, as bound into SQL.
@@ -106,7 +108,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
             tls: clientTLS(endpoint.tls)
         )
         configuration.options.maximumConnections = max(1, maximumConnections)
-        configuration.options.connectTimeout = .seconds(10)
+        // A request waits at most this long for a connection while the server is unreachable.
+        configuration.options.connectTimeout = .seconds(5)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let storage = PostgresStorage(nodeName: nodeName, leaseTime: leaseTime, endpoint: endpoint, client: client, logger: logger)
         storage.startSession(session, pid: pid)
@@ -200,7 +203,11 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 try? await connection.close()
                 group.cancelAll()
             }
-            state.withLock { $0.session = nil }
+            state.withLock { state in
+                state.session = nil
+                // The other nodes may see this node dead from now on (its pid is gone): not fresh.
+                state.lastHeartbeat = nil
+            }
             if Task.isCancelled { break }
             try? await Task.sleep(for: .milliseconds(250))
         }
@@ -227,9 +234,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     private func sendHeartbeats(on connection: PostgresConnection, pid: Int32) async {
         while !Task.isCancelled {
-            if let address = state.withLock({ $0.address }) {
+            if let address = state.withLock({ $0.heartbeatsPaused ? nil : $0.address }) {
                 do {
-                    try await heartbeat(on: connection, pid: pid, address: address)
+                    try await heartbeat(on: connection, pid: pid, address: address, registering: false)
                 } catch {
                     logger.warning("Heartbeat failed", metadata: ["error": "\(error)"])
                     return
@@ -239,15 +246,32 @@ public final class PostgresStorage: SharedDatabaseStorage {
         }
     }
 
-    private func heartbeat(on connection: PostgresConnection, pid: Int32, address: String) async throws {
+    /// Registers this node (`registering`) or refreshes its heartbeat, on the session whose pid the
+    /// membership row names. A refresh only updates an existing row, so one still in flight when
+    /// ``leave()`` deletes the row cannot bring the node back; a row that vanished while joined (deleted
+    /// by hand) is registered again.
+    private func heartbeat(on connection: PostgresConnection, pid: Int32, address: String, registering: Bool) async throws {
         let started = ContinuousClock.now
-        try await connection.query(
-            """
-            INSERT INTO hearth_members (name, address, session_pid, heartbeat_at) VALUES (\(nodeName), \(address), \(pid), now())
-            ON CONFLICT (name) DO UPDATE SET address = EXCLUDED.address, session_pid = EXCLUDED.session_pid, heartbeat_at = now()
-            """,
-            logger: logger
-        ).consume()
+        var updated = false
+        if !registering {
+            let rows = try await connection.query(
+                "UPDATE hearth_members SET heartbeat_at = now(), session_pid = \(pid) WHERE name = \(nodeName) RETURNING 1",
+                logger: logger
+            )
+            updated = try await !rows.all().isEmpty
+        }
+        if !updated {
+            guard state.withLock({ $0.address != nil }) else { return }
+            try await connection.query(
+                """
+                INSERT INTO hearth_members (name, address, session_pid, heartbeat_at, started_at)
+                VALUES (\(nodeName), \(address), \(pid), now(), now())
+                ON CONFLICT (name) DO UPDATE SET address = EXCLUDED.address, session_pid = EXCLUDED.session_pid,
+                    heartbeat_at = now(), started_at = now()
+                """,
+                logger: logger
+            ).consume()
+        }
         state.withLock { state in
             // Only while still joined: a heartbeat that finishes after leave() does not make the lease fresh.
             if state.address != nil, state.lastHeartbeat.map({ $0 < started }) ?? true { state.lastHeartbeat = started }
@@ -266,7 +290,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
             throw StorageError(.unavailable, "The PostgreSQL session is not open (the server may be down); try again")
         }
         do {
-            try await heartbeat(on: session, pid: pid, address: address)
+            try await heartbeat(on: session, pid: pid, address: address, registering: true)
         } catch {
             throw Self.storageError(error, "join the cluster")
         }
@@ -373,6 +397,11 @@ public final class PostgresStorage: SharedDatabaseStorage {
             if state.isShutDown { throw StorageError(.unavailable, "The PostgreSQL storage is shut down") }
         }
         return PostgresNamespaceStorage(namespace: namespace, storage: self)
+    }
+
+    /// Tests: stops (or resumes) the heartbeats while the session stays open, as in a hung process.
+    func pauseHeartbeats(_ paused: Bool = true) {
+        state.withLock { $0.heartbeatsPaused = paused }
     }
 
     /// The address this node joined with, if it did.

@@ -30,7 +30,10 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     private var logger: Logger { storage.logger }
 
     /// Runs `body` with the pool unless this namespace storage is closed.
-    private func run<Result: Sendable>(_ action: String, _ body: (PostgresClient) async throws -> Result) async throws -> Result {
+    private func run<Result: Sendable>(
+        _ action: String,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         if isClosed.withLock({ $0 }) {
             throw StorageError(.unavailable, "The storage of \(namespace) is closed")
         }
@@ -48,8 +51,7 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func loadWithSequence() async throws -> (database: StoredDatabase, sequence: Int64) {
         let namespace = namespace
         let logger = logger
-        let (root, rules, sequence) = try await run("load \(namespace)") { client in
-            try await client.withConnection { connection -> (Node, String?, Int64) in
+        let (root, rules, sequence) = try await run("load \(namespace)") { connection -> (Node, String?, Int64) in
                 try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                 do {
                     var sequence: Int64 = 0
@@ -75,7 +77,6 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
                     _ = try? await connection.query("ROLLBACK", logger: logger)
                     throw error
                 }
-            }
         }
         return (StoredDatabase(root: root, rulesSource: rules), sequence)
     }
@@ -113,8 +114,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     func hearthCommit(_ operations: RowOperations, entry: String, owner: String?, epoch: Int64?) async throws -> Int64 {
         let namespace = namespace
         let logger = logger
-        return try await run("commit to \(namespace)") { client in
-            let rows = try await client.query(
+        return try await run("commit to \(namespace)") { connection in
+            let rows = try await connection.query(
                 """
                 SELECT hearth_commit(\(namespace), \(owner), \(epoch), \(operations.kinds)::text[], \(operations.keys)::text[], \
                 \(operations.values)::text[], \(entry))
@@ -133,17 +134,17 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func saveRules(_ source: String, time: Int64) async throws {
         let namespace = namespace
         let logger = logger
-        try await run("save the rules of \(namespace)") { client in
-            try await client.query("SELECT hearth_save_rules(\(namespace), \(source), \(time))", logger: logger).consume()
+        try await run("save the rules of \(namespace)") { connection in
+            try await connection.query("SELECT hearth_save_rules(\(namespace), \(source), \(time))", logger: logger).consume()
         }
     }
 
     public func rulesHistory(limit: Int) async throws -> [RulesVersion] {
         let namespace = namespace
         let logger = logger
-        return try await run("read the rules history of \(namespace)") { client in
+        return try await run("read the rules history of \(namespace)") { connection in
             var versions: [RulesVersion] = []
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 "SELECT version, source, time FROM hearth_rules_history WHERE db = \(namespace) ORDER BY version DESC LIMIT \(Int64(max(0, limit)))",
                 logger: logger
             )
@@ -159,8 +160,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func storedBytes() async throws -> Int64? {
         let namespace = namespace
         let logger = logger
-        return try await run("measure \(namespace)") { client in
-            let rows = try await client.query(
+        return try await run("measure \(namespace)") { connection in
+            let rows = try await connection.query(
                 """
                 SELECT ((SELECT coalesce(sum(octet_length(path) + octet_length(value)), 0) FROM hearth_rows WHERE db = \(namespace))
                       + (SELECT coalesce(sum(octet_length(payload)), 0) FROM hearth_log WHERE db = \(namespace)))::bigint
@@ -181,8 +182,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func lease() async throws -> DatabaseLease? {
         let namespace = namespace
         let logger = logger
-        return try await run("read the lease of \(namespace)") { client in
-            let rows = try await client.query(
+        return try await run("read the lease of \(namespace)") { connection in
+            let rows = try await connection.query(
                 """
                 SELECT d.owner, d.epoch, d.last_seq, m.address
                 FROM hearth_databases d LEFT JOIN hearth_members m ON m.name = d.owner
@@ -207,9 +208,9 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
         let node = storage.nodeName
         let lease = storage.leaseSeconds
         let address = storage.address
-        return try await run("claim \(namespace)") { client in
-            try await client.query("INSERT INTO hearth_databases (db) VALUES (\(namespace)) ON CONFLICT (db) DO NOTHING", logger: logger).consume()
-            let rows = try await client.query(
+        return try await run("claim \(namespace)") { connection in
+            try await connection.query("INSERT INTO hearth_databases (db) VALUES (\(namespace)) ON CONFLICT (db) DO NOTHING", logger: logger).consume()
+            let rows = try await connection.query(
                 """
                 UPDATE hearth_databases d SET owner = \(node), epoch = d.epoch + 1
                 WHERE d.db = \(namespace) AND (d.owner IS NULL OR d.owner = \(node) OR NOT EXISTS (
@@ -232,8 +233,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
         let namespace = namespace
         let logger = logger
         let node = storage.nodeName
-        try await run("release \(namespace)") { client in
-            try await client.query(
+        try await run("release \(namespace)") { connection in
+            try await connection.query(
                 "UPDATE hearth_databases SET owner = NULL WHERE db = \(namespace) AND owner = \(node) AND epoch = \(epoch)",
                 logger: logger
             ).consume()
@@ -243,9 +244,9 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func changes(after sequence: Int64, limit: Int) async throws -> [LogEntry] {
         let namespace = namespace
         let logger = logger
-        return try await run("read the log of \(namespace)") { client in
+        return try await run("read the log of \(namespace)") { connection in
             var entries: [LogEntry] = []
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 "SELECT seq, payload FROM hearth_log WHERE db = \(namespace) AND seq > \(sequence) ORDER BY seq LIMIT \(Int64(max(0, limit)))",
                 logger: logger
             )
@@ -259,8 +260,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func committedSequence() async throws -> Int64 {
         let namespace = namespace
         let logger = logger
-        return try await run("read the committed sequence of \(namespace)") { client in
-            let rows = try await client.query("SELECT last_seq FROM hearth_databases WHERE db = \(namespace)", logger: logger)
+        return try await run("read the committed sequence of \(namespace)") { connection in
+            let rows = try await connection.query("SELECT last_seq FROM hearth_databases WHERE db = \(namespace)", logger: logger)
             return try await rows.decode(Int64.self).all().first ?? 0
         }
     }
@@ -269,8 +270,8 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     public func notify(sequence: Int64) async throws {
         let namespace = namespace
         let logger = logger
-        try await run("notify a commit to \(namespace)") { client in
-            try await client.query("SELECT pg_notify(\(PostgresSchema.channel), \("\(namespace):\(sequence)"))", logger: logger).consume()
+        try await run("notify a commit to \(namespace)") { connection in
+            try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \("\(namespace):\(sequence)"))", logger: logger).consume()
         }
     }
 }

@@ -83,10 +83,11 @@ enum PostgresSchema {
             PRIMARY KEY (node, connection, db, id)
         )
         """,
-        // One group commit in one statement. Row operations come as parallel arrays: kind 'd' deletes the
-        // key, 'r' deletes the keys in [key, value), 'u' upserts (key, value). They apply in order, but
-        // set-based: consecutive deletes commute, so each run of deletes is two statements, and each run of
-        // upserts is one INSERT over unnest (its keys are distinct: the caller folds repeats).
+        // One group commit in one statement. Row operations come as parallel arrays (see RowOperations):
+        // 'd' deletes the key, 'r' the keys in [key, value), 'u' upserts (key, value), 'i' inserts a row
+        // known to be absent. They apply in order, but set-based: consecutive deletes commute, so each run
+        // of deletes is two statements, and each run of inserts or upserts one INSERT over unnest (its keys
+        // are distinct: the caller folds repeats).
         """
         CREATE OR REPLACE FUNCTION hearth_commit(
             p_db text, p_owner text, p_epoch bigint,
@@ -110,16 +111,20 @@ enum PostgresSchema {
             END IF;
             IF coalesce(array_length(p_kinds, 1), 0) > 0 THEN
                 FOR g IN
-                    SELECT s.upsert, min(s.ord)::int AS lo, max(s.ord)::int AS hi
+                    SELECT s.class, min(s.ord)::int AS lo, max(s.ord)::int AS hi
                     FROM (
-                        SELECT t.ord, t.kind = 'u' AS upsert,
-                               t.ord - row_number() OVER (PARTITION BY t.kind = 'u' ORDER BY t.ord) AS run
-                        FROM unnest(p_kinds) WITH ORDINALITY AS t(kind, ord)
+                        SELECT t.ord, c.class,
+                               t.ord - row_number() OVER (PARTITION BY c.class ORDER BY t.ord) AS run
+                        FROM unnest(p_kinds) WITH ORDINALITY AS t(kind, ord),
+                             LATERAL (SELECT CASE WHEN t.kind IN ('d', 'r') THEN 'd' ELSE t.kind END AS class) AS c
                     ) s
-                    GROUP BY s.upsert, s.run
+                    GROUP BY s.class, s.run
                     ORDER BY lo
                 LOOP
-                    IF g.upsert THEN
+                    IF g.class = 'i' THEN
+                        INSERT INTO hearth_rows (db, path, value)
+                            SELECT p_db, t.k, t.v FROM unnest(p_keys[g.lo:g.hi], p_values[g.lo:g.hi]) AS t(k, v);
+                    ELSIF g.class = 'u' THEN
                         INSERT INTO hearth_rows (db, path, value)
                             SELECT p_db, t.k, t.v FROM unnest(p_keys[g.lo:g.hi], p_values[g.lo:g.hi]) AS t(k, v)
                             ON CONFLICT (db, path) DO UPDATE SET value = EXCLUDED.value;

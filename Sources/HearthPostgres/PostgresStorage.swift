@@ -34,6 +34,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
     let runID = UUID().uuidString
     /// A node is alive while its last heartbeat is younger than this (and its session is open).
     public let leaseTime: Duration
+    /// How long an operation waits for a pooled connection before it fails with `.unavailable`.
+    public let connectionWait: Duration
     public let endpoint: PostgresEndpoint
 
     let client: PostgresClient
@@ -54,6 +56,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var subscribers: [Int: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextSubscriber = 0
         var isShutDown = false
+        /// Tests: a node that hangs (its session stays open, its heartbeats stop).
+        var heartbeatsPaused = false
     }
 
     /// The lease time in seconds, as bound into SQL.
@@ -61,9 +65,17 @@ public final class PostgresStorage: SharedDatabaseStorage {
         Double(leaseTime.components.seconds) + Double(leaseTime.components.attoseconds) / 1e18
     }
 
-    private init(nodeName: String, leaseTime: Duration, endpoint: PostgresEndpoint, client: PostgresClient, logger: Logger) {
+    private init(
+        nodeName: String,
+        leaseTime: Duration,
+        connectionWait: Duration,
+        endpoint: PostgresEndpoint,
+        client: PostgresClient,
+        logger: Logger
+    ) {
         self.nodeName = nodeName
         self.leaseTime = leaseTime
+        self.connectionWait = connectionWait
         self.endpoint = endpoint
         self.client = client
         self.logger = logger
@@ -79,6 +91,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
     ///   - nodeName: this node's name, unique in the cluster.
     ///   - leaseTime: how long a node stays alive without a heartbeat (heartbeats run every sixth of it).
     ///   - maximumConnections: the pool's size (plus the one session).
+    ///   - connectionWait: how long an operation waits for a pooled connection (the server is down, or
+    ///     every connection is busy) before it fails with `.unavailable`.
     /// - Throws: ``StorageError`` `.unavailable` when the server cannot be reached or refuses the login,
     ///   with a message that says what to check (never the password).
     public static func connect(
@@ -86,6 +100,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
         nodeName: String,
         leaseTime: Duration = .seconds(2),
         maximumConnections: Int = 10,
+        connectionWait: Duration = .seconds(5),
         logger: Logger? = nil
     ) async throws -> PostgresStorage {
         let endpoint = try PostgresEndpoint(url: url)
@@ -111,9 +126,17 @@ public final class PostgresStorage: SharedDatabaseStorage {
             tls: clientTLS(endpoint.tls)
         )
         configuration.options.maximumConnections = max(1, maximumConnections)
-        configuration.options.connectTimeout = .seconds(10)
+        // A request waits at most this long for a connection while the server is unreachable.
+        configuration.options.connectTimeout = .seconds(5)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let storage = PostgresStorage(nodeName: nodeName, leaseTime: leaseTime, endpoint: endpoint, client: client, logger: logger)
+        let storage = PostgresStorage(
+            nodeName: nodeName,
+            leaseTime: leaseTime,
+            connectionWait: connectionWait,
+            endpoint: endpoint,
+            client: client,
+            logger: logger
+        )
         storage.startSession(session, pid: pid)
         return storage
     }
@@ -237,9 +260,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     private func sendHeartbeats(on connection: PostgresConnection, pid: Int32) async {
         while !Task.isCancelled {
-            if let address = state.withLock({ $0.address }) {
+            if let address = state.withLock({ $0.heartbeatsPaused ? nil : $0.address }) {
                 do {
-                    try await heartbeat(on: connection, pid: pid, address: address)
+                    try await heartbeat(on: connection, pid: pid, address: address, registering: false)
                 } catch {
                     logger.warning("Heartbeat failed", metadata: ["error": "\(error)"])
                     return
@@ -249,15 +272,32 @@ public final class PostgresStorage: SharedDatabaseStorage {
         }
     }
 
-    private func heartbeat(on connection: PostgresConnection, pid: Int32, address: String) async throws {
+    /// Registers this node (`registering`) or refreshes its heartbeat, on the session whose pid the
+    /// membership row names. A refresh only updates an existing row, so one still in flight when
+    /// ``leave()`` deletes the row cannot bring the node back; a row that vanished while joined (deleted
+    /// by hand) is registered again.
+    private func heartbeat(on connection: PostgresConnection, pid: Int32, address: String, registering: Bool) async throws {
         let started = ContinuousClock.now
-        try await connection.query(
-            """
-            INSERT INTO hearth_members (name, address, session_pid, heartbeat_at) VALUES (\(nodeName), \(address), \(pid), now())
-            ON CONFLICT (name) DO UPDATE SET address = EXCLUDED.address, session_pid = EXCLUDED.session_pid, heartbeat_at = now()
-            """,
-            logger: logger
-        ).consume()
+        var updated = false
+        if !registering {
+            let rows = try await connection.query(
+                "UPDATE hearth_members SET heartbeat_at = now(), session_pid = \(pid) WHERE name = \(nodeName) RETURNING 1",
+                logger: logger
+            )
+            updated = try await !rows.all().isEmpty
+        }
+        if !updated {
+            guard state.withLock({ $0.address != nil }) else { return }
+            try await connection.query(
+                """
+                INSERT INTO hearth_members (name, address, session_pid, heartbeat_at, started_at)
+                VALUES (\(nodeName), \(address), \(pid), now(), now())
+                ON CONFLICT (name) DO UPDATE SET address = EXCLUDED.address, session_pid = EXCLUDED.session_pid,
+                    heartbeat_at = now(), started_at = now()
+                """,
+                logger: logger
+            ).consume()
+        }
         state.withLock { state in
             // Only while still joined: a heartbeat that finishes after leave() does not make the lease fresh.
             if state.address != nil, state.lastHeartbeat.map({ $0 < started }) ?? true { state.lastHeartbeat = started }
@@ -276,7 +316,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
             throw StorageError(.unavailable, "The PostgreSQL session is not open (the server may be down); try again")
         }
         do {
-            try await heartbeat(on: session, pid: pid, address: address)
+            try await heartbeat(on: session, pid: pid, address: address, registering: true)
         } catch {
             throw Self.storageError(error, "join the cluster")
         }
@@ -287,16 +327,20 @@ public final class PostgresStorage: SharedDatabaseStorage {
             state.address = nil
             state.lastHeartbeat = nil
         }
-        try await run("leave the cluster") { client in
-            try await client.query("UPDATE hearth_databases SET owner = NULL WHERE owner = \(nodeName)", logger: logger).consume()
-            try await client.query("DELETE FROM hearth_members WHERE name = \(nodeName)", logger: logger).consume()
+        let nodeName = nodeName
+        let logger = logger
+        try await run("leave the cluster") { connection in
+            try await connection.query("UPDATE hearth_databases SET owner = NULL WHERE owner = \(nodeName)", logger: logger).consume()
+            try await connection.query("DELETE FROM hearth_members WHERE name = \(nodeName)", logger: logger).consume()
         }
     }
 
     public func members() async throws -> [ClusterMember] {
-        try await run("list the cluster's members") { client in
+        let logger = logger
+        let leaseSeconds = leaseSeconds
+        return try await run("list the cluster's members") { connection in
             var members: [ClusterMember] = []
-            let rows = try await client.query(
+            let rows = try await connection.query(
                 """
                 SELECT m.name, coalesce(m.address, ''),
                        (m.heartbeat_at > now() - make_interval(secs => \(leaseSeconds))
@@ -416,9 +460,10 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     /// The namespaces that have a row in `hearth_databases`: every commit, rules save or claim makes one.
     public func namespaces() async throws -> [String] {
-        try await run("list the databases") { client in
+        let logger = logger
+        return try await run("list the databases") { connection in
             var names: [String] = []
-            for try await name in try await client.query("SELECT db FROM hearth_databases ORDER BY db COLLATE \"C\"", logger: logger)
+            for try await name in try await connection.query("SELECT db FROM hearth_databases ORDER BY db COLLATE \"C\"", logger: logger)
                 .decode(String.self)
             where NamespaceName.isValid(name) {
                 names.append(name)
@@ -429,8 +474,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     public func contains(namespace: String) async throws -> Bool {
         guard NamespaceName.isValid(namespace) else { return false }
-        return try await run("look up a database") { client in
-            let rows = try await client.query("SELECT EXISTS (SELECT 1 FROM hearth_databases WHERE db = \(namespace))", logger: logger)
+        let logger = logger
+        return try await run("look up a database") { connection in
+            let rows = try await connection.query("SELECT EXISTS (SELECT 1 FROM hearth_databases WHERE db = \(namespace))", logger: logger)
             return try await rows.decode(Bool.self).all().first ?? false
         }
     }
@@ -449,6 +495,11 @@ public final class PostgresStorage: SharedDatabaseStorage {
             if state.isShutDown { throw StorageError(.unavailable, "The PostgreSQL storage is shut down") }
         }
         return PostgresNamespaceStorage(namespace: namespace, storage: self)
+    }
+
+    /// Tests: stops (or resumes) the heartbeats while the session stays open, as in a hung process.
+    func pauseHeartbeats(_ paused: Bool = true) {
+        state.withLock { $0.heartbeatsPaused = paused }
     }
 
     /// The address this node joined with, if it did.
@@ -525,13 +576,56 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     // MARK: Helpers
 
-    /// Runs `body` with the pool, turning failures into ``StorageError``s that say what failed.
-    func run<Result: Sendable>(_ action: String, _ body: (PostgresClient) async throws -> Result) async throws -> Result {
+    /// Runs `body` on a pooled connection, turning failures into ``StorageError``s that say what failed.
+    ///
+    /// Waiting for a connection is limited to ``connectionWait`` (the pool itself keeps retrying an
+    /// unreachable server for a minute or more); the query, once it runs, is not (a large load may take
+    /// long). A commit that fails after it was sent may or may not have been applied.
+    func run<Result: Sendable>(
+        _ action: String,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let started = Flag()
+        let client = client
+        let wait = connectionWait
         do {
-            return try await body(client)
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        started.set()
+                        return try await body(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: wait)
+                    if !started.isSet { throw NoConnection() }
+                    return nil
+                }
+                while let result = try await group.next() {
+                    if let result {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                throw StorageError(.unavailable, "PostgreSQL returned nothing")
+            }
+        } catch is NoConnection {
+            throw StorageError(
+                .unavailable,
+                "Cannot \(action): no connection to PostgreSQL within \(wait); check that the server is running"
+            )
         } catch {
             throw Self.storageError(error, action)
         }
+    }
+
+    private struct NoConnection: Error {}
+
+    /// Set once: whether an operation got its connection.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
     }
 
     /// A ``StorageError`` for a failure while doing `action`: `.fenced` for `hearth_commit`'s fence, else

@@ -363,9 +363,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
         try await run("read a shared setting") { client in
             try await client.query(
                 "INSERT INTO hearth_settings (name, value) VALUES (\(name), \(initial)) ON CONFLICT (name) DO NOTHING",
-                logger: logger
+                logger: self.logger
             ).consume()
-            for try await value in try await client.query("SELECT value FROM hearth_settings WHERE name = \(name)", logger: logger)
+            for try await value in try await client.query("SELECT value FROM hearth_settings WHERE name = \(name)", logger: self.logger)
                 .decode(String.self)
             {
                 return value
@@ -381,15 +381,15 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 try await client.query(
                     """
                     INSERT INTO hearth_on_disconnect (node, connection, db, id, request)
-                    VALUES (\(nodeName), \(key), \(namespace), 0, \(payload))
+                    VALUES (\(self.nodeName), \(key), \(namespace), 0, \(payload))
                     ON CONFLICT (node, connection, db, id) DO UPDATE SET request = excluded.request
                     """,
-                    logger: logger
+                    logger: self.logger
                 ).consume()
             } else {
                 try await client.query(
-                    "DELETE FROM hearth_on_disconnect WHERE node = \(nodeName) AND connection = \(key) AND db = \(namespace)",
-                    logger: logger
+                    "DELETE FROM hearth_on_disconnect WHERE node = \(self.nodeName) AND connection = \(key) AND db = \(namespace)",
+                    logger: self.logger
                 ).consume()
             }
         }
@@ -403,15 +403,15 @@ public final class PostgresStorage: SharedDatabaseStorage {
             let rows = try await client.query(
                 """
                 DELETE FROM hearth_on_disconnect o
-                WHERE (o.node = \(nodeName) AND o.connection NOT LIKE \(prefix))
+                WHERE (o.node = \(self.nodeName) AND o.connection NOT LIKE \(prefix))
                    OR NOT EXISTS (
                        SELECT 1 FROM hearth_members m
                        WHERE m.name = o.node
-                         AND m.heartbeat_at > now() - make_interval(secs => \(leaseSeconds))
+                         AND m.heartbeat_at > now() - make_interval(secs => \(self.leaseSeconds))
                          AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid))
                 RETURNING o.db, o.request
                 """,
-                logger: logger
+                logger: self.logger
             )
             var taken: [OrphanedOnDisconnect] = []
             for try await (namespace, payload) in rows.decode((String, String).self) {

@@ -365,10 +365,84 @@ struct PostgresSharedStorageTests {
         let key = NodeRows.key(a)
         let priority = NodeRows.priorityKey(a)
         let range = NodeRows.descendantRange(a)
-        // The replace's rows are inserts (their keys were just deleted); the priority set next folds into
-        // the replace's priority row.
-        #expect(operations.kinds == ["d", "r", "i", "i", "d", "d"])
-        #expect(operations.keys == [key, range.lower, key, priority, key, priority])
-        #expect(operations.values == ["", range.upper, "1", "2", "", ""])
+        // Netted: the deletes first; the replace's rows were undone by the later deletes, so no write is left.
+        #expect(operations.kinds == ["d", "r", "d", "d"])
+        #expect(operations.keys == [key, range.lower, key, priority])
+        #expect(operations.values == ["", range.upper, "", ""])
+    }
+
+    @Test func aBatchOfWritesIsItsDeletesThenTheWritesThatSurvive() throws {
+        let b = try DatabasePath("/b")
+        let bc = try DatabasePath("/b/c")
+        let d = try DatabasePath("/d")
+        let operations = RowOperations([
+            .replace(bc, .leaf(.number(1))),
+            .replace(d, .leaf(.string("x"), priority: .number(3))),
+            .setPriority(d, .number(4)),
+            // Replacing /b undoes the write of /b/c above; its own row survives.
+            .replace(b, .leaf(.bool(true))),
+            .replace(bc, .empty),
+        ])
+        #expect(operations.kinds == ["d", "r", "d", "r", "d", "r", "d", "r", "i", "i", "i"])
+        #expect(operations.keys.suffix(3) == [NodeRows.key(d), NodeRows.priorityKey(d), NodeRows.key(b)])
+        #expect(operations.values.suffix(3) == [#""x""#, "4", "true"])
+        // Applied to a table of rows, in order or netted, they leave the same rows.
+        #expect(RowOperationsModel.apply(operations) == RowOperationsModel.applyInOrder([
+            .replace(bc, .leaf(.number(1))),
+            .replace(d, .leaf(.string("x"), priority: .number(3))),
+            .setPriority(d, .number(4)),
+            .replace(b, .leaf(.bool(true))),
+            .replace(bc, .empty),
+        ]))
+    }
+
+    @Test func nettingRandomBatchesKeepsTheEndStateOfApplyingThemInOrder() throws {
+        var random = SplitMix(seed: 7)
+        let names = ["a", "b", "c"]
+        for _ in 0..<200 {
+            var mutations: [StorageMutation] = []
+            for _ in 0..<Int(random.next() % 12) {
+                let depth = Int(random.next() % 3) + 1
+                let path = DatabasePath(keys: (0..<depth).map { _ in Key(names[Int(random.next() % 3)]) })
+                switch random.next() % 5 {
+                case 0: mutations.append(.replace(path, .empty))
+                case 1: mutations.append(.removeLeafValue(path))
+                case 2: mutations.append(.setPriority(path, random.next() % 2 == 0 ? nil : .number(Double(random.next() % 9))))
+                case 3: mutations.append(.replace(path, try Node(json: try JSONValue(parsing: #"{"x": 1, "y": {"z": 2}}"#))))
+                default: mutations.append(.replace(path, .leaf(.number(Double(random.next() % 100)))))
+                }
+            }
+            var seeded: [String: String] = [:]
+            for name in names { seeded[NodeRows.key(DatabasePath(keys: [Key(name), Key("old")]))] = "0" }
+            #expect(RowOperationsModel.apply(RowOperations(mutations), to: seeded) == RowOperationsModel.applyInOrder(mutations, to: seeded))
+        }
+    }
+}
+
+/// A table of rows in memory, to compare netted operations with the mutations applied one by one.
+enum RowOperationsModel {
+    static func apply(_ operations: RowOperations, to rows: [String: String] = [:]) -> [String: String] {
+        var rows = rows
+        for (kind, (key, value)) in zip(operations.kinds, zip(operations.keys, operations.values)) {
+            switch kind {
+            case "d": rows.removeValue(forKey: key)
+            case "r": rows = rows.filter { !($0.key >= key && $0.key < value) }
+            case "i":
+                #expect(rows[key] == nil, "an insert of a row that exists")
+                rows[key] = value
+            default: rows[key] = value
+            }
+        }
+        return rows
+    }
+
+    static func applyInOrder(_ mutations: [StorageMutation], to rows: [String: String] = [:]) -> [String: String] {
+        var rows = rows
+        for mutation in mutations {
+            var one = RowOperations()
+            one.append([mutation])
+            rows = apply(one, to: rows)
+        }
+        return rows
     }
 }

@@ -334,6 +334,18 @@ final class DatabaseReplica: Sendable {
                         for pending in batch { pending.complete(.failure(ClusterContext.unknownOutcome)) }
                         return
                     }
+                    let refused = answer.outcomes.allSatisfy { outcome in
+                        if case .failure(let error) = outcome { return error.message == ClusterContext.noOwner.message }
+                        return false
+                    }
+                    if refused && ContinuousClock.now < deadline {
+                        // The node gave the database up as the writes arrived and applied none: send them
+                        // again, in the same order, to the new owner.
+                        try? await Task.sleep(for: .milliseconds(20))
+                        lease = try? await shared.lease()
+                        noteLease(lease)
+                        continue
+                    }
                     // Pipelined: the next batch goes out while this one waits for the log to arrive here.
                     Task {
                         let reached = await self.wait(for: answer.sequence, timeout: ClusterContext.forwardPatience)

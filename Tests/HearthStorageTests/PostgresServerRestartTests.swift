@@ -79,11 +79,7 @@ struct PostgresServerRestartTests {
                     try await Task.sleep(for: .milliseconds(100))
                 }
             }
-            var received: CommitNotification?
-            for await notification in notifications {
-                received = notification
-                break
-            }
+            let received = await firstElement(of: notifications)
             sender.cancel()
             #expect(received == CommitNotification(namespace: "demo", sequence: second))
 

@@ -56,7 +56,7 @@ struct PostgresServerRestartTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-pg-restart-\(UUID().uuidString)").path
         let url = try await Self.throwaway("start", directory)
         let port = url.split(separator: ":").last.flatMap { $0.split(separator: "/").first }.map(String.init) ?? ""
-        let storage = try await PostgresStorage.connect(url: url, nodeName: "a", connectionWait: .seconds(2))
+        let storage = try await PostgresStorage.connect(url: url, nodeName: "a", connectionWait: .seconds(10))
         do {
             try await storage.join(address: "http://a.test:9000")
             let db = try storage.openNamespace("demo")

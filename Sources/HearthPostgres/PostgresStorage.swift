@@ -196,7 +196,12 @@ public final class PostgresStorage: SharedDatabaseStorage {
             if next == nil {
                 do {
                     let connection = try await Self.openSession(endpoint, logger: logger)
-                    next = (connection, try await Self.backendPID(of: connection, logger: logger))
+                    do {
+                        next = (connection, try await Self.backendPID(of: connection, logger: logger))
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
                 } catch {
                     logger.warning("PostgreSQL session lost; retrying", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .milliseconds(250))

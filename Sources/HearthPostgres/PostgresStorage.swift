@@ -430,6 +430,14 @@ public final class PostgresStorage: SharedDatabaseStorage {
         return PostgresNamespaceStorage(namespace: namespace, storage: self)
     }
 
+    /// Tests: runs one SQL statement as is (to age log entries, for example).
+    func execute(unsafeSQL sql: String) async throws {
+        let logger = logger
+        try await run("run a test statement") { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).consume()
+        }
+    }
+
     /// Tests: stops (or resumes) the heartbeats while the session stays open, as in a hung process.
     func pauseHeartbeats(_ paused: Bool = true) {
         state.withLock { $0.heartbeatsPaused = paused }

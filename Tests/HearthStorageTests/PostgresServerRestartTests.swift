@@ -20,7 +20,7 @@ struct PostgresServerRestartTests {
         process.arguments = arguments
         // A file, not a pipe: the server the script starts may keep an inherited pipe open for good.
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-throwaway-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         defer { try? output.close() }
@@ -94,7 +94,7 @@ struct PostgresServerRestartTests {
             #expect(try await eventually { try await db.committedSequence() } == second)
         } catch {
             await storage.shutdown()
-            try? await Self.throwaway("stop", directory)
+            _ = try? await Self.throwaway("stop", directory)
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }

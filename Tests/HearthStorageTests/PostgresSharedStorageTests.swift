@@ -226,6 +226,28 @@ struct PostgresSharedStorageTests {
         await cluster.finish()
     }
 
+    @Test func theLogIsTrimmedToItsRetentionButKeepsTheLastTenThousandEntries() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "demo")
+        let lease = try #require(try await db.claim())
+        // 11,999 entries, the first 11,000 ten minutes old (beyond the 5-minute retention).
+        try await a.execute(unsafeSQL: """
+            INSERT INTO hearth_log (db, seq, payload, committed_at)
+            SELECT 'demo', s, 'old', CASE WHEN s <= 11000 THEN now() - interval '10 minutes' ELSE now() END
+            FROM generate_series(1, 11999) AS s
+            """)
+        try await a.execute(unsafeSQL: "UPDATE hearth_databases SET last_seq = 11999 WHERE db = 'demo'")
+        // Commit 12,000 (a multiple of 1,000) trims: old entries before the last 10,000 go.
+        #expect(try await db.commit([], entry: "new", epoch: lease.epoch) == 12_000)
+        let log = try await db.changes(after: 0, limit: 3)
+        #expect(log.map(\.sequence) == [2001, 2002, 2003])
+        // A reader that asked for an entry that is gone sees the gap and reloads.
+        #expect(try await db.changes(after: 5, limit: 1).first?.sequence == 2001)
+        #expect(try await db.changes(after: 11_999, limit: 5) == [LogEntry(sequence: 12_000, payload: "new")])
+        await cluster.finish()
+    }
+
     @Test func loadWithSequenceIsOneSnapshotWhileCommitsGoOn() async throws {
         let cluster = try await Cluster()
         let a = try await cluster.node("a")

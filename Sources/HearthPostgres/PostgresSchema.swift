@@ -181,13 +181,4 @@ enum PostgresSchema {
 
     /// The log entry a rules save appends: nodes reload the rules when they apply it.
     static let rulesPayload = LogEntry.rulesPayload
-
-    /// SQL that is true for a `hearth_members` row `m` whose node is alive: a fresh heartbeat and an
-    /// open session. `$lease` is the lease time in seconds (a double bind).
-    static func alive(_ m: String, leaseBind: String) -> String {
-        """
-        (\(m).heartbeat_at > now() - make_interval(secs => \(leaseBind)) \
-        AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = \(m).session_pid))
-        """
-    }
 }

@@ -201,7 +201,12 @@ public final class PostgresStorage: SharedDatabaseStorage {
             if next == nil {
                 do {
                     let connection = try await Self.openSession(endpoint, logger: logger)
-                    next = (connection, try await Self.backendPID(of: connection, logger: logger))
+                    do {
+                        next = (connection, try await Self.backendPID(of: connection, logger: logger))
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
                 } catch {
                     logger.warning("PostgreSQL session lost; retrying", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .milliseconds(250))
@@ -495,6 +500,14 @@ public final class PostgresStorage: SharedDatabaseStorage {
             if state.isShutDown { throw StorageError(.unavailable, "The PostgreSQL storage is shut down") }
         }
         return PostgresNamespaceStorage(namespace: namespace, storage: self)
+    }
+
+    /// Tests: runs one SQL statement as is (to age log entries, for example).
+    func execute(unsafeSQL sql: String) async throws {
+        let logger = logger
+        try await run("run a test statement") { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).consume()
+        }
     }
 
     /// Tests: stops (or resumes) the heartbeats while the session stays open, as in a hung process.

@@ -20,7 +20,7 @@ struct PostgresServerRestartTests {
         process.arguments = arguments
         // A file, not a pipe: the server the script starts may keep an inherited pipe open for good.
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-throwaway-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         defer { try? output.close() }
@@ -56,7 +56,7 @@ struct PostgresServerRestartTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-pg-restart-\(UUID().uuidString)").path
         let url = try await Self.throwaway("start", directory)
         let port = url.split(separator: ":").last.flatMap { $0.split(separator: "/").first }.map(String.init) ?? ""
-        let storage = try await PostgresStorage.connect(url: url, nodeName: "a", connectionWait: .seconds(2))
+        let storage = try await PostgresStorage.connect(url: url, nodeName: "a", connectionWait: .seconds(10))
         do {
             try await storage.join(address: "http://a.test:9000")
             let db = try storage.openNamespace("demo")
@@ -79,11 +79,7 @@ struct PostgresServerRestartTests {
                     try await Task.sleep(for: .milliseconds(100))
                 }
             }
-            var received: CommitNotification?
-            for await notification in notifications {
-                received = notification
-                break
-            }
+            let received = await firstElement(of: notifications)
             sender.cancel()
             #expect(received == CommitNotification(namespace: "demo", sequence: second))
 
@@ -98,7 +94,7 @@ struct PostgresServerRestartTests {
             #expect(try await eventually { try await db.committedSequence() } == second)
         } catch {
             await storage.shutdown()
-            try? await Self.throwaway("stop", directory)
+            _ = try? await Self.throwaway("stop", directory)
             try? FileManager.default.removeItem(atPath: directory)
             throw error
         }

@@ -40,3 +40,20 @@ enum PostgresTestServer {
         try? await PostgresStorage.dropDatabase(named: name, onServerOf: url)
     }
 }
+
+/// The first element of `stream`, or nil after `limit`: a test fails with a message instead of hanging.
+func firstElement<Element: Sendable>(of stream: AsyncStream<Element>, within limit: Duration = .seconds(30)) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            for await element in stream { return element }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        let result = await group.next() ?? nil
+        group.cancelAll()
+        return result
+    }
+}

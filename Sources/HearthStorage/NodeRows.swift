@@ -191,11 +191,8 @@ public struct TreeBuilder {
         if level.keys.isEmpty {
             return keepingStub && level.priority != nil ? .children(Node.Children(priority: level.priority)) : .empty
         }
-        var children = Node.Children(priority: level.priority)
-        var entries = TreeDictionary<Key, Node>()
-        for index in level.keys.indices { entries[level.keys[index]] = level.nodes[index] }
-        children.entries = entries
-        return .children(children)
+        let entries = ChildMap(entries: level.keys.indices.map { (key: level.keys[$0], value: level.nodes[$0]) })
+        return .children(Node.Children(entries: entries, priority: level.priority))
     }
 
     /// Merges two trees built from disjoint, adjacent key ranges (`a` before `b`): they overlap only along

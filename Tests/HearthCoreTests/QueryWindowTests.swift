@@ -23,7 +23,7 @@ import Testing
             if Bool.random(using: &generator) { child.priority = .number(Double(Int.random(in: 0..<5, using: &generator))) }
             entries[Key(key)] = .children(child)
         }
-        return .children(Node.Children(entries: entries))
+        return .children(Node.Children(entries: ChildMap(entries)))
     }
 
     @Test(arguments: [QueryIndex.key, .value, .priority, .child(try! DatabasePath("score"))])

@@ -92,7 +92,7 @@ public struct Query: Sendable, Hashable {
 
     /// The first or last `limit` children in range, chosen with a bounded heap whose root is the
     /// entry that would leave first (the greatest for `.first`, the least for `.last`).
-    func limitedWindow(_ entries: TreeDictionary<Key, Node>, _ limit: Limit) -> [(key: Key, node: Node)] {
+    func limitedWindow(_ entries: ChildMap, _ limit: Limit) -> [(key: Key, node: Node)] {
         let (capacity, keepsFirst): (Int, Bool) = switch limit {
         case .first(let n): (max(n, 0), true)
         case .last(let n): (max(n, 0), false)
@@ -142,8 +142,7 @@ public struct Query: Sendable, Hashable {
     public func evaluate(on node: Node) -> Node {
         if isDefault && index == .key { return node }
         if node.isLeaf { return isDefault ? node : .empty }
-        var out = Node.Children()
-        for entry in window(over: node) { out.entries[entry.key] = entry.node }
+        var out = Node.Children(entries: ChildMap(entries: window(over: node).map { (key: $0.key, value: $0.node) }))
         out.priority = node.priority
         return out.entries.isEmpty ? .empty : .children(out)
     }

@@ -51,18 +51,20 @@ extension Node {
             return .leaf(.string(s))
         case .array(let elements):
             try checkDepth(depth + 1)
-            var entries = Children()
+            var collected: [(key: Key, value: Node)] = []
+            collected.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
                 let key = Key(String(index))
                 let child = try convert(element, depth: depth + 1, context: context, existing: existing?.child(key))
-                if !child.isEmpty { entries.entries[key] = child }
+                if !child.isEmpty { collected.append((key: key, value: child)) }
             }
-            return .children(entries)
+            return collected.isEmpty ? .empty : .children(Children(entries: ChildMap(entries: collected)))
         case .object(let members):
             var priority: Priority?
             var value: JSONValue?
             var serverValue: JSONValue?
-            var entries = Children()
+            var collected: [(key: Key, value: Node)] = []
+            collected.reserveCapacity(members.count)
             for (name, member) in members {
                 switch name {
                 case ".priority":
@@ -80,8 +82,13 @@ extension Node {
                     try checkDepth(depth + 1)
                     let key = Key(name)
                     let child = try convert(member, depth: depth + 1, context: context, existing: existing?.child(key))
-                    if !child.isEmpty { entries.entries[key] = child } else { entries.entries.removeValue(forKey: key) }
+                    collected.append((key: key, value: child))
                 }
+            }
+            // A later member with the same name wins; a null one removes the child.
+            var entries = Children(entries: ChildMap(entries: collected))
+            for entry in collected where entry.value.isEmpty {
+                if entries.entries[entry.key]?.isEmpty == true { entries.entries.removeValue(forKey: entry.key) }
             }
             if let serverValue {
                 guard value == nil, entries.entries.isEmpty else {

@@ -101,9 +101,7 @@ extension Node {
         switch self {
         case .leaf(let v, _): return .leaf(v)
         case .children(let c):
-            var out = Children()
-            for key in c.entries.keys { out.entries[key] = .leaf(.bool(true)) }
-            return .children(out)
+            return .children(Children(entries: ChildMap(entries: c.entries.map { (key: $0.key, value: .leaf(.bool(true))) })))
         }
     }
 

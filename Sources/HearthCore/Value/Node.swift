@@ -1,9 +1,9 @@
-public import HashTreeCollections
 
 /// An immutable node of the database tree: a leaf or a set of children, either with an optional priority.
 ///
-/// Children live in a persistent hash tree, so copying a node is O(1) and changing one child copies
-/// only the path to it. That lets the engine hand out snapshots to readers while it keeps writing.
+/// Children live in a ``ChildMap``: a small record packed into one buffer, or a persistent hash tree,
+/// so copying a node is O(1) and changing one child copies only the path to it (and the record that
+/// holds it). That lets the engine hand out snapshots to readers while it keeps writing.
 /// The empty node (no value, no children) is how the database represents `null`.
 ///
 /// For example:
@@ -17,10 +17,10 @@ public enum Node: Sendable, Hashable {
 
     /// The children of an inner node and its priority.
     public struct Children: Sendable, Hashable {
-        public var entries: TreeDictionary<Key, Node>
+        public var entries: ChildMap
         public var priority: Priority?
 
-        public init(entries: TreeDictionary<Key, Node> = [:], priority: Priority? = nil) {
+        public init(entries: ChildMap = ChildMap(), priority: Priority? = nil) {
             self.entries = entries
             self.priority = priority
         }
@@ -60,14 +60,14 @@ public enum Node: Sendable, Hashable {
     }
 
     /// The children as (key, node) pairs in no particular order.
-    public var childEntries: TreeDictionary<Key, Node> {
+    public var childEntries: ChildMap {
         if case .children(let c) = self { return c.entries }
-        return [:]
+        return ChildMap()
     }
 
     /// The children sorted by key (Firebase key order).
     public var sortedChildren: [(key: Key, node: Node)] {
-        childEntries.map { (key: $0.key, node: $0.value) }.sorted { Key.compare($0.key, $1.key) < 0 }
+        childEntries.sortedByKey.map { (key: $0.key, node: $0.value) }
     }
 
     public func child(_ key: Key) -> Node {

@@ -1,4 +1,3 @@
-import HashTreeCollections
 import HearthCore
 import Hummingbird
 import NIOCore
@@ -123,7 +122,7 @@ struct ChildListing: Sendable {
 /// they share, so after a value change the check costs the changed path, not a million keys.
 final class SortedKeys: Sendable {
     struct Entry {
-        var keys: TreeDictionary<Key, Node>.Keys
+        var keys: ChildMap.Keys
         var sorted: [Key]
         var used: UInt64
     }
@@ -131,10 +130,10 @@ final class SortedKeys: Sendable {
     static let capacity = 4
     private let entries = Mutex<(clock: UInt64, byLocation: [String: Entry])>((0, [:]))
     /// Sorts under way, by location, so concurrent requests wait for one sort instead of each doing it.
-    private let sorting = Mutex<[String: (keys: TreeDictionary<Key, Node>.Keys, task: Task<[Key], Never>)]>([:])
+    private let sorting = Mutex<[String: (keys: ChildMap.Keys, task: Task<[Key], Never>)]>([:])
 
     /// The cached keys of `children` in Firebase key order, if they are still its keys.
-    func cachedKeys(of children: TreeDictionary<Key, Node>, at location: String) -> [Key]? {
+    func cachedKeys(of children: ChildMap, at location: String) -> [Key]? {
         entries.withLock { state in
             state.clock += 1
             guard var entry = state.byLocation[location], entry.keys == children.keys else { return nil }
@@ -150,7 +149,7 @@ final class SortedKeys: Sendable {
     }
 
     /// The keys of `children` in Firebase key order: cached, being sorted (waits for it), or sorted now.
-    func keys(of children: TreeDictionary<Key, Node>, at location: String) async -> [Key] {
+    func keys(of children: ChildMap, at location: String) async -> [Key] {
         if let cached = cachedKeys(of: children, at: location) { return cached }
         let keys = children.keys
         let task = sorting.withLock { sorting in
@@ -175,16 +174,16 @@ final class SortedKeys: Sendable {
     /// `keys` in Firebase key order (integer-like keys by value, then the rest by UTF-16 code units),
     /// like `keys.sorted()` but faster for the usual case: ASCII keys compare the same by the standard
     /// library's string order, which sorts without a call to `Key.compare` per comparison.
-    static func firebaseOrder(_ keys: some Collection<Key>) -> [Key] {
+    static func firebaseOrder(_ keys: some Sequence<Key>) -> [Key] {
         guard let (integers, ascii) = partition(keys) else { return keys.sorted() }
         return integers.sorted() + ascii.sorted().map { Key($0) }
     }
 
     /// The first `count` of `keys` in Firebase key order, in one pass (a bounded heap) for the usual
     /// case of ASCII keys: no sort of all of them.
-    static func first(_ count: Int, of keys: some Collection<Key>) -> [Key] {
+    static func first(_ count: Int, of keys: some Sequence<Key>) -> [Key] {
         guard let (integers, ascii) = partition(keys) else {
-            return Query(limit: .first(count)).window(over: .children(.init(entries: TreeDictionary(uniqueKeysWithValues: keys.map { ($0, Node.leaf(.bool(true))) })))).map(\.key)
+            return Query(limit: .first(count)).window(over: .children(.init(entries: ChildMap(entries: keys.map { (key: $0, value: Node.leaf(.bool(true))) })))).map(\.key)
         }
         let firstIntegers = integers.sorted().prefix(count)
         let wanted = count - firstIntegers.count
@@ -218,10 +217,10 @@ final class SortedKeys: Sendable {
     }
 
     /// Integer-like keys, and the others as strings when they are all ASCII (nil otherwise).
-    static func partition(_ keys: some Collection<Key>) -> (integers: [Key], ascii: [String])? {
+    static func partition(_ keys: some Sequence<Key>) -> (integers: [Key], ascii: [String])? {
         var integers: [Key] = []
         var ascii: [String] = []
-        ascii.reserveCapacity(keys.count)
+        ascii.reserveCapacity(keys.underestimatedCount)
         for key in keys {
             if key.integerValue != nil {
                 integers.append(key)

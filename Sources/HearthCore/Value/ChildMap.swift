@@ -1,0 +1,250 @@
+public import HashTreeCollections
+
+/// The children of an inner node, by key: a small map packed into one byte buffer, or a persistent
+/// hash tree for large ones.
+///
+/// Most objects in a database are small records (`{"name": …, "age": …}`), and a hash-tree entry costs
+/// about 72 bytes plus its node's overhead whatever it holds. A record of up to
+/// ``packedCapacity`` children is instead one allocation holding its keys and leaf values as bytes,
+/// in key order, which takes the tree's resident cost below the size of its JSON
+/// (`docs/decisions/0012-compact-tree.md`). Large maps stay hash trees, so changing one child of a
+/// node with a million children still copies only the path to it.
+///
+/// The interface is the dictionary's: subscripts, `count`, `keys`, and iteration of `(key, value)`
+/// pairs (in no particular order).
+///
+/// For example:
+/// ```swift
+/// var map: ChildMap = [Key("name"): .leaf(.string("Ada"))]
+/// map[Key("born")] = .leaf(.number(1815))
+/// #expect(map.count == 2 && map[Key("name")] == .leaf(.string("Ada")))
+/// ```
+public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLiteral {
+    public typealias Element = (key: Key, value: Node)
+
+    /// The most children a packed map holds; more go to a hash tree.
+    public static let packedCapacity = 32
+
+    enum Storage: Sendable {
+        case packed(PackedChildren)
+        case tree(TreeDictionary<Key, Node>)
+    }
+
+    var storage: Storage
+
+    public init() {
+        storage = .tree([:])
+    }
+
+    public init(dictionaryLiteral elements: (Key, Node)...) {
+        self.init(entries: elements.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// A map of `tree`'s entries.
+    public init(_ tree: TreeDictionary<Key, Node>) {
+        if tree.count <= ChildMap.packedCapacity {
+            self.init(entries: tree.map { (key: $0.key, value: $0.value) })
+        } else {
+            self.init(storage: .tree(tree))
+        }
+    }
+
+    init(storage: Storage) {
+        self.storage = storage
+    }
+
+    /// A map of `entries`; a later entry for a key replaces an earlier one. Entries are taken as given
+    /// (an empty node is stored like any other).
+    public init(entries: [(key: Key, value: Node)]) {
+        if entries.isEmpty {
+            storage = .tree([:])
+            return
+        }
+        if entries.count <= ChildMap.packedCapacity {
+            // Sort stably and keep the last of equal keys.
+            let ordered = entries.indices.sorted { a, b in
+                let c = Key.compare(entries[a].key, entries[b].key)
+                return c != 0 ? c < 0 : a < b
+            }
+            var unique: [(key: Key, value: Node)] = []
+            unique.reserveCapacity(entries.count)
+            for index in ordered {
+                if let last = unique.last, last.key == entries[index].key {
+                    unique[unique.count - 1] = entries[index]
+                } else {
+                    unique.append(entries[index])
+                }
+            }
+            if let packed = PackedChildren.make(sorted: unique) {
+                storage = .packed(packed)
+                return
+            }
+        }
+        var tree = TreeDictionary<Key, Node>()
+        for entry in entries { tree[entry.key] = entry.value }
+        storage = .tree(tree)
+    }
+
+    public var count: Int {
+        switch storage {
+        case .packed(let packed): packed.count
+        case .tree(let tree): tree.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    public var underestimatedCount: Int { count }
+
+    public subscript(key: Key) -> Node? {
+        get {
+            switch storage {
+            case .packed(let packed): packed.value(for: key)
+            case .tree(let tree): tree[key]
+            }
+        }
+        set {
+            if let newValue { setValue(newValue, for: key) } else { removeValue(forKey: key) }
+        }
+    }
+
+    @discardableResult
+    public mutating func removeValue(forKey key: Key) -> Node? {
+        switch storage {
+        case .packed(let packed):
+            var entries = packed.entries
+            guard let index = entries.firstIndex(where: { $0.key == key }) else { return nil }
+            let removed = entries.remove(at: index).value
+            storage = entries.isEmpty ? .tree([:]) : PackedChildren.make(sorted: entries).map { .packed($0) } ?? .tree(Self.tree(entries))
+            return removed
+        case .tree(var tree):
+            storage = .tree([:])  // drop the reference so the tree is changed in place
+            let removed = tree.removeValue(forKey: key)
+            storage = .tree(tree)
+            return removed
+        }
+    }
+
+    mutating func setValue(_ value: Node, for key: Key) {
+        switch storage {
+        case .packed(let packed):
+            var entries = packed.entries
+            var low = 0
+            var high = entries.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Key.compare(entries[middle].key, key) < 0 { low = middle + 1 } else { high = middle }
+            }
+            if low < entries.count, entries[low].key == key {
+                entries[low].value = value
+            } else {
+                entries.insert((key: key, value: value), at: low)
+            }
+            if entries.count <= ChildMap.packedCapacity, let repacked = PackedChildren.make(sorted: entries) {
+                storage = .packed(repacked)
+            } else {
+                storage = .tree(Self.tree(entries))
+            }
+        case .tree(var tree):
+            if tree.isEmpty, let packed = PackedChildren.make(sorted: [(key: key, value: value)]) {
+                storage = .packed(packed)
+                return
+            }
+            storage = .tree([:])
+            tree[key] = value
+            storage = .tree(tree)
+        }
+    }
+
+    static func tree(_ entries: [(key: Key, value: Node)]) -> TreeDictionary<Key, Node> {
+        var tree = TreeDictionary<Key, Node>()
+        for entry in entries { tree[entry.key] = entry.value }
+        return tree
+    }
+
+    /// The entries sorted by key (Firebase key order).
+    public var sortedByKey: [(key: Key, value: Node)] {
+        switch storage {
+        case .packed(let packed): packed.entries
+        case .tree(let tree): tree.map { (key: $0.key, value: $0.value) }.sorted { Key.compare($0.key, $1.key) < 0 }
+        }
+    }
+
+    // MARK: Sequence
+
+    public struct Iterator: IteratorProtocol {
+        enum Source {
+            case packed(PackedChildrenBuffer.Cursor)
+            case tree(TreeDictionary<Key, Node>.Iterator)
+        }
+
+        var source: Source
+
+        public mutating func next() -> (key: Key, value: Node)? {
+            switch source {
+            case .packed(var cursor):
+                let next = cursor.next()
+                source = .packed(cursor)
+                return next
+            case .tree(var iterator):
+                let next = iterator.next()
+                source = .tree(iterator)
+                return next
+            }
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        switch storage {
+        case .packed(let packed): Iterator(source: .packed(PackedChildrenBuffer.Cursor(packed)))
+        case .tree(let tree): Iterator(source: .tree(tree.makeIterator()))
+        }
+    }
+
+    /// The keys, in no particular order. Two key sets compare equal when they hold the same keys; for
+    /// two versions of one large map the comparison skips every part they share.
+    public struct Keys: Sequence, Equatable, Sendable {
+        let map: ChildMap
+
+        public var count: Int { map.count }
+        public var underestimatedCount: Int { map.count }
+
+        public func makeIterator() -> LazyMapSequence<ChildMap, Key>.Iterator {
+            map.lazy.map(\.key).makeIterator()
+        }
+
+        public static func == (lhs: Keys, rhs: Keys) -> Bool {
+            switch (lhs.map.storage, rhs.map.storage) {
+            case let (.tree(a), .tree(b)):
+                return a.keys == b.keys
+            case let (.packed(a), .packed(b)):
+                if a.isIdentical(to: b) { return true }
+                return a.count == b.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key }
+            default:
+                return lhs.map.count == rhs.map.count && lhs.map.allSatisfy { rhs.map[$0.key] != nil }
+            }
+        }
+    }
+
+    public var keys: Keys { Keys(map: self) }
+
+    public var values: LazyMapSequence<ChildMap, Node> { lazy.map(\.value) }
+
+    // MARK: Hashable
+
+    public static func == (lhs: ChildMap, rhs: ChildMap) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case let (.tree(a), .tree(b)):
+            return a == b
+        case let (.packed(a), .packed(b)):
+            return a.isEqual(to: b)
+        default:
+            guard lhs.count == rhs.count else { return false }
+            return lhs.allSatisfy { rhs[$0.key] == $0.value }
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+    }
+}

@@ -1,0 +1,122 @@
+import HashTreeCollections
+@testable import HearthCore
+import Testing
+
+/// `ChildMap` packs small maps into bytes and keeps large ones as hash trees; whichever it holds, it
+/// must behave exactly like a dictionary. A model test runs random operations on both.
+@Suite struct ChildMapTests {
+    /// Keys of every kind the ordering distinguishes: integer-like, padded, negative, ASCII, non-ASCII,
+    /// and one longer than 255 bytes (a three-byte length in the packed form).
+    static let keys: [Key] = [
+        "0", "1", "2", "10", "-3", "007", "a", "b", "ab", "name", "é", "e\u{301}", "😀", "\u{E000}",
+        String(repeating: "k", count: 300),
+    ].map { Key($0) } + (0..<40).map { Key("k\($0)") }
+
+    static func randomValue(_ generator: inout QueryWindowTests.SeededGenerator) -> Node {
+        switch Int.random(in: 0..<9, using: &generator) {
+        case 0: .leaf(.bool(Bool.random(using: &generator)))
+        case 1: .leaf(.number(Double(Int.random(in: -5..<5, using: &generator)) / 4))
+        case 2: .leaf(.number(-0.0))
+        case 3: .leaf(.string(""))
+        case 4: .leaf(.string(String(repeating: "é", count: Int.random(in: 1..<200, using: &generator))))
+        case 5: .leaf(.string(String(repeating: "x", count: 300)))  // too long to inline
+        case 6: .leaf(.number(1), priority: .string("p"))  // a priority: kept as a node
+        case 7: .children(Node.Children(entries: [Key("x"): .leaf(.number(Double(Int.random(in: 0..<3, using: &generator))))]))
+        default: .leaf(.string("s\(Int.random(in: 0..<5, using: &generator))"))
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6])
+    func behavesLikeADictionary(seed: UInt64) {
+        var generator = QueryWindowTests.SeededGenerator(seed: seed)
+        var map = ChildMap()
+        var model: [Key: Node] = [:]
+        var snapshots: [(ChildMap, [Key: Node])] = []
+        for step in 0..<3000 {
+            let key = Self.keys.randomElement(using: &generator)!
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<6:
+                let value = Self.randomValue(&generator)
+                map[key] = value
+                model[key] = value
+            case 6..<9:
+                #expect(map.removeValue(forKey: key) == model.removeValue(forKey: key))
+            default:
+                // Bulk construction from the model's entries plus a duplicate that must win.
+                var entries = model.map { (key: $0.key, value: $0.value) }
+                let value = Self.randomValue(&generator)
+                entries.insert((key: key, value: .leaf(.string("loses"))), at: 0)
+                entries.append((key: key, value: value))
+                model[key] = value
+                map = ChildMap(entries: entries)
+            }
+            #expect(map.count == model.count, "step \(step)")
+            #expect(map[key] == model[key], "step \(step)")
+            if step % 97 == 0 { snapshots.append((map, model)) }
+        }
+        // Every snapshot still holds what it held (values, not references, are shared).
+        for (snapshot, expected) in snapshots {
+            #expect(snapshot.count == expected.count)
+            var seen: [Key: Node] = [:]
+            for (key, value) in snapshot { seen[key] = value }
+            #expect(seen == expected)
+            #expect(snapshot.sortedByKey.map(\.key) == expected.keys.sorted { Key.compare($0, $1) < 0 })
+            for key in Self.keys { #expect(snapshot[key] == expected[key]) }
+            #expect(snapshot == ChildMap(entries: expected.map { (key: $0.key, value: $0.value) }))
+            #expect(snapshot.keys == ChildMap(entries: expected.map { (key: $0.key, value: .empty) }).keys)
+        }
+    }
+
+    @Test func smallMapsArePackedAndLargeOnesAreTrees() {
+        let small = ChildMap(entries: (0..<ChildMap.packedCapacity).map { (key: Key("k\($0)"), value: .leaf(.number(Double($0)))) })
+        #expect(small.isPacked)
+        var grown = small
+        grown[Key("one more")] = .leaf(.bool(true))
+        #expect(!grown.isPacked)
+        #expect(grown.count == ChildMap.packedCapacity + 1)
+        #expect(small.count == ChildMap.packedCapacity)
+        // Equal content compares equal across representations.
+        var shrunk = grown
+        shrunk.removeValue(forKey: Key("one more"))
+        #expect(!shrunk.isPacked)
+        #expect(shrunk == small)
+        #expect(shrunk.keys == small.keys)
+        #expect(shrunk.keys != grown.keys)
+    }
+
+    @Test func numbersAndStringsRoundTripExactly() {
+        let values: [Primitive] = [
+            .number(0), .number(-0.0), .number(.greatestFiniteMagnitude), .number(.leastNonzeroMagnitude), .number(-1.5),
+            .string(""), .string("\u{0}"), .string("e\u{301}"), .string(String(repeating: "🔥", count: 64)), .bool(false), .bool(true),
+        ]
+        let map = ChildMap(entries: values.enumerated().map { (key: Key(String($0.offset)), value: .leaf($0.element)) })
+        #expect(map.isPacked)
+        for (index, value) in values.enumerated() {
+            guard case .leaf(let stored, nil)? = map[Key(String(index))] else {
+                Issue.record("no leaf at \(index)")
+                continue
+            }
+            #expect(stored == value)
+            if case .number(let a) = stored, case .number(let b) = value { #expect(a.bitPattern == b.bitPattern) }
+        }
+    }
+
+    @Test func nodesBuiltFromJSONHashAndRenderAsBefore() throws {
+        let json = #"{"b":{"x":1,"y":{".value":2,".priority":1}},"a":[1,"two",false],"c":{"d":"e"},"c2":null}"#
+        let node = try Node(json: try JSONValue(parsing: json))
+        #expect(node.jsonString() == #"{"a":[1,"two",false],"b":{"x":1,"y":2},"c":{"d":"e"}}"#)
+        #expect(node.child(at: try DatabasePath("/b/y")).priority == .number(1))
+        #expect(node.childCount == 3)
+        // The same tree built child by child (hash trees on the way) hashes the same.
+        var rebuilt = Node.empty
+        for (key, child) in node.childEntries { rebuilt = rebuilt.replacingChild(key, with: child) }
+        #expect(rebuilt == node && rebuilt.hash == node.hash)
+    }
+}
+
+extension ChildMap {
+    var isPacked: Bool {
+        if case .packed = storage { return true }
+        return false
+    }
+}

@@ -158,7 +158,7 @@ import Testing
     @Test func codableValuesRoundTrip() async throws {
         try await LiveServer.run { url, _ in
             let writer = try makeClient(url)
-            let reader = try makeClient(url)
+            let reader = try await makeConnectedClient(url)
             let message = Message(text: "hi", likes: 3, sent: Date(timeIntervalSince1970: 1_700_000_000), tags: ["a", "b"], editedBy: nil)
             let encoder = Hearth.Database.Encoder()
             encoder.dateEncodingStrategy = .millisecondsSince1970

@@ -64,6 +64,18 @@ func makeClient(_ url: String) throws -> Hearth.Database {
     return database
 }
 
+/// Makes a client (as ``makeClient(_:)``) and waits until it is connected: a `getData()` on a client
+/// still connecting waits only 3 s before it fails as offline (as Firebase's iOS SDK does), which a
+/// loaded machine can exceed.
+func makeConnectedClient(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Hearth.Database {
+    let database = try makeClient(url)
+    database.repo.start()
+    await waitUntil(sourceLocation: sourceLocation) {
+        database.repo.state.withLock { $0.machine.phase == .connected && $0.socket != nil }
+    }
+    return database
+}
+
 /// Records what observers receive, for exact comparisons.
 final class Recorder: Sendable {
     private let items = Mutex<[String]>([])

@@ -194,6 +194,16 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
         return StoredDatabase(root: root, rulesSource: rules)
     }
 
+    /// Reads the file on demand (``SQLiteSnapshotReader``) while the server loads it.
+    public func warmStart(minimumBytes: Int) async throws -> StoredDatabase? {
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0
+        guard size + walSize >= minimumBytes else { return nil }
+        let rules = try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'") }
+        let reader = try SQLiteSnapshotReader(file: url)
+        return StoredDatabase(root: reader.node(at: .root), rulesSource: rules)
+    }
+
     /// Databases larger than this (data file plus WAL) load on two threads.
     static let parallelLoadThreshold = 8 * 1024 * 1024
 

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     public var identity = IdentityConfiguration()
     /// The file service (Firebase Storage's and Cloud Storage's APIs).
     public var files = FilesConfiguration()
+    /// A stored database at least this large (bytes on disk) answers reads from its file while it
+    /// loads after a start, instead of waiting for the load; writes and listens wait for it.
+    public var warmStartBytes = 8 * 1024 * 1024
 
     public init() {}
 }

@@ -36,6 +36,13 @@ public protocol NamespaceStorage: Sendable {
     func storedBytes() async throws -> Int64?
     /// Releases resources. Further calls fail.
     func close() async throws
+    /// A tree that reads its data from storage on demand, to answer reads while ``load()`` runs, when the
+    /// stored data is at least `minimumBytes` (nil: load first). See ``StoredTreeSource``.
+    func warmStart(minimumBytes: Int) async throws -> StoredDatabase?
+}
+
+extension NamespaceStorage {
+    public func warmStart(minimumBytes: Int) async throws -> StoredDatabase? { nil }
 }
 
 /// What a namespace's storage holds.

@@ -10,6 +10,9 @@ public import HashTreeCollections
 /// (`docs/decisions/0012-compact-tree.md`). Large maps stay hash trees, so changing one child of a
 /// node with a million children still copies only the path to it.
 ///
+/// A third form, ``StoredChildren``, leaves the children in the database's file and reads them on
+/// demand; a node loading after a restart answers reads with it (changing it reads it all first).
+///
 /// The interface is the dictionary's: subscripts, `count`, `keys`, and iteration of `(key, value)`
 /// pairs (in no particular order).
 ///
@@ -28,6 +31,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
     enum Storage: Sendable {
         case packed(PackedChildren)
         case tree(TreeDictionary<Key, Node>)
+        case stored(StoredChildren)
     }
 
     var storage: Storage
@@ -51,6 +55,22 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     init(storage: Storage) {
         self.storage = storage
+    }
+
+    /// Children left in storage, read on demand.
+    public init(stored: StoredChildren) {
+        storage = .stored(stored)
+    }
+
+    /// Whether the children are in storage rather than in memory.
+    public var isStored: Bool {
+        if case .stored = storage { return true }
+        return false
+    }
+
+    /// Reads stored children into memory (a no-op for the other forms).
+    mutating func materialize() {
+        if case .stored(let stored) = storage { self = ChildMap(entries: stored.entries) }
     }
 
     /// A map of `entries`; a later entry for a key replaces an earlier one. Entries are taken as given
@@ -89,10 +109,18 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): packed.count
         case .tree(let tree): tree.count
+        case .stored(let stored): stored.count
         }
     }
 
-    public var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool {
+        switch storage {
+        case .packed(let packed): packed.count == 0
+        case .tree(let tree): tree.isEmpty
+        // Only nodes with data are left in storage; counting them would read every child.
+        case .stored: false
+        }
+    }
 
     public var underestimatedCount: Int { count }
 
@@ -101,6 +129,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             switch storage {
             case .packed(let packed): packed.value(for: key)
             case .tree(let tree): tree[key]
+            case .stored(let stored): stored.value(for: key)
             }
         }
         set {
@@ -110,6 +139,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Node? {
+        materialize()
         switch storage {
         case .packed(let packed):
             var entries = packed.entries
@@ -122,10 +152,13 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             let removed = tree.removeValue(forKey: key)
             storage = .tree(tree)
             return removed
+        case .stored:
+            preconditionFailure("materialized above")
         }
     }
 
     mutating func setValue(_ value: Node, for key: Key) {
+        materialize()
         switch storage {
         case .packed(let packed):
             var entries = packed.entries
@@ -153,6 +186,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             storage = .tree([:])
             tree[key] = value
             storage = .tree(tree)
+        case .stored:
+            preconditionFailure("materialized above")
         }
     }
 
@@ -167,6 +202,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): packed.entries
         case .tree(let tree): tree.map { (key: $0.key, value: $0.value) }.sorted { Key.compare($0.key, $1.key) < 0 }
+        case .stored(let stored): stored.entries.sorted { Key.compare($0.key, $1.key) < 0 }
         }
     }
 
@@ -176,6 +212,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         enum Source {
             case packed(PackedChildrenBuffer.Cursor)
             case tree(TreeDictionary<Key, Node>.Iterator)
+            case stored(StoredChildren.Pages)
         }
 
         var source: Source
@@ -190,6 +227,10 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
                 let next = iterator.next()
                 source = .tree(iterator)
                 return next
+            case .stored(var pages):
+                let next = pages.next()
+                source = .stored(pages)
+                return next
             }
         }
     }
@@ -198,6 +239,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): Iterator(source: .packed(PackedChildrenBuffer.Cursor(packed)))
         case .tree(let tree): Iterator(source: .tree(tree.makeIterator()))
+        case .stored(let stored): Iterator(source: .stored(StoredChildren.Pages(stored: stored)))
         }
     }
 
@@ -220,6 +262,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             case let (.packed(a), .packed(b)):
                 if a.isIdentical(to: b) { return true }
                 return a.count == b.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key }
+            case let (.stored(a), .stored(b)) where a === b:
+                return true
             default:
                 return lhs.map.count == rhs.map.count && lhs.map.allSatisfy { rhs.map[$0.key] != nil }
             }
@@ -238,6 +282,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             return a == b
         case let (.packed(a), .packed(b)):
             return a.isEqual(to: b)
+        case let (.stored(a), .stored(b)) where a === b:
+            return true
         default:
             guard lhs.count == rhs.count else { return false }
             return lhs.allSatisfy { rhs[$0.key] == $0.value }

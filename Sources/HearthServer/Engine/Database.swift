@@ -34,6 +34,16 @@ public final class Database: Sendable {
     /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
     /// single node.
     let replica: DatabaseReplica?
+    /// Whether the tree is all in memory yet: after a start, a large database answers reads from its file
+    /// while it loads, and writes and listens wait (`docs/decisions/0012-compact-tree-and-warm-start.md`).
+    let warmth: Mutex<Warmth>
+
+    enum Warmth {
+        case warming(waiters: [CheckedContinuation<Void, Never>])
+        case warm
+        /// Shut down before the load finished: nothing waits any more, and nothing is written.
+        case abandoned
+    }
 
     /// Writes waiting for the writer; closed once the writer has stopped.
     struct WriteQueue {
@@ -57,10 +67,12 @@ public final class Database: Sendable {
         rules: RulesDocument,
         configuration: ServerConfiguration,
         logger: Logger,
-        replica: DatabaseReplica? = nil
+        replica: DatabaseReplica? = nil,
+        warming: Bool = false
     ) {
         self.namespace = namespace
         self.replica = replica
+        self.warmth = Mutex(warming ? .warming(waiters: []) : .warm)
         self.storage = storage
         self.logger = logger
         let clock = configuration.clock
@@ -80,6 +92,41 @@ public final class Database: Sendable {
 
     public var rules: RulesDocument {
         rulesState.withLock { $0 }
+    }
+
+    /// Whether the whole tree is in memory (false while it loads after a start).
+    public var isWarm: Bool {
+        warmth.withLock { if case .warm = $0 { true } else { false } }
+    }
+
+    /// Whether the tree is still loading (neither loaded nor given up at shutdown).
+    var isWarming: Bool {
+        warmth.withLock { if case .warming = $0 { true } else { false } }
+    }
+
+    /// Waits until the whole tree is in memory (or the server shuts down first).
+    public func waitUntilWarm() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = warmth.withLock { warmth in
+                guard case .warming(var waiters) = warmth else { return true }
+                waiters.append(continuation)
+                warmth = .warming(waiters: waiters)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// The load finished: the loaded tree replaces the one read from the file (the same data, since
+    /// nothing was written meanwhile), and writes and listens go on.
+    func finishWarming(_ root: Node) {
+        published.withLock { $0 = root }
+        let waiters: [CheckedContinuation<Void, Never>] = warmth.withLock { warmth in
+            guard case .warming(let waiters) = warmth else { return [] }
+            warmth = .warm
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Submits a write and waits until it is durable (or refused).
@@ -137,6 +184,12 @@ public final class Database: Sendable {
     /// Server shutdown: refuses new writes and lets the writer finish the ones already queued (such as
     /// the onDisconnect writes of connections the shutdown closed), then stop.
     func finishWrites() {
+        let waiters: [CheckedContinuation<Void, Never>] = warmth.withLock { warmth in
+            guard case .warming(let waiters) = warmth else { return [] }
+            warmth = .abandoned
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
         queue.withLock { $0.closed = true }
         wake.yield()
         wake.finish()
@@ -145,8 +198,10 @@ public final class Database: Sendable {
     /// The writer loop; runs until ``finishWrites()`` or until its task is cancelled. Writes still queued
     /// when it is cancelled fail as unavailable.
     func runWriter() async {
+        // Writes wait for the whole tree; shut down before it loaded, they fail below.
+        await waitUntilWarm()
         var root = snapshot()
-        for await _ in wakeups {
+        for await _ in wakeups where isWarm {
             while true {
                 let (controls, batch) = queue.withLock { queue in
                     let taken = (queue.controls, queue.pending)

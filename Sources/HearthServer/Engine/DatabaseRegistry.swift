@@ -88,6 +88,7 @@ public final class DatabaseRegistry: Service, Sendable {
             let namespaceStorage: any NamespaceStorage
             let stored: StoredDatabase
             var replica: DatabaseReplica?
+            var warming = false
             if let cluster {
                 let shared = try await cluster.storage.openShared(namespace: namespace)
                 let (loaded, sequence) = try await shared.loadWithSequence()
@@ -96,10 +97,15 @@ public final class DatabaseRegistry: Service, Sendable {
                 replica = DatabaseReplica(shared: shared, cluster: cluster, applied: sequence)
             } else {
                 namespaceStorage = try await storage.open(namespace: namespace)
-                stored = try await namespaceStorage.load()
+                if let warm = try await namespaceStorage.warmStart(minimumBytes: configuration.warmStartBytes) {
+                    stored = warm
+                    warming = true
+                } else {
+                    stored = try await namespaceStorage.load()
+                }
             }
             logger.info(
-                "Loaded database",
+                warming ? "Answering reads from the database's file while it loads" : "Loaded database",
                 metadata: ["hearth.namespace": "\(namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]
             )
             var rules = RulesDocument.defaults(open: configuration.emulatorMode)
@@ -119,9 +125,11 @@ public final class DatabaseRegistry: Service, Sendable {
                 rules: rules,
                 configuration: configuration,
                 logger: databaseLogger,
-                replica: replica
+                replica: replica,
+                warming: warming
             )
             announce.yield(database)
+            if warming { warm(database, from: namespaceStorage, started: started) }
             if let replica {
                 // A database nobody ever owned (just created) is taken by the node that opened it, so its
                 // first write does not wait for the next ownership round.
@@ -146,6 +154,33 @@ public final class DatabaseRegistry: Service, Sendable {
         }
         for waiter in waiters { waiter.resume(with: result) }
         return result
+    }
+
+    /// Loads a warming database's whole tree in the background, then hands it over; a failed load is
+    /// retried (reads go on from the file meanwhile).
+    private func warm(_ database: Database, from storage: any NamespaceStorage, started: ContinuousClock.Instant) {
+        let logger = self.logger
+        Task.detached(priority: .userInitiated) {
+            var delay = Duration.milliseconds(100)
+            while database.isWarming {
+                do {
+                    let loaded = try await storage.load()
+                    database.finishWarming(loaded.root)
+                    logger.info(
+                        "Loaded database",
+                        metadata: ["hearth.namespace": "\(database.namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]
+                    )
+                    return
+                } catch {
+                    logger.error(
+                        "Cannot load the database; reads go on from its file, writes wait",
+                        metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"]
+                    )
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, .seconds(30))
+                }
+            }
+        }
     }
 
     /// Loads every namespace that has stored data, so they are ready before the first request.

@@ -149,6 +149,8 @@ public struct RESTController: Sendable {
             switch method {
             case .get:
                 if request.headers[.accept]?.contains("text/event-stream") == true {
+                    // A stream holds its data for long: it starts from the loaded tree, not from the file.
+                    await database.waitUntilWarm()
                     return try EventStreamController.stream(path: path, parameters, authentication, database, configuration)
                 }
                 return try await read(request, path: path, parameters, identity, database)

@@ -366,6 +366,7 @@ final class RealtimeSession: Sendable {
         case .onDisconnectPut(let path, let priority, let data):
             let database = try await database()
             let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
+            await database.waitUntilWarm()
             try database.check(WriteRequest(operation, identity: identity))
             let writes = state.withLock { state in
                 state.onDisconnect.removeAll { path.contains($0.path) }
@@ -376,6 +377,7 @@ final class RealtimeSession: Sendable {
             return .empty
         case .onDisconnectMerge(let path, let items):
             let database = try await database()
+            await database.waitUntilWarm()
             try database.check(WriteRequest(.update(path, items), identity: identity))
             let writes = state.withLock { state in
                 state.onDisconnectGroups += 1
@@ -462,6 +464,8 @@ final class RealtimeSession: Sendable {
 
     private func listen(_ path: DatabasePath, _ query: WireQuery?, tag: Int?, hash: String) async throws -> ServerMessage.Payload {
         let database = try await database()
+        // A listen holds its data for long: it starts from the loaded tree, not from the file.
+        await database.waitUntilWarm()
         try authorizeRead(path, query?.query, database)
         let id = ListenID(path: path, tag: tag)
         let key = ListenKey(path: path, query: query?.query ?? .all, format: .export)

@@ -1,0 +1,80 @@
+public import Synchronization
+
+/// Reads parts of a tree that stays in storage, for nodes whose children are not in memory: the
+/// database's file while it loads after a restart, so reads are answered at once
+/// (`docs/decisions/0012-compact-tree-and-warm-start.md`).
+///
+/// A source shows one fixed version of the tree (a read snapshot), whatever is written after it was
+/// made, so a reader never sees a mix of versions. Its calls are synchronous: they read a local file.
+///
+/// For example:
+/// ```swift
+/// let users = source.node(at: try DatabasePath("/users"))      // its children may stay in storage
+/// let page = source.children(of: try DatabasePath("/users"), after: nil, limit: 100)
+/// ```
+public protocol StoredTreeSource: Sendable {
+    /// The node at `path`: whole when it is small, else an inner node whose children stay in storage.
+    func node(at path: DatabasePath) -> Node
+    /// Up to `limit` children of the node at `path` after the key `after` (in storage order, which is
+    /// not Firebase's key order), each as ``node(at:)`` gives it.
+    func children(of path: DatabasePath, after: Key?, limit: Int) -> [(key: Key, value: Node)]
+    /// How many children the node at `path` has.
+    func childCount(of path: DatabasePath) -> Int
+}
+
+/// The children of one node, left in storage and read on demand (see ``StoredTreeSource``).
+///
+/// Reading is all it does: changing such a map first reads all of it into memory.
+public final class StoredChildren: Sendable {
+    public let source: any StoredTreeSource
+    public let path: DatabasePath
+    private let knownCount = Mutex<Int?>(nil)
+
+    /// Children are fetched in pages of this many while iterating.
+    static let pageSize = 256
+
+    public init(source: any StoredTreeSource, path: DatabasePath) {
+        self.source = source
+        self.path = path
+    }
+
+    var count: Int {
+        if let count = knownCount.withLock({ $0 }) { return count }
+        let count = source.childCount(of: path)
+        knownCount.withLock { $0 = count }
+        return count
+    }
+
+    func value(for key: Key) -> Node? {
+        let node = source.node(at: path.child(key))
+        return node.isEmpty ? nil : node
+    }
+
+    /// Every child, read page by page.
+    struct Pages: IteratorProtocol {
+        let stored: StoredChildren
+        var page: [(key: Key, value: Node)] = []
+        var index = 0
+        var finished = false
+
+        mutating func next() -> (key: Key, value: Node)? {
+            if index == page.count {
+                guard !finished else { return nil }
+                let last = page.last?.key
+                page = stored.source.children(of: stored.path, after: last, limit: StoredChildren.pageSize)
+                index = 0
+                if page.count < StoredChildren.pageSize { finished = true }
+                if page.isEmpty { return nil }
+            }
+            defer { index += 1 }
+            return page[index]
+        }
+    }
+
+    var entries: [(key: Key, value: Node)] {
+        var all: [(key: Key, value: Node)] = []
+        var pages = Pages(stored: self)
+        while let entry = pages.next() { all.append(entry) }
+        return all
+    }
+}

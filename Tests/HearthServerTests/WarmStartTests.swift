@@ -1,0 +1,136 @@
+import Foundation
+import HearthCore
+@testable import HearthServer
+import HearthSQLite
+import HearthStorage
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+
+/// After a start, a large database answers reads from its file at once while its tree loads; writes
+/// and listens wait for the loaded tree, and nothing is lost or seen out of order
+/// (docs/decisions/0012-compact-tree-and-warm-start.md).
+@Suite struct WarmStartTests {
+    /// SQLite storage whose full loads wait until the test opens the gate, so the database stays
+    /// "warming" for as long as the test needs.
+    final class GatedStorage: DatabaseStorage {
+        let inner: SQLiteStorage
+        let gate = Gate()
+
+        init(_ inner: SQLiteStorage) { self.inner = inner }
+
+        func namespaces() async throws -> [String] { try await inner.namespaces() }
+        func contains(namespace: String) async throws -> Bool { try await inner.contains(namespace: namespace) }
+        func open(namespace: String) async throws -> any NamespaceStorage {
+            GatedNamespace(inner: try inner.openNamespace(namespace), gate: gate)
+        }
+    }
+
+    struct GatedNamespace: NamespaceStorage {
+        let inner: SQLiteNamespaceStorage
+        let gate: Gate
+
+        func load() async throws -> StoredDatabase {
+            await gate.wait()
+            return try await inner.load()
+        }
+        func warmStart(minimumBytes: Int) async throws -> StoredDatabase? { try await inner.warmStart(minimumBytes: minimumBytes) }
+        func commit(_ mutations: [StorageMutation]) async throws { try await inner.commit(mutations) }
+        func saveRules(_ source: String, time: Int64) async throws { try await inner.saveRules(source, time: time) }
+        func rulesHistory(limit: Int) async throws -> [RulesVersion] { try await inner.rulesHistory(limit: limit) }
+        func storedBytes() async throws -> Int64? { try await inner.storedBytes() }
+        func close() async throws { try await inner.close() }
+    }
+
+    /// Opens once; whoever waits before that waits until then.
+    final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+        var isOpen: Bool { state.withLock { $0.open } }
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let open = state.withLock { state in
+                    if !state.open { state.waiters.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+        }
+
+        func open() {
+            let waiters = state.withLock { state in
+                state.open = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// 1,500 users (3,000 rows: more than the reader reads whole) written to a data directory, as a previous run of the server left them.
+    func seededDirectory() async throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-warm-\(UUID().uuidString)")
+        let storage = try SQLiteStorage(directory: directory)
+        let db = try storage.openNamespace("default")
+        var users: [(key: Key, value: Node)] = []
+        for i in 0..<1500 {
+            let user = try Node(json: try JSONValue(parsing: #"{"name": "user \#(i)", "age": \#(i % 90)}"#))
+            users.append((key: Key("u\(i)"), value: user))
+        }
+        try await db.commit([.replace(try DatabasePath("/users"), .children(Node.Children(entries: ChildMap(entries: users))))])
+        try await db.close()
+        storage.releaseLock()
+        return directory
+    }
+
+    @Test func readsAreAnsweredWhileTheTreeLoadsAndWritesWaitForIt() async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = GatedStorage(try SQLiteStorage(directory: directory))
+        let server = TestServer { $0.warmStartBytes = 0 }
+        try await server.run(storage: storage) { client, registry in
+            let database = try await registry.database("default")
+            #expect(!database.isWarm)
+            #expect(database.snapshot().child(at: try DatabasePath("/users")).childEntries.isStored)
+
+            // Reads: a leaf, a subtree, a query, shallow — all from the file, all before the load ends.
+            #expect(try await client.call(.get, "/users/u7/name.json").body == #""user 7""#)
+            #expect(try await client.call(.get, "/users/u12.json").body == #"{"age":12,"name":"user 12"}"#)
+            let last = try await client.call(.get, #"/users.json?orderBy="$key"&limitToLast=2"#)
+            #expect(last.body == #"{"u998":{"age":8,"name":"user 998"},"u999":{"age":9,"name":"user 999"}}"#)
+            #expect(try await client.call(.get, "/users.json?shallow=true").json.map { object in
+                if case .object(let members) = object { members.count } else { 0 }
+            } == 1500)
+            #expect(!storage.gate.isOpen)
+
+            // A write waits for the loaded tree: it is acknowledged only after the load is let through.
+            let write = Task {
+                let reply = try await client.call(.put, "/users/u7/name.json", #""renamed""#)
+                return (reply, storage.gate.isOpen)
+            }
+            try await eventually { database.queue.withLock { !$0.pending.isEmpty } }
+            storage.gate.open()
+            let (reply, openWhenAcknowledged) = try await write.value
+            #expect(reply.status == .ok)
+            #expect(openWhenAcknowledged)
+            #expect(database.isWarm)
+            #expect(try await client.call(.get, "/users/u7.json").body == #"{"age":7,"name":"renamed"}"#)
+            #expect(try await client.call(.get, "/users/u1499/age.json").body == "59")
+            #expect(!database.snapshot().child(at: try DatabasePath("/users")).childEntries.isStored)
+        }
+    }
+
+    @Test func aSmallDatabaseLoadsBeforeItAnswers() async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try SQLiteStorage(directory: directory)
+        let server = TestServer { $0.warmStartBytes = 1 << 40 }
+        try await server.run(storage: storage) { client, registry in
+            let database = try await registry.database("default")
+            #expect(database.isWarm)
+            #expect(try await client.call(.get, "/users/u7/name.json").body == #""user 7""#)
+        }
+    }
+}

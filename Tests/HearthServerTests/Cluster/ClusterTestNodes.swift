@@ -21,6 +21,19 @@ final class ClusterTestNodes: Sendable {
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     let nodes = Mutex<[String: (port: Int, task: Task<Void, any Error>, group: ServiceGroup, registry: DatabaseRegistry)]>([:])
 
+    /// Runs `body` with a new set of nodes and stops them all afterwards, also when it throws (an
+    /// HTTP client freed without a shutdown would end the whole test process).
+    static func run(_ body: (ClusterTestNodes) async throws -> Void) async throws {
+        let nodes = ClusterTestNodes()
+        do {
+            try await body(nodes)
+        } catch {
+            await nodes.stopAll()
+            throw error
+        }
+        await nodes.stopAll()
+    }
+
     /// Starts a node and waits until it answers.
     @discardableResult
     func start(_ name: String) async throws -> Int {

@@ -13,159 +13,159 @@ import Testing
 /// owner's death or hang moves the database, and a stale owner can never commit.
 @Suite(.serialized) struct ClusterTests {
     @Test func aWriteOnTheOwnerIsReadOnTheOtherNodes() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        #expect(try await nodes.call("a", .PUT, "/greeting.json", #""hello""#).status == .ok)
-        try await nodes.start("b")
-        try await nodes.start("c")
-        #expect(nodes.cluster.owner(of: "demo") == "a")
-        #expect(try await nodes.call("a", .PUT, "/counter.json", "1").status == .ok)
-        for node in ["b", "c"] {
-            let reply = try await nodes.call(node, .GET, "/.json")
-            #expect(reply.body == #"{"counter":1,"greeting":"hello"}"#)
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            #expect(try await nodes.call("a", .PUT, "/greeting.json", #""hello""#).status == .ok)
+            try await nodes.start("b")
+            try await nodes.start("c")
+            #expect(nodes.cluster.owner(of: "demo") == "a")
+            #expect(try await nodes.call("a", .PUT, "/counter.json", "1").status == .ok)
+            for node in ["b", "c"] {
+                let reply = try await nodes.call(node, .GET, "/.json")
+                #expect(reply.body == #"{"counter":1,"greeting":"hello"}"#)
+            }
         }
-        await nodes.stopAll()
     }
 
     @Test func aWriteOnAFollowerIsForwardedAndReadBackThere() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/seed.json", "true")
-        try await nodes.start("b")
-        let put = try await nodes.call("b", .PUT, "/users/ada.json", #"{"name":"Ada","at":{".sv":"timestamp"}}"#)
-        #expect(put.status == .ok)
-        #expect(put.json?["name"] == .string("Ada"))
-        // Read-your-writes on the follower, and the owner has it too.
-        #expect(try await nodes.call("b", .GET, "/users/ada/name.json").body == #""Ada""#)
-        #expect(try await nodes.call("a", .GET, "/users/ada/name.json").body == #""Ada""#)
-        // The server value was resolved once, by the owner: both nodes hold the same number.
-        let onA = try await nodes.call("a", .GET, "/users/ada/at.json").body
-        #expect(try await nodes.call("b", .GET, "/users/ada/at.json").body == onA)
-        // Refusals come back from the owner in Firebase's shape.
-        let bad = try await nodes.call("b", .PATCH, "/.json", #"{"a": 1, "a/b": 2}"#)
-        #expect(bad.status == .badRequest)
-        #expect(nodes.cluster.owner(of: "demo") == "a")
-        await nodes.stopAll()
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/seed.json", "true")
+            try await nodes.start("b")
+            let put = try await nodes.call("b", .PUT, "/users/ada.json", #"{"name":"Ada","at":{".sv":"timestamp"}}"#)
+            #expect(put.status == .ok)
+            #expect(put.json?["name"] == .string("Ada"))
+            // Read-your-writes on the follower, and the owner has it too.
+            #expect(try await nodes.call("b", .GET, "/users/ada/name.json").body == #""Ada""#)
+            #expect(try await nodes.call("a", .GET, "/users/ada/name.json").body == #""Ada""#)
+            // The server value was resolved once, by the owner: both nodes hold the same number.
+            let onA = try await nodes.call("a", .GET, "/users/ada/at.json").body
+            #expect(try await nodes.call("b", .GET, "/users/ada/at.json").body == onA)
+            // Refusals come back from the owner in Firebase's shape.
+            let bad = try await nodes.call("b", .PATCH, "/.json", #"{"a": 1, "a/b": 2}"#)
+            #expect(bad.status == .badRequest)
+            #expect(nodes.cluster.owner(of: "demo") == "a")
+        }
     }
 
     @Test func compareAndSetFromBothNodesCountsEveryIncrementOnce() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/count.json", "0")
-        try await nodes.start("b")
-        let increments = 20
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for node in ["a", "b"] {
-                group.addTask {
-                    var done = 0
-                    while done < increments {
-                        let read = try await nodes.call(node, .GET, "/count.json", headers: [("X-Firebase-ETag", "true")])
-                        guard case .number(let value)? = read.json, let etag = read.etag else { throw ConditionNotMet() }
-                        let write = try await nodes.call(node, .PUT, "/count.json", "\(Int(value) + 1)", headers: [("if-match", etag)])
-                        if write.status == .ok { done += 1 } else { #expect(write.status == .preconditionFailed) }
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/count.json", "0")
+            try await nodes.start("b")
+            let increments = 20
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for node in ["a", "b"] {
+                    group.addTask {
+                        var done = 0
+                        while done < increments {
+                            let read = try await nodes.call(node, .GET, "/count.json", headers: [("X-Firebase-ETag", "true")])
+                            guard case .number(let value)? = read.json, let etag = read.etag else { throw ConditionNotMet() }
+                            let write = try await nodes.call(node, .PUT, "/count.json", "\(Int(value) + 1)", headers: [("if-match", etag)])
+                            if write.status == .ok { done += 1 } else { #expect(write.status == .preconditionFailed) }
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            for node in ["a", "b"] {
+                #expect(try await nodes.call(node, .GET, "/count.json").body == "\(2 * increments)")
+            }
         }
-        for node in ["a", "b"] {
-            #expect(try await nodes.call(node, .GET, "/count.json").body == "\(2 * increments)")
-        }
-        await nodes.stopAll()
     }
 
     @Test func whenTheOwnerDiesAnotherNodeTakesOverWithEverythingAcknowledged() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        try await nodes.start("b")
-        try await nodes.start("c")
-        _ = try await nodes.call("a", .PUT, "/before.json", "1")
-        for index in 0..<10 {
-            #expect(try await nodes.call("b", .PUT, "/items/\(index).json", "\(index)").status == .ok)
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            try await nodes.start("b")
+            try await nodes.start("c")
+            _ = try await nodes.call("a", .PUT, "/before.json", "1")
+            for index in 0..<10 {
+                #expect(try await nodes.call("b", .PUT, "/items/\(index).json", "\(index)").status == .ok)
+            }
+            await nodes.crash("a")
+            // Another node takes the database over, and writes on the followers go there. (A write sent to
+            // "a" as it died would get 503: its outcome would be unknown.)
+            try await eventually { nodes.cluster.owner(of: "demo").map { $0 != "a" } ?? false }
+            #expect(try await nodes.call("b", .PUT, "/after.json", "2").status == .ok)
+            let owner = try #require(nodes.cluster.owner(of: "demo"))
+            #expect(owner == "b" || owner == "c")
+            for node in ["b", "c"] {
+                let all = try await nodes.call(node, .GET, "/.json").json
+                #expect(all?["before"] == .number(1))
+                #expect(all?["after"] == .number(2))
+                if case .array(let items)? = all?["items"] { #expect(items.count == 10) } else { Issue.record("items missing on \(node)") }
+            }
         }
-        await nodes.crash("a")
-        // Another node takes the database over, and writes on the followers go there. (A write sent to
-        // "a" as it died would get 503: its outcome would be unknown.)
-        try await eventually { nodes.cluster.owner(of: "demo").map { $0 != "a" } ?? false }
-        #expect(try await nodes.call("b", .PUT, "/after.json", "2").status == .ok)
-        let owner = try #require(nodes.cluster.owner(of: "demo"))
-        #expect(owner == "b" || owner == "c")
-        for node in ["b", "c"] {
-            let all = try await nodes.call(node, .GET, "/.json").json
-            #expect(all?["before"] == .number(1))
-            #expect(all?["after"] == .number(2))
-            if case .array(let items)? = all?["items"] { #expect(items.count == 10) } else { Issue.record("items missing on \(node)") }
-        }
-        await nodes.stopAll()
     }
 
     @Test func aHungOwnerCannotCommitAndItsWritesGoToTheNewOwner() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        try await nodes.start("b")
-        _ = try await nodes.call("a", .PUT, "/x.json", "1")
-        #expect(nodes.cluster.owner(of: "demo") == "a")
-        // "a" hangs: the others see it dead and "b" takes the database over…
-        nodes.cluster.pause("a")
-        try await eventually { nodes.cluster.owner(of: "demo") == "b" }
-        #expect(try await nodes.call("b", .PUT, "/x.json", "2").status == .ok)
-        // …and when "a" goes on, its write is fenced off and runs on "b", against the current data.
-        let etagOnB = try #require(try await nodes.call("b", .GET, "/x.json", headers: [("X-Firebase-ETag", "true")]).etag)
-        let cas = try await nodes.call("a", .PUT, "/x.json", "3", headers: [("if-match", etagOnB)])
-        #expect(cas.status == .ok)
-        #expect(try await nodes.call("b", .GET, "/x.json").body == "3")
-        #expect(try await nodes.call("a", .GET, "/x.json").body == "3")
-        await nodes.stopAll()
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            try await nodes.start("b")
+            _ = try await nodes.call("a", .PUT, "/x.json", "1")
+            #expect(nodes.cluster.owner(of: "demo") == "a")
+            // "a" hangs: the others see it dead and "b" takes the database over…
+            nodes.cluster.pause("a")
+            try await eventually { nodes.cluster.owner(of: "demo") == "b" }
+            #expect(try await nodes.call("b", .PUT, "/x.json", "2").status == .ok)
+            // …and when "a" goes on, its write is fenced off and runs on "b", against the current data.
+            let etagOnB = try #require(try await nodes.call("b", .GET, "/x.json", headers: [("X-Firebase-ETag", "true")]).etag)
+            let cas = try await nodes.call("a", .PUT, "/x.json", "3", headers: [("if-match", etagOnB)])
+            #expect(cas.status == .ok)
+            #expect(try await nodes.call("b", .GET, "/x.json").body == "3")
+            #expect(try await nodes.call("a", .GET, "/x.json").body == "3")
+        }
     }
 
     @Test func rulesSetOnOneNodeAreEnforcedOnEveryNode() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/.json", #"{"public": 1, "secret": 2}"#)
-        try await nodes.start("b")
-        let rules = #"{"rules": {"public": {".read": true, ".write": true}}}"#
-        #expect(try await nodes.call("b", .PUT, "/.settings/rules.json", rules).status == .ok)
-        for node in ["a", "b"] {
-            try await eventually { (try? await nodes.call(node, .GET, "/.settings/rules.json"))?.json?["rules"]?["public"] != nil }
-            #expect(try await nodes.call(node, .GET, "/public.json", admin: false).status == .ok)
-            #expect(try await nodes.call(node, .GET, "/secret.json", admin: false).status == .unauthorized)
-            #expect(try await nodes.call(node, .PUT, "/public.json", "\"from \(node)\"", admin: false).status == .ok)
-            #expect(try await nodes.call(node, .PUT, "/secret.json", "3", admin: false).status == .unauthorized)
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/.json", #"{"public": 1, "secret": 2}"#)
+            try await nodes.start("b")
+            let rules = #"{"rules": {"public": {".read": true, ".write": true}}}"#
+            #expect(try await nodes.call("b", .PUT, "/.settings/rules.json", rules).status == .ok)
+            for node in ["a", "b"] {
+                try await eventually { (try? await nodes.call(node, .GET, "/.settings/rules.json"))?.json?["rules"]?["public"] != nil }
+                #expect(try await nodes.call(node, .GET, "/public.json", admin: false).status == .ok)
+                #expect(try await nodes.call(node, .GET, "/secret.json", admin: false).status == .unauthorized)
+                #expect(try await nodes.call(node, .PUT, "/public.json", "\"from \(node)\"", admin: false).status == .ok)
+                #expect(try await nodes.call(node, .PUT, "/secret.json", "3", admin: false).status == .unauthorized)
+            }
+            #expect(try await nodes.call("a", .GET, "/.json").body == #"{"public":"from b","secret":2}"#)
         }
-        #expect(try await nodes.call("a", .GET, "/.json").body == #"{"public":"from b","secret":2}"#)
-        await nodes.stopAll()
     }
 
     @Test func eventStreamsOnOtherNodesGetEveryWriteInOrder() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/log.json", "null")
-        try await nodes.start("b")
-        let port = try #require(nodes.nodes.withLock { $0["b"]?.port })
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/log.json?ns=demo")
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)")
-        let response = try await nodes.http.execute(request, timeout: .seconds(30))
-        let count = 25
-        let writer = Task {
-            for index in 0..<count { _ = try await nodes.call("a", .PUT, "/log/\(index).json", "\(index)") }
-        }
-        var received: [Int] = []
-        var text = ""
-        for try await chunk in response.body {
-            text += String(buffer: chunk)
-            while let range = text.range(of: "\n\n") {
-                let event = String(text[..<range.lowerBound])
-                text.removeSubrange(..<range.upperBound)
-                guard event.hasPrefix("event: put"), let dataLine = event.split(separator: "\n").last, dataLine.hasPrefix("data: ") else { continue }
-                let json = try JSONValue(parsing: String(dataLine.dropFirst(6)))
-                if case .number(let value)? = json["data"], json["path"] != .string("/") { received.append(Int(value)) }
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/log.json", "null")
+            try await nodes.start("b")
+            let port = try #require(nodes.nodes.withLock { $0["b"]?.port })
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/log.json?ns=demo")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)")
+            let response = try await nodes.http.execute(request, timeout: .seconds(30))
+            let count = 25
+            let writer = Task {
+                for index in 0..<count { _ = try await nodes.call("a", .PUT, "/log/\(index).json", "\(index)") }
             }
-            if received.count == count { break }
+            var received: [Int] = []
+            var text = ""
+            for try await chunk in response.body {
+                text += String(buffer: chunk)
+                while let range = text.range(of: "\n\n") {
+                    let event = String(text[..<range.lowerBound])
+                    text.removeSubrange(..<range.upperBound)
+                    guard event.hasPrefix("event: put"), let dataLine = event.split(separator: "\n").last, dataLine.hasPrefix("data: ") else { continue }
+                    let json = try JSONValue(parsing: String(dataLine.dropFirst(6)))
+                    if case .number(let value)? = json["data"], json["path"] != .string("/") { received.append(Int(value)) }
+                }
+                if received.count == count { break }
+            }
+            try await writer.value
+            #expect(received == Array(0..<count))
         }
-        try await writer.value
-        #expect(received == Array(0..<count))
-        await nodes.stopAll()
     }
 }
 
@@ -187,42 +187,42 @@ import Testing
     }
 
     @Test func theWritesOfAConnectionRunWhenItsNodeDies() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
-        try await nodes.start("b")
-        let connection = try await connect(nodes, "b")
-        try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
-        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#)
-        try await connection.send(Self.request(3, "om", #"{"p":"/","d":{"lastSeen/ada":{".sv":"timestamp"},"rooms/r1/ada":null}}"#))
-        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
-        // "b" dies (its session with the shared storage ends) while the connection is still open: only
-        // another node can run the writes now.
-        nodes.cluster.kill("b")
-        try await eventually { (try? await nodes.call("a", .GET, "/presence/ada.json"))?.body == #""offline""# }
-        let lastSeen = try await nodes.call("a", .GET, "/lastSeen/ada.json")
-        if case .number(let time)? = lastSeen.json { #expect(time > 1_700_000_000_000) } else { Issue.record("lastSeen not written: \(lastSeen.body)") }
-        await connection.close()
-        await nodes.stopAll()
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
+            try await nodes.start("b")
+            let connection = try await connect(nodes, "b")
+            try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#)
+            try await connection.send(Self.request(3, "om", #"{"p":"/","d":{"lastSeen/ada":{".sv":"timestamp"},"rooms/r1/ada":null}}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+            // "b" dies (its session with the shared storage ends) while the connection is still open: only
+            // another node can run the writes now.
+            nodes.cluster.kill("b")
+            try await eventually { (try? await nodes.call("a", .GET, "/presence/ada.json"))?.body == #""offline""# }
+            let lastSeen = try await nodes.call("a", .GET, "/lastSeen/ada.json")
+            if case .number(let time)? = lastSeen.json { #expect(time > 1_700_000_000_000) } else { Issue.record("lastSeen not written: \(lastSeen.body)") }
+            await connection.close()
+        }
     }
 
     @Test func cancelledWritesDoNotRunWhenTheNodeDies() async throws {
-        let nodes = ClusterTestNodes()
-        try await nodes.start("a")
-        _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
-        try await nodes.start("b")
-        let connection = try await connect(nodes, "b")
-        try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
-        _ = try await connection.nextMessage()
-        try await connection.send(Self.request(3, "oc", #"{"p":"/presence"}"#))
-        #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
-        try await connection.send(Self.request(4, "o", #"{"p":"/canary","d":"ran"}"#))
-        _ = try await connection.nextMessage()
-        nodes.cluster.kill("b")
-        // The canary registered after the cancel runs; the cancelled write must not have.
-        try await eventually { (try? await nodes.call("a", .GET, "/canary.json"))?.body == #""ran""# }
-        #expect(try await nodes.call("a", .GET, "/presence/ada.json").body == #""online""#)
-        await connection.close()
-        await nodes.stopAll()
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/presence/ada.json", #""online""#)
+            try await nodes.start("b")
+            let connection = try await connect(nodes, "b")
+            try await connection.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+            _ = try await connection.nextMessage()
+            try await connection.send(Self.request(3, "oc", #"{"p":"/presence"}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+            try await connection.send(Self.request(4, "o", #"{"p":"/canary","d":"ran"}"#))
+            _ = try await connection.nextMessage()
+            nodes.cluster.kill("b")
+            // The canary registered after the cancel runs; the cancelled write must not have.
+            try await eventually { (try? await nodes.call("a", .GET, "/canary.json"))?.body == #""ran""# }
+            #expect(try await nodes.call("a", .GET, "/presence/ada.json").body == #""online""#)
+            await connection.close()
+        }
     }
 }

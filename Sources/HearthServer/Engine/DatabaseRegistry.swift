@@ -166,6 +166,8 @@ public final class DatabaseRegistry: Service, Sendable {
                 do {
                     let loaded = try await storage.load()
                     database.finishWarming(loaded.root)
+                    // The load's scaffolding (row buffers, the two halves before their merge) is garbage now.
+                    HeapRelease.releaseFreeMemory()
                     logger.info(
                         "Loaded database",
                         metadata: ["hearth.namespace": "\(database.namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]

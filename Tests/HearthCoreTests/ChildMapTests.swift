@@ -13,7 +13,18 @@ import Testing
     ].map { Key($0) } + (0..<40).map { Key("k\($0)") }
 
     static func randomValue(_ generator: inout QueryWindowTests.SeededGenerator) -> Node {
-        switch Int.random(in: 0..<9, using: &generator) {
+        switch Int.random(in: 0..<11, using: &generator) {
+        case 9:
+            // A record inside a record inside a record, with nodes kept beside the bytes at each level.
+            .children(Node.Children(entries: [
+                Key("p"): .leaf(.string("with priority"), priority: .number(Double(Int.random(in: 0..<3, using: &generator)))),
+                Key("inner"): .children(Node.Children(entries: [
+                    Key("deep"): .leaf(.number(1), priority: .string("q")),
+                    Key("plain"): .leaf(.bool(Bool.random(using: &generator))),
+                ])),
+            ]))
+        case 10:
+            .children(Node.Children(entries: [Key("n"): .children(Node.Children(entries: [Key("m"): .leaf(.string("x"))]))], priority: .number(1)))
         case 0: .leaf(.bool(Bool.random(using: &generator)))
         case 1: .leaf(.number(Double(Int.random(in: -5..<5, using: &generator)) / 4))
         case 2: .leaf(.number(-0.0))
@@ -99,6 +110,28 @@ import Testing
             #expect(stored == value)
             if case .number(let a) = stored, case .number(let b) = value { #expect(a.bitPattern == b.bitPattern) }
         }
+    }
+
+    @Test func nestedRecordsArePackedInlineAndCompareByContent() throws {
+        let json = #"{"a":{"tags":{"x":true,"y":{"deep":[1,2]}},"p":{".value":1,".priority":2},"s":"one"},"b":{"tags":{"x":true,"y":{"deep":[1,2]}},"p":{".value":1,".priority":2},"s":"one"}}"#
+        let node = try Node(json: try JSONValue(parsing: json))
+        let a = node.child(Key("a")), b = node.child(Key("b"))
+        #expect(a == b && a.hash == b.hash)
+        #expect(a.childEntries.isPacked && a.child(Key("tags")).childEntries.isPacked)
+        // One record holds its nested objects: they are views of its buffer, not allocations of their own.
+        guard case .packed(let record) = a.childEntries.storage, case .packed(let tags) = a.child(Key("tags")).childEntries.storage else {
+            Issue.record("not packed")
+            return
+        }
+        #expect(record.buffer === tags.buffer)
+        #expect(a.child(at: try DatabasePath("tags/y/deep/1")) == .leaf(.number(2)))
+        #expect(a.child(Key("p")).priority == .number(2))
+        // A change deep inside makes a new record; the old one is unchanged.
+        let changed = a.setting(.leaf(.number(3)), at: try DatabasePath("tags/y/deep/1"))
+        #expect(changed.child(at: try DatabasePath("tags/y/deep/1")) == .leaf(.number(3)))
+        #expect(a.child(at: try DatabasePath("tags/y/deep/1")) == .leaf(.number(2)))
+        #expect(changed != a && changed.child(Key("p")) == a.child(Key("p")))
+        #expect(changed.jsonString() == #"{"p":1,"s":"one","tags":{"x":true,"y":{"deep":[1,3]}}}"#)
     }
 
     @Test func nodesBuiltFromJSONHashAndRenderAsBefore() throws {

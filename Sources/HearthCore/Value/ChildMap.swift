@@ -62,6 +62,12 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         storage = .stored(stored)
     }
 
+    /// Whether the map is packed (and so can be packed inline in its parent's record).
+    var isPackedRecord: Bool {
+        if case .packed = storage { return true }
+        return false
+    }
+
     /// Whether the children are in storage rather than in memory.
     public var isStored: Bool {
         if case .stored = storage { return true }
@@ -210,7 +216,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     public struct Iterator: IteratorProtocol {
         enum Source {
-            case packed(PackedChildrenBuffer.Cursor)
+            case packed(PackedChildren.Cursor)
             case tree(TreeDictionary<Key, Node>.Iterator)
             case stored(StoredChildren.Pages)
         }
@@ -237,7 +243,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     public func makeIterator() -> Iterator {
         switch storage {
-        case .packed(let packed): Iterator(source: .packed(PackedChildrenBuffer.Cursor(packed)))
+        case .packed(let packed): Iterator(source: .packed(PackedChildren.Cursor(packed)))
         case .tree(let tree): Iterator(source: .tree(tree.makeIterator()))
         case .stored(let stored): Iterator(source: .stored(StoredChildren.Pages(stored: stored)))
         }

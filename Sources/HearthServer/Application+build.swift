@@ -54,11 +54,15 @@ public struct ClusterOptions: Sendable {
     public var address: String
     /// How often the node checks the leases of its databases.
     public var tick: Duration
+    /// Whether owners push their commits to the other nodes directly (else the others learn of them by
+    /// the shared storage's wake-ups and polling alone); on by default, off only to compare.
+    public var push: Bool
 
-    public init(secret: String, address: String, tick: Duration = .milliseconds(100)) {
+    public init(secret: String, address: String, tick: Duration = .milliseconds(100), push: Bool = true) {
         self.secret = secret
         self.address = address
         self.tick = tick
+        self.push = push
     }
 }
 
@@ -96,7 +100,9 @@ func makeApplication(
         guard let shared = storage as? any SharedDatabaseStorage else {
             throw StorageError(.unavailable, "A cluster node needs shared storage (--postgres)")
         }
-        clusterContext = ClusterContext(storage: shared, secret: cluster.secret, registry: activity.prometheus, logger: logger)
+        clusterContext = ClusterContext(
+            storage: shared, secret: cluster.secret, push: cluster.push, registry: activity.prometheus, logger: logger
+        )
         // A member before it opens any database, so the others see its leases held by a live node.
         try await shared.join(address: cluster.address)
     }
@@ -158,6 +164,7 @@ func makeApplication(
         ClusterController(context: clusterContext, registry: registry, authenticator: rest.authenticator, address: cluster.address)
             .register(on: router)
         clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick))
+        clusterServices.append(PushReceiver(context: clusterContext, registry: registry))
     }
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }

@@ -53,6 +53,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This node's URL as the other nodes reach it (default: http://<host>:<port>).", valueName: "url"))
     var advertise: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "Cluster: push each commit to the other nodes directly (default), or leave them to PostgreSQL's wake-ups and polling.",
+            discussion: "Turn it off on every node to compare; the log in PostgreSQL stays the record either way."
+        )
+    )
+    var clusterPush = true
+
     @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
     var defaultNamespace = "default"
 
@@ -162,7 +171,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
             storage = shared
             adminSecret = AdminSecret(hashing: secret)
-            cluster = ClusterOptions(secret: secret, address: advertise ?? "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)")
+            cluster = ClusterOptions(
+                secret: secret, address: advertise ?? "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)", push: clusterPush
+            )
             let keyText = try await shared.sharedSetting(
                 "token-signing-key", initial: Data(P256.Signing.PrivateKey().rawRepresentation).base64EncodedString()
             )

@@ -4,11 +4,15 @@ import HearthStorage
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The node-to-node API of a cluster, for the admin secret only:
 /// - `POST /.cluster/v1/write?ns=NAME`: writes forwarded to this node as the database's owner
 ///   (``ForwardedWrites``); 409 when it is not the owner, so the sender looks again.
+/// - `GET /.cluster/v1/push?node=NAME`: a stream of the log entries this node commits as an owner
+///   (``PushFrame``s, ``CommitFeed``), held open by every other node (``PushReceiver``); 404 when the
+///   push is turned off here.
 /// - `GET /.cluster/v1/status`: this node's view, for `hearth cluster status`.
 ///
 /// For example:
@@ -24,6 +28,7 @@ struct ClusterController: Sendable {
     func register(on router: Router<HearthRequestContext>) {
         router.post("/.cluster/v1/write") { request, _ in await self.guarded(request) { try await self.write(request) } }
         router.get("/.cluster/v1/status") { request, _ in await self.guarded(request) { try await self.status() } }
+        router.get("/.cluster/v1/push") { request, _ in await self.guarded(request) { self.pushStream() } }
     }
 
     private func guarded(_ request: Request, _ body: () async throws -> Response) async -> Response {
@@ -73,6 +78,54 @@ struct ClusterController: Sendable {
             }
         }
         return results.withLock { $0.map { $0! } }
+    }
+
+    /// The commit push to one subscriber: this node's name first, then every entry it commits, several
+    /// per write when they queue up, and a heartbeat whenever the stream has been quiet for a while.
+    private func pushStream() -> Response {
+        let feed = context.feed
+        guard feed.enabled else {
+            return ClusterController.json(.notFound, #"{"error":"This node does not push its commits"}"#)
+        }
+        let hello = PushFrame.hello(node: context.nodeName).bytes
+        let heartbeat = PushFrame.heartbeat.bytes
+        let interval = PushReceiver.heartbeat
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/octet-stream", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                let subscription = feed.subscribe()
+                defer { feed.remove(subscription) }
+                // On graceful shutdown the stream ends, so the server can finish its open responses; the
+                // subscribers read whatever else this node commits from the log.
+                try await withGracefulShutdownHandler {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            while true {
+                                try await Task.sleep(for: interval)
+                                subscription.nudge()
+                            }
+                        }
+                        try await writer.write(hello)
+                        var lastWrite = ContinuousClock.now
+                        for await _ in subscription.wakeups {
+                            guard let pending = subscription.take() else { break }
+                            if pending.readableBytes > 0 {
+                                try await writer.write(pending)
+                                lastWrite = .now
+                            } else if ContinuousClock.now - lastWrite >= interval / 2 {
+                                try await writer.write(heartbeat)
+                                lastWrite = .now
+                            }
+                        }
+                        group.cancelAll()
+                    }
+                } onGracefulShutdown: {
+                    subscription.finish()
+                }
+                try await writer.finish(nil)
+            }
+        )
     }
 
     private func status() async throws -> Response {

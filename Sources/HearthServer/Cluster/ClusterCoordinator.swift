@@ -6,15 +6,22 @@ import ServiceLifecycle
 import Synchronization
 
 /// What every database of a cluster node shares: the shared storage, this node's name, the client that
-/// forwards writes to owners, and the cluster's metrics.
+/// forwards writes to owners, the commit push (both sides), and the cluster's metrics.
 final class ClusterContext: Sendable {
     let storage: any SharedDatabaseStorage
     var nodeName: String { storage.nodeName }
     let client: OwnerClient
+    /// The entries this node commits, pushed to the nodes subscribed to it.
+    let feed: CommitFeed
+    /// The nodes this node subscribes to, and whether their streams are live.
+    let peers = PushPeers()
     /// The admin secret, sent with forwarded writes (every node has the same).
     let secret: String
     let logger: Logger
     let failovers: Counter
+    /// Log entries applied here, by how they arrived: pushed by the owner, or read from the log.
+    let appliedFromPush: Counter
+    let appliedFromLog: Counter
     let registry: PrometheusCollectorRegistry
 
     /// How long a write waits for an owner to appear, and for the log to bring its result here.
@@ -26,15 +33,22 @@ final class ClusterContext: Sendable {
     static let noOwner = WriteError(.unavailable, "No node owns the database right now; try again")
     static let behind = WriteError(.unavailable, "This node fell behind the database's log; try again")
 
-    init(storage: any SharedDatabaseStorage, secret: String, registry: PrometheusCollectorRegistry, logger: Logger) {
+    init(storage: any SharedDatabaseStorage, secret: String, push: Bool = true, registry: PrometheusCollectorRegistry, logger: Logger) {
         self.storage = storage
         self.client = OwnerClient()
+        self.feed = CommitFeed(enabled: push)
         self.secret = secret
         self.logger = logger
         self.registry = registry
         failovers = registry.makeCounter(
             name: "hearth_cluster_failovers_total", help: "Databases this node took over from a node that died or hung."
         )
+        let applied = MetricNameDescriptor(
+            namespace: "hearth", subsystem: "cluster", metricName: "entries_applied", unitName: "total",
+            helpText: "Log entries of other nodes' commits applied on this node, by how they arrived."
+        )
+        appliedFromPush = registry.makeCounter(descriptor: applied, labels: [("source", "push")])
+        appliedFromLog = registry.makeCounter(descriptor: applied, labels: [("source", "log")])
     }
 }
 
@@ -44,7 +58,8 @@ final class ClusterContext: Sendable {
 /// Every `tick` (100 ms) it reads each open database's lease: a database with no live owner is claimed
 /// by its preferred live node (rendezvous hashing), or by any node once it has been orphaned for half a
 /// second; a lease whose last sequence is past this node's log position triggers a catch-up (the
-/// polling fallback for lost wake-ups).
+/// polling fallback for lost wake-ups). While the owner's commit push is live, wake-ups and lease checks
+/// only mark entries as expected, and the log is read for those no push brought within ``pushGrace``.
 ///
 /// For example:
 /// ```swift
@@ -59,6 +74,9 @@ final class ClusterCoordinator: Service, Sendable {
     /// its preferred node only once that node has been up for ``settling``, so owners do not flap.
     let aliveSince = Mutex<[String: ContinuousClock.Instant]>([:])
     static let settling: Duration = .seconds(3)
+    /// How long an entry known committed waits for the owner's push (one to two rounds of this) before
+    /// it is read from the log: pushes arrive within milliseconds, the wake-up a round trip later.
+    static let pushGrace: Duration = .milliseconds(50)
 
     init(context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100)) {
         self.context = context
@@ -73,8 +91,17 @@ final class ClusterCoordinator: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await notification in storage.commitNotifications() {
-                    guard let database = self.registry.openDatabase(notification.namespace), let replica = database.replica else { continue }
-                    if replica.applied < notification.sequence { database.requestCatchUp() }
+                    self.registry.openDatabase(notification.namespace)?.expectCommitted(notification.sequence)
+                }
+            }
+            group.addTask {
+                // The fallback for lost pushes: an entry known committed for a whole round that no push
+                // brought is read from the log.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: ClusterCoordinator.pushGrace)
+                    for database in self.registry.openDatabases where database.replica?.pushOverdue() == true {
+                        database.requestCatchUp()
+                    }
                 }
             }
             group.addTask {
@@ -114,7 +141,9 @@ final class ClusterCoordinator: Service, Sendable {
         let me = storage.nodeName
         let alive: Set<String>
         do {
-            alive = Set(try await Deadline.run(.seconds(2)) { try await storage.members() }.filter(\.alive).map(\.name))
+            let members = try await Deadline.run(.seconds(2)) { try await storage.members() }
+            context.peers.update(members, me: me)
+            alive = Set(members.filter(\.alive).map(\.name))
         } catch {
             context.logger.warning("Cannot read the cluster's members", metadata: ["hearth.error": "\(error)"])
             return
@@ -194,7 +223,7 @@ final class ClusterCoordinator: Service, Sendable {
             name: "hearth_cluster_log_lag", labels: [("namespace", database.namespace)],
             help: "Log entries committed but not yet applied on this node (sampled every lease check)."
         ).set(Double(lag))
-        if lag > 0 { database.requestCatchUp() }
+        if lag > 0, let lease { database.expectCommitted(lease.lastSequence) }
         if let lease, lease.owner == me {
             // Owned here on paper but not in memory (a restart under the same name, or a takeover
             // that could not finish): claim again for a new epoch.

@@ -2,12 +2,15 @@ import HearthCore
 import HearthRules
 import HearthStorage
 import Logging
+import Prometheus
 import Synchronization
 
 /// What the writer runs between batches in a cluster.
 enum ReplicaControl: Sendable {
     /// Apply the log entries committed since the last applied one.
     case catchUp
+    /// Apply the entries owners pushed (``PushInbox``), reading the log if one is missing.
+    case applyPushed
     /// This node took the lease (its storage session being `generation`): apply the log up to the
     /// lease's last entry, then take writes.
     case becomeOwner(DatabaseLease, generation: Int)
@@ -59,6 +62,8 @@ final class DatabaseReplica: Sendable {
         var commitsStarted: Int64 = 0
         var commitsSettled: Int64 = 0
         var settleWaiters: [(round: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Entries owners pushed, and the committed ones a push should bring.
+        var inbox = PushInbox()
     }
 
     struct Waiter {
@@ -162,6 +167,33 @@ final class DatabaseReplica: Sendable {
 
     func catchUpStarted() {
         state.withLock { $0.catchUpQueued = false }
+    }
+
+    // MARK: Pushed entries
+
+    /// Queues entries an owner pushed. Returns true when the writer must be asked to apply them.
+    func receivePushed(_ entries: [LogEntry]) -> Bool {
+        state.withLock { $0.inbox.receive(entries) }
+    }
+
+    /// The pushed entries for the writer, sorted, and whether some were dropped (the log has them).
+    func takePushed() -> (entries: [LogEntry], overflowed: Bool) {
+        state.withLock { $0.inbox.take() }
+    }
+
+    /// Whether `sequence`, committed by another node, may be left to the owner's push: true while the
+    /// owner's push stream is live (the entry is then expected, and read from the log only if it has
+    /// not come a round later); false when the log must be read now.
+    func awaitsPush(_ sequence: Int64) -> Bool {
+        guard let owner = cachedLease?.owner, owner != cluster.nodeName, cluster.peers.isLive(owner) else { return false }
+        state.withLock { _ = $0.inbox.expect(sequence) }
+        return true
+    }
+
+    /// One round of the push's grace: true when an entry known committed a round ago has neither been
+    /// pushed nor applied.
+    func pushOverdue() -> Bool {
+        state.withLock { state in state.inbox.overdue(applied: state.applied) }
     }
 
     func beginCommit() {
@@ -357,7 +389,7 @@ final class DatabaseReplica: Sendable {
                             pending.complete(outcome.mapError { $0 })
                         }
                     }
-                    database.requestCatchUp()
+                    database.expectCommitted(answer.sequence)
                     return
                 } catch let error as OwnerClient.Failure where !error.mayHaveArrived {
                     // Not applied anywhere: try again, with the lease read again.
@@ -399,6 +431,9 @@ extension Database {
             // Generous for big batches; a commit stuck on a broken connection must not hold the writer.
             let limit = Duration.seconds(5) + .milliseconds(mutations.count / 10)
             let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch) }
+            // Committed under the fence, so it is the log's entry at `sequence` for good: the other nodes
+            // may apply it at once. Pushed before this node publishes: their listeners need not wait for ours.
+            replica.cluster.feed.publish(namespace: namespace, LogEntry(sequence: sequence, payload: entry))
             if !replica.committed(sequence) { requestCatchUp() }
             Task { try? await shared.notify(sequence: sequence) }
             return .committed
@@ -415,6 +450,21 @@ extension Database {
             requestCatchUp()
             return .failed(ClusterContext.unknownOutcome)
         }
+    }
+
+    /// Entries an owner pushed: the writer applies them between batches.
+    func receivePushed(_ entries: [LogEntry]) {
+        guard let replica, replica.receivePushed(entries) else { return }
+        queue.withLock { $0.controls.append(.applyPushed) }
+        wake.yield()
+    }
+
+    /// Another node committed `sequence` (a wake-up, a lease check or a forwarded write's answer tells):
+    /// left to the owner's push while its stream is live, else read from the log at once.
+    func expectCommitted(_ sequence: Int64) {
+        guard let replica, replica.applied < sequence else { return }
+        if replica.awaitsPush(sequence) { return }
+        requestCatchUp()
     }
 
     /// Queues a catch-up with the change log (once, however often asked).
@@ -471,6 +521,8 @@ extension Database {
         switch control {
         case .catchUp:
             return await catchUp(root, replica)
+        case .applyPushed:
+            return await applyPushed(root, replica)
         case .becomeOwner(let lease, let generation):
             defer { replica.setClaimPending(false) }
             var root = root
@@ -532,35 +584,67 @@ extension Database {
             }
             var reloaded = false
             for entry in entries {
-                if replica.isOwnAhead(entry.sequence) {
-                    replica.markApplied(entry.sequence)
-                    continue
-                }
-                let decoded: ReplicatedEntry
-                do {
-                    decoded = try ReplicatedEntry(payload: entry.payload)
-                } catch {
-                    logger.error("A log entry cannot be read; loading the database again", metadata: ["hearth.error": "\(error)"])
-                    decoded = .reload
-                }
-                switch decoded {
-                case .changes(let writes):
-                    root = publishReplicated(writes, root: root)
-                    replica.markApplied(entry.sequence)
-                case .rules:
-                    await reloadRules(replica)
-                    replica.markApplied(entry.sequence)
-                case .reload:
-                    if let fresh = await reload(root, replica) { root = fresh }
-                    reloaded = true
-                }
+                (root, reloaded) = await applyEntry(entry, root: root, replica)
                 if reloaded { break }
+                replica.cluster.appliedFromLog.increment()
             }
             replica.resumeWaiters()
             if !reloaded && entries.count < page { break }
         }
         replica.resumeWaiters()
         return root
+    }
+
+    /// Applies the entries owners pushed, each only if it is the next one of the log (``PushInbox``), and
+    /// reads the log when one is missing (a lost push, a rules change, entries dropped on overflow).
+    func applyPushed(_ root: Node, _ replica: DatabaseReplica) async -> Node {
+        var root = root
+        let (entries, overflowed) = replica.takePushed()
+        var missing = overflowed
+        pushed: for entry in entries {
+            switch PushInbox.decide(entry.sequence, applied: replica.applied) {
+            case .ignore:
+                continue
+            case .catchUp:
+                missing = true
+                break pushed
+            case .apply:
+                let reloaded: Bool
+                (root, reloaded) = await applyEntry(entry, root: root, replica)
+                if !reloaded { replica.cluster.appliedFromPush.increment() }
+            }
+        }
+        replica.resumeWaiters()
+        if missing { root = await catchUp(root, replica) }
+        return root
+    }
+
+    /// Applies one log entry, the next after the last applied (or one this node committed ahead of
+    /// others), publishing it. Returns the new root, and whether the database was loaded again instead.
+    private func applyEntry(_ entry: LogEntry, root: Node, _ replica: DatabaseReplica) async -> (Node, reloaded: Bool) {
+        if replica.isOwnAhead(entry.sequence) {
+            replica.markApplied(entry.sequence)
+            return (root, false)
+        }
+        let decoded: ReplicatedEntry
+        do {
+            decoded = try ReplicatedEntry(payload: entry.payload)
+        } catch {
+            logger.error("A log entry cannot be read; loading the database again", metadata: ["hearth.error": "\(error)"])
+            decoded = .reload
+        }
+        switch decoded {
+        case .changes(let writes):
+            let next = publishReplicated(writes, root: root)
+            replica.markApplied(entry.sequence)
+            return (next, false)
+        case .rules:
+            await reloadRules(replica)
+            replica.markApplied(entry.sequence)
+            return (root, false)
+        case .reload:
+            return (await reload(root, replica) ?? root, true)
+        }
     }
 
     /// Applies another node's writes to the tree exactly as the owner did, then publishes them.

@@ -44,6 +44,10 @@ public final class InMemorySharedCluster: Sendable {
         var databases: [String: DatabaseState] = [:]
         var members: [String: Member] = [:]
         var listeners: [AsyncStream<CommitNotification>.Continuation] = []
+        /// Wake-ups are dropped, as when they are lost (tests of the paths that do without them).
+        var wakeUpsSilenced = false
+        /// How many times each node read the change log.
+        var logReads: [String: Int] = [:]
     }
 
     let state = Mutex(State())
@@ -65,6 +69,16 @@ public final class InMemorySharedCluster: Sendable {
     /// longer fresh, but its calls still reach the storage (as a process resumed after SIGSTOP).
     public func pause(_ name: String) {
         state.withLock { $0.members[name]?.beating = false }
+    }
+
+    /// Drops every wake-up from now on (or again delivers them): they are best effort.
+    public func silenceWakeUps(_ silenced: Bool = true) {
+        state.withLock { $0.wakeUpsSilenced = silenced }
+    }
+
+    /// How many times `node` has read the change log (``SharedNamespaceStorage/changes(after:limit:)``).
+    public func logReads(by node: String) -> Int {
+        state.withLock { $0.logReads[node] ?? 0 }
     }
 
     /// The database's current owner, for assertions.
@@ -264,7 +278,9 @@ final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
     }
 
     func changes(after sequence: Int64, limit: Int) async throws -> [LogEntry] {
-        try withDatabase { database, _ in Array(database.log.lazy.filter { $0.sequence > sequence }.prefix(limit)) }
+        let entries = try withDatabase { database, _ in Array(database.log.lazy.filter { $0.sequence > sequence }.prefix(limit)) }
+        cluster.state.withLock { $0.logReads[node.nodeName, default: 0] += 1 }
+        return entries
     }
 
     func committedSequence() async throws -> Int64 {
@@ -272,7 +288,7 @@ final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
     }
 
     func notify(sequence: Int64) async throws {
-        let listeners = try withDatabase { _, state in state.listeners }
+        let listeners = try withDatabase { _, state in state.wakeUpsSilenced ? [] : state.listeners }
         for listener in listeners { listener.yield(CommitNotification(namespace: namespace, sequence: sequence)) }
     }
 

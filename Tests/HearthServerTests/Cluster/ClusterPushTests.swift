@@ -1,0 +1,55 @@
+import HearthCore
+import HearthRules
+@testable import HearthServer
+import HearthStorage
+import NIOHTTP1
+import Testing
+
+/// The commit push between nodes: an owner's commits reach the other nodes without the shared storage's
+/// wake-ups or polling, and an entry no push brings is read from the log.
+@Suite(.serialized) struct ClusterPushTests {
+    /// Starts "a" (the owner of "demo") and "b", which checks leases only every ten minutes and, once its
+    /// push stream from "a" is live, hears no wake-ups: from then on only a push or a gap it notices
+    /// brings it anything.
+    func ownerAndQuietFollower() async throws -> (ClusterTestNodes, Database) {
+        let nodes = ClusterTestNodes()
+        try await nodes.start("a")
+        _ = try await nodes.call("a", .PUT, "/n.json", "0")
+        try await nodes.start("b", tick: .seconds(600))
+        let registry = try nodes.registry("b")
+        try await eventually { registry.cluster?.peers.isLive("a") == true }
+        nodes.cluster.silenceWakeUps()
+        let database = try #require(registry.openDatabase("demo"))
+        return (nodes, database)
+    }
+
+    func value(_ database: Database, _ key: String) -> String {
+        database.snapshot().child(at: DatabasePath(keys: [Key(key)])).jsonString(format: .export)
+    }
+
+    @Test func anOwnersCommitsReachAnotherNodeByPushAlone() async throws {
+        let (nodes, onB) = try await ownerAndQuietFollower()
+        let readsBefore = nodes.cluster.logReads(by: "b")
+        for value in 1...20 {
+            #expect(try await nodes.call("a", .PUT, "/n.json", "\(value)").status == .ok)
+        }
+        try await eventually { value(onB, "n") == "20" }
+        // Nothing came from the log: every entry was pushed, in order.
+        #expect(nodes.cluster.logReads(by: "b") == readsBefore)
+        await nodes.stopAll()
+    }
+
+    @Test func anEntryNoPushBringsIsReadFromTheLog() async throws {
+        let (nodes, onB) = try await ownerAndQuietFollower()
+        let readsBefore = nodes.cluster.logReads(by: "b")
+        // Another node changes the rules: a log entry that nobody pushes.
+        let rules = #"{"rules": {".read": true, ".write": true}}"#
+        try await nodes.cluster.node("c").openShared(namespace: "demo").saveRules(rules, time: 0)
+        // The owner's next commit is pushed one past it: "b" sees the gap and reads the log.
+        #expect(try await nodes.call("a", .PUT, "/n.json", "1").status == .ok)
+        try await eventually { value(onB, "n") == "1" }
+        #expect(onB.rules.source == rules)
+        #expect(nodes.cluster.logReads(by: "b") > readsBefore)
+        await nodes.stopAll()
+    }
+}

@@ -601,26 +601,31 @@ public final class PostgresStorage: SharedDatabaseStorage {
         let started = Flag()
         let client = client
         let wait = connectionWait
+        let outcome = Outcome<Result>()
+        // The operation runs in a task of its own, and the caller waits for whichever comes first: its
+        // result, or the end of the wait for a connection. A task group would wait for the lease it gave
+        // up on to answer its cancellation, which a pool that cannot serve never does.
+        let work = Task {
+            do {
+                let result = try await client.withConnection { connection in
+                    started.set()
+                    return try await body(connection)
+                }
+                outcome.finish(.success(result))
+            } catch {
+                outcome.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: wait)
+            if !started.isSet, outcome.finish(.failure(NoConnection())) { work.cancel() }
+        }
+        defer { timer.cancel() }
         do {
-            return try await withThrowingTaskGroup(of: Result?.self) { group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        started.set()
-                        return try await body(connection)
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: wait)
-                    if !started.isSet { throw NoConnection() }
-                    return nil
-                }
-                while let result = try await group.next() {
-                    if let result {
-                        group.cancelAll()
-                        return result
-                    }
-                }
-                throw StorageError(.unavailable, "PostgreSQL returned nothing")
+            return try await withTaskCancellationHandler {
+                try await outcome.value
+            } onCancel: {
+                if outcome.finish(.failure(CancellationError())) { work.cancel() }
             }
         } catch is NoConnection {
             throw StorageError(
@@ -629,6 +634,36 @@ public final class PostgresStorage: SharedDatabaseStorage {
             )
         } catch {
             throw Self.storageError(error, action)
+        }
+    }
+
+    /// The first of several possible outcomes of an operation; whoever waits gets it once it is known.
+    final class Outcome<Value: Sendable>: Sendable {
+        private let state = Mutex<(result: Swift.Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
+
+        /// Records `result` unless an outcome is known already; true when it was the first.
+        @discardableResult
+        func finish(_ result: Swift.Result<Value, any Error>) -> Bool {
+            let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Value, any Error>?) in
+                guard state.result == nil else { return (false, nil) }
+                state.result = result
+                defer { state.waiter = nil }
+                return (true, state.waiter)
+            }
+            waiter?.resume(with: result)
+            return first
+        }
+
+        var value: Value {
+            get async throws {
+                try await withCheckedThrowingContinuation { continuation in
+                    let known = state.withLock { state -> Swift.Result<Value, any Error>? in
+                        if state.result == nil { state.waiter = continuation }
+                        return state.result
+                    }
+                    if let known { continuation.resume(with: known) }
+                }
+            }
         }
     }
 

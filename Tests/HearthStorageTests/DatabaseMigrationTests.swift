@@ -83,7 +83,7 @@ import Testing
         let sqlite = try SQLiteStorage(directory: directory)
         let expected = try await fill(sqlite)
         let (url, name) = try await PostgresTestServer.freshDatabase()
-        let postgres = try await PostgresStorage.connect(url: url, nodeName: "migrate")
+        let postgres = try await PostgresStorage.connect(url: url, nodeName: "migrate", connectionWait: PostgresTestServer.connectionWait)
         _ = try await DatabaseMigration(batchRows: 64).run(from: sqlite, to: postgres)
         try await expectCopied(expected, in: postgres)
         // Running nodes learn of the copy through the log: each commit appends the reload entry.

@@ -38,7 +38,7 @@ import Testing
             switch backend {
             case .memory: InMemoryStorage()
             case .sqlite: try SQLiteStorage(directory: directory)
-            case .postgres: try await PostgresStorage.connect(url: url!, nodeName: "conformance")
+            case .postgres: try await PostgresStorage.connect(url: url!, nodeName: "conformance", connectionWait: PostgresTestServer.connectionWait)
             }
         }
 

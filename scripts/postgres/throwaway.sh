@@ -6,6 +6,10 @@
 #   scripts/postgres/throwaway.sh stop DIR
 #   scripts/postgres/throwaway.sh restart-immediate DIR   # a crash-like restart (fault tests)
 #
+# HEARTH_PG_FSYNC=off (when the cluster is created) turns fsync off: for the unit tests' server, whose
+# concurrent CREATE DATABASEs and commits otherwise queue behind the disk; never for durability tests
+# or benchmarks.
+#
 # Needs Debian's `postgresql` package (apt-get install postgresql). Run as root, it runs the server as
 # the `postgres` user the package creates (PostgreSQL refuses to run as root).
 set -euo pipefail
@@ -54,7 +58,7 @@ port = $port
 unix_socket_directories = '$dir'
 max_connections = 300
 shared_buffers = 256MB
-fsync = on
+fsync = ${HEARTH_PG_FSYNC:-on}
 synchronous_commit = on
 wal_level = replica
 log_min_messages = warning

@@ -600,74 +600,24 @@ public final class PostgresStorage: SharedDatabaseStorage {
     ) async throws -> Result {
         let started = Flag()
         let client = client
-        let wait = connectionWait
-        let outcome = Outcome<Result>()
-        // The operation runs in a task of its own, and the caller waits for whichever comes first: its
-        // result, or the end of the wait for a connection. A task group would wait for the lease it gave
-        // up on to answer its cancellation, which a pool that cannot serve never does.
-        let work = Task {
-            do {
-                let result = try await client.withConnection { connection in
+        do {
+            // Not a task group: it would wait for a lease it gave up on to answer its cancellation, which
+            // a pool that cannot serve never does.
+            return try await Deadline.run(connectionWait, unless: { started.isSet }) {
+                try await client.withConnection { connection in
                     started.set()
                     return try await body(connection)
                 }
-                outcome.finish(.success(result))
-            } catch {
-                outcome.finish(.failure(error))
             }
-        }
-        let timer = Task {
-            try? await Task.sleep(for: wait)
-            if !started.isSet, outcome.finish(.failure(NoConnection())) { work.cancel() }
-        }
-        defer { timer.cancel() }
-        do {
-            return try await withTaskCancellationHandler {
-                try await outcome.value
-            } onCancel: {
-                if outcome.finish(.failure(CancellationError())) { work.cancel() }
-            }
-        } catch is NoConnection {
+        } catch is Deadline.Exceeded {
             throw StorageError(
                 .unavailable,
-                "Cannot \(action): no connection to PostgreSQL within \(wait); check that the server is running"
+                "Cannot \(action): no connection to PostgreSQL within \(connectionWait); check that the server is running"
             )
         } catch {
             throw Self.storageError(error, action)
         }
     }
-
-    /// The first of several possible outcomes of an operation; whoever waits gets it once it is known.
-    final class Outcome<Value: Sendable>: Sendable {
-        private let state = Mutex<(result: Swift.Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
-
-        /// Records `result` unless an outcome is known already; true when it was the first.
-        @discardableResult
-        func finish(_ result: Swift.Result<Value, any Error>) -> Bool {
-            let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Value, any Error>?) in
-                guard state.result == nil else { return (false, nil) }
-                state.result = result
-                defer { state.waiter = nil }
-                return (true, state.waiter)
-            }
-            waiter?.resume(with: result)
-            return first
-        }
-
-        var value: Value {
-            get async throws {
-                try await withCheckedThrowingContinuation { continuation in
-                    let known = state.withLock { state -> Swift.Result<Value, any Error>? in
-                        if state.result == nil { state.waiter = continuation }
-                        return state.result
-                    }
-                    if let known { continuation.resume(with: known) }
-                }
-            }
-        }
-    }
-
-    private struct NoConnection: Error {}
 
     /// Set once: whether an operation got its connection.
     final class Flag: Sendable {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthProtocol
 import HearthStorage
 import Logging
 import NIOCore
@@ -88,7 +89,7 @@ final class PushReceiver: Service, Sendable {
     }
 
     private func stream(from name: String, at address: String) async throws {
-        let me = context.nodeName.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let me = PercentEncoding.component(context.nodeName)
         var request = HTTPClientRequest(url: "\(address)/.cluster/v1/push?node=\(me)")
         request.headers.add(name: "Authorization", value: "Bearer \(context.secret)")
         let response = try await http.execute(request, deadline: .now() + .seconds(2))

@@ -173,10 +173,8 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
     }
 
     public func load() async throws -> StoredDatabase {
-        let rules = try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'") }
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0
-        guard size + walSize > SQLiteNamespaceStorage.parallelLoadThreshold,
+        let rules = try await storedRules()
+        guard fileBytes > SQLiteNamespaceStorage.parallelLoadThreshold,
             let split = try await queue.read({ db in try SQLiteNamespaceStorage.splitKey(db) })
         else {
             let root = try await queue.read { db in try SQLiteNamespaceStorage.build(db, from: nil, to: nil) }
@@ -196,12 +194,21 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
 
     /// Reads the file on demand (``SQLiteSnapshotReader``) while the server loads it.
     public func warmStart(minimumBytes: Int) async throws -> StoredDatabase? {
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0
-        guard size + walSize >= minimumBytes else { return nil }
-        let rules = try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'") }
+        guard fileBytes >= minimumBytes else { return nil }
+        let rules = try await storedRules()
         let reader = try SQLiteSnapshotReader(file: url)
         return StoredDatabase(root: reader.node(at: .root), rulesSource: rules)
+    }
+
+    /// The database file's size plus its WAL's.
+    var fileBytes: Int {
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 0
+        return size + walSize
+    }
+
+    func storedRules() async throws -> String? {
+        try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rules'") }
     }
 
     /// Databases larger than this (data file plus WAL) load on two threads.

@@ -106,9 +106,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
                 return
             }
         }
-        var tree = TreeDictionary<Key, Node>()
-        for entry in entries { tree[entry.key] = entry.value }
-        storage = .tree(tree)
+        storage = .tree(Self.tree(entries))
     }
 
     public var count: Int {
@@ -197,6 +195,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         }
     }
 
+    /// A hash tree of `entries`; a later entry for a key replaces an earlier one.
     static func tree(_ entries: [(key: Key, value: Node)]) -> TreeDictionary<Key, Node> {
         var tree = TreeDictionary<Key, Node>()
         for entry in entries { tree[entry.key] = entry.value }

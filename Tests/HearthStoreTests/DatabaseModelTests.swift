@@ -40,7 +40,7 @@ struct Overlapping: DatabaseModel {
             }
 
             // Read back by another client: the identifier comes from the key.
-            let read = try await server.client().reference(withPath: "posts/\(id)").getData().decoded(as: QuickstartPost.self)
+            let read = try await server.connectedClient().reference(withPath: "posts/\(id)").getData().decoded(as: QuickstartPost.self)
             #expect(read == post)
             #expect(try QuickstartPost(snapshot: try await database.reference(withPath: "user-posts/ada/\(id)").getData()) == post)
         }

@@ -84,6 +84,32 @@ public struct LoopbackServer: Sendable {
         return database
     }
 
+    /// A new client, once it is connected: a `getData()` on a client still connecting fails after 3 s
+    /// (as on iOS), which a loaded machine can exceed. Throws after 30 s without a connection.
+    public func connectedClient() async throws -> Hearth.Database {
+        let database = try client()
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for try await snapshot in database.reference(withPath: ".info/connected").events(.value) where snapshot.value as? Bool == true {
+                    return true
+                }
+                return false
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return false
+            }
+            let connected = try await group.next() ?? false
+            group.cancelAll()
+            guard connected else { throw NotConnected() }
+        }
+        return database
+    }
+
+    struct NotConnected: Error, CustomStringConvertible {
+        var description: String { "the client did not connect to the test server within 30 s" }
+    }
+
     /// Replaces the namespace's database rules through REST, as the admin.
     public func setRules(_ rules: String) async throws {
         let reply = try await rest("PUT", "/.settings/rules.json", body: rules)

@@ -56,8 +56,12 @@ public final class SQLiteSnapshotReader: StoredTreeSource {
     let wholeNodeRows: Int
     public let file: URL
 
+    /// Nodes up to this many rows are read whole: a range scan of that many rows costs about what
+    /// listing a node's children one seek at a time does.
+    public static let defaultWholeNodeRows = 2048
+
     /// Opens `file` read-only and starts the snapshot.
-    public init(file: URL, wholeNodeRows: Int = 2048) throws {
+    public init(file: URL, wholeNodeRows: Int = defaultWholeNodeRows) throws {
         self.file = file
         // A leaf has at most two rows (its value and its priority): more rows than this always mean children.
         self.wholeNodeRows = max(2, wholeNodeRows)

@@ -25,12 +25,16 @@ public final class SQLiteStorage: DatabaseStorage {
     /// The directory lock's file descriptor; -1 once released.
     private let lockDescriptor: Mutex<Int32>
     private let opened = Mutex<[String: SQLiteNamespaceStorage]>([:])
+    /// Nodes with more rows than this are read from the file a child at a time when the tree is served
+    /// from the file (``SQLiteSnapshotReader``); tests lower it so every inner node is.
+    let wholeNodeRows: Int
 
     /// Opens (creating when needed) a data directory.
     /// - Throws: ``StorageError`` with code `.unavailable` when the directory cannot be created or written,
     ///   `.locked` when another process has it open.
-    public init(directory: URL) throws {
+    public init(directory: URL, wholeNodeRows: Int = SQLiteSnapshotReader.defaultWholeNodeRows) throws {
         self.directory = directory
+        self.wholeNodeRows = wholeNodeRows
         let fm = FileManager.default
         do {
             try fm.createDirectory(at: directory.appendingPathComponent("databases"), withIntermediateDirectories: true)
@@ -89,7 +93,7 @@ public final class SQLiteStorage: DatabaseStorage {
         }
         return try opened.withLock { opened in
             if let existing = opened[namespace] { return existing }
-            let storage = try SQLiteNamespaceStorage(url: file(of: namespace))
+            let storage = try SQLiteNamespaceStorage(url: file(of: namespace), wholeNodeRows: wholeNodeRows)
             opened[namespace] = storage
             return storage
         }
@@ -142,9 +146,11 @@ let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 public final class SQLiteNamespaceStorage: NamespaceStorage {
     let queue: DatabaseQueue
     let url: URL
+    let wholeNodeRows: Int
 
-    init(url: URL) throws {
+    init(url: URL, wholeNodeRows: Int = SQLiteSnapshotReader.defaultWholeNodeRows) throws {
         self.url = url
+        self.wholeNodeRows = wholeNodeRows
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // WAL keeps readers off the writer's back; FULL syncs the WAL on every commit, so an
@@ -196,7 +202,7 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
     public func warmStart(minimumBytes: Int) async throws -> StoredDatabase? {
         guard fileBytes >= minimumBytes else { return nil }
         let rules = try await storedRules()
-        let reader = try SQLiteSnapshotReader(file: url)
+        let reader = try SQLiteSnapshotReader(file: url, wholeNodeRows: wholeNodeRows)
         return StoredDatabase(root: reader.node(at: .root), rulesSource: rules)
     }
 

@@ -38,6 +38,10 @@ public struct ServerConfiguration: Sendable {
     /// A stored database at least this large (bytes on disk) answers reads from its file while it
     /// loads after a start, instead of waiting for the load; writes and listens wait for it.
     public var warmStartBytes = 8 * 1024 * 1024
+    /// Databases stay in their files and only what writes change is held in memory, dropped when the
+    /// process is over this limit (SQLite storage on one node; ignored elsewhere). Nil: whole trees in
+    /// memory, the fastest.
+    public var memoryLimit: MemoryLimit?
 
     public init() {}
 }

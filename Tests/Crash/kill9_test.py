@@ -335,6 +335,54 @@ def verify(port, ledger, threads, max_report=15):
     return failures, shown, checked
 
 
+# --------------------------------------------------------------------------- preloaded data
+
+BULK_CHUNK_RECORDS = 2000
+
+
+def bulk_record(chunk, index):
+    """The record preloaded at /bulk/c<chunk>/r<index> (about 250 bytes of JSON)."""
+    return {"name": "user %d-%d" % (chunk, index), "email": "u%d.%d@example.com" % (chunk, index),
+            "age": (chunk * 7 + index) % 90, "bio": "x" * 150, "tags": {"a": True, "n": index}}
+
+
+def bulk_chunks(megabytes):
+    return max(1, megabytes * 1024 * 1024 // (250 * BULK_CHUNK_RECORDS))
+
+
+def preload(port, megabytes):
+    """Writes about `megabytes` MB of records under /bulk, a chunk per PUT, so the data is far larger
+    than a small memory limit."""
+    chunks = bulk_chunks(megabytes)
+    t0 = time.monotonic()
+    for chunk in range(chunks):
+        body = {"r%d" % i: bulk_record(chunk, i) for i in range(BULK_CHUNK_RECORDS)}
+        conn = http.client.HTTPConnection(HOST, port, timeout=120)
+        try:
+            status, payload = request(conn, "PUT", "/bulk/c%d.json" % chunk, body)
+        finally:
+            conn.close()
+        if status != 200:
+            raise RuntimeError("preload PUT /bulk/c%d -> HTTP %d: %s" % (chunk, status, payload[:300]))
+    print("preloaded %d records (~%d MB) under /bulk in %.1f s"
+          % (chunks * BULK_CHUNK_RECORDS, megabytes, time.monotonic() - t0))
+
+
+def verify_preload(port, megabytes, rng):
+    """The preloaded records are all there: their count, and 200 of them read back exactly."""
+    chunks = bulk_chunks(megabytes)
+    failures = []
+    shallow = get_json(port, "/bulk.json?shallow=true")
+    if not isinstance(shallow, dict) or len(shallow) != chunks:
+        failures.append("PRELOAD: /bulk has %r chunks, want %d" % (len(shallow or {}), chunks))
+    for _ in range(200):
+        chunk, index = rng.randrange(chunks), rng.randrange(BULK_CHUNK_RECORDS)
+        got = get_json(port, "/bulk/c%d/r%d.json" % (chunk, index))
+        if got != bulk_record(chunk, index):
+            failures.append("PRELOAD: /bulk/c%d/r%d is %.200r" % (chunk, index, got))
+    return failures
+
+
 # --------------------------------------------------------------------------- main
 
 def main():
@@ -348,6 +396,10 @@ def main():
     ap.add_argument("--startup-timeout", type=float, default=90.0)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir even on success")
     ap.add_argument("--seed", type=int, default=None, help="random seed for the kill jitter")
+    ap.add_argument("--memory-limit", default=None,
+                    help="serve with --memory-limit SIZE (the database stays in its file; docs/decisions/0012)")
+    ap.add_argument("--preload-mb", type=int, default=0,
+                    help="first write this many MB of records under /bulk, checked after every restart")
     args = ap.parse_args()
 
     if not (os.path.isfile(args.bin) and os.access(args.bin, os.X_OK)):
@@ -357,7 +409,8 @@ def main():
     root = tempfile.mkdtemp(prefix="hearth-kill9-")
     data_dir = os.path.join(root, "data")
     os.makedirs(data_dir)
-    server = Server(args.bin, data_dir, root)
+    extra = ["--memory-limit", args.memory_limit] if args.memory_limit else []
+    server = Server(args.bin, data_dir, root, extra)
     ledger = Ledger(args.threads)
     seqs = [0] * args.threads
     failed = False
@@ -370,6 +423,8 @@ def main():
             print("SETUP ERROR:", e)
             return 2
         print("server up on port %d after %.2f s" % (server.port, took))
+        if args.preload_mb:
+            preload(server.port, args.preload_mb)
         for cycle in range(1, args.cycles + 1):
             stop = threading.Event()
             kill_started = threading.Event()
@@ -411,6 +466,10 @@ def main():
                 break
             print("cycle %d: restarted on port %d after %.2f s" % (cycle, server.port, took))
             failures, shown, checked = verify(server.port, ledger, args.threads)
+            if args.preload_mb:
+                bulk_failures = verify_preload(server.port, args.preload_mb, rng)
+                failures += bulk_failures
+                shown += bulk_failures[:10]
             total_acked = sum(len(a) for a in ledger.leaf_acked) + len(ledger.pair_acked)
             print("cycle %d: verified %d/%d acknowledged PUTs, %d/%d acknowledged pairs "
                   "(all cycles, %d new this cycle); in-flight PUTs present %d / absent %d, "

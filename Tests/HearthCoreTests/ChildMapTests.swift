@@ -78,6 +78,81 @@ import Testing
         }
     }
 
+    /// One stored version of a map's children, in memory: what a snapshot reader gives for one node.
+    struct FixedSource: StoredTreeSource {
+        let children: [Key: Node]
+        let path: DatabasePath
+        var ordered: [Key] { children.keys.sorted { $0.string < $1.string } }
+
+        func node(at path: DatabasePath) -> Node {
+            guard path.parent == self.path, let key = path.last else { return .empty }
+            return children[key] ?? .empty
+        }
+
+        func children(of path: DatabasePath, after: Key?, limit: Int) -> [(key: Key, value: Node)] {
+            ordered.filter { after == nil || $0.string > after!.string }.prefix(limit).map { (key: $0, value: children[$0]!) }
+        }
+
+        func childCount(of path: DatabasePath) -> Int { children.count }
+    }
+
+    /// Changes to children that stay in storage are kept beside them (decision 3 of
+    /// docs/decisions/0012-compact-tree-and-warm-start.md): every version behaves like a dictionary,
+    /// and versions over one stored map compare by their changes.
+    @Test(arguments: [1, 2, 3, 4])
+    func storedMapsWithChangesBehaveLikeADictionary(seed: UInt64) throws {
+        var generator = QueryWindowTests.SeededGenerator(seed: seed)
+        var base: [Key: Node] = [:]
+        // More than a page of stored children, so iteration crosses pages.
+        for index in 0..<300 { base[Key("s\(index)")] = Self.randomValue(&generator) }
+        for key in Self.keys.prefix(20) { base[key] = Self.randomValue(&generator) }
+        let path = try DatabasePath("/big")
+        let stored = StoredChildren(source: FixedSource(children: base, path: path), path: path)
+        let keys = Self.keys + base.keys.shuffled(using: &generator).prefix(30)
+        var map = ChildMap(stored: stored)
+        var model = base
+        var snapshots: [(ChildMap, [Key: Node])] = [(map, model)]
+        for step in 0..<1500 {
+            let key = keys.randomElement(using: &generator)!
+            if Int.random(in: 0..<10, using: &generator) < 6 {
+                let value = Self.randomValue(&generator)
+                map[key] = value
+                model[key] = value
+            } else {
+                #expect(map.removeValue(forKey: key) == model.removeValue(forKey: key), "step \(step)")
+            }
+            #expect(map.isStored)
+            #expect(map.count == model.count, "step \(step)")
+            #expect(map[key] == model[key], "step \(step)")
+            if step % 101 == 0 { snapshots.append((map, model)) }
+        }
+        for (snapshot, expected) in snapshots {
+            var seen: [Key: Node] = [:]
+            var visits = 0
+            for (key, value) in snapshot {
+                seen[key] = value
+                visits += 1
+            }
+            #expect(seen == expected)
+            #expect(visits == expected.count)
+            #expect(snapshot.sortedByKey.map(\.key) == expected.keys.sorted { Key.compare($0, $1) < 0 })
+            #expect(snapshot == ChildMap(entries: expected.map { (key: $0.key, value: $0.value) }))
+            #expect(snapshot.keys == ChildMap(entries: expected.map { (key: $0.key, value: .empty) }).keys)
+        }
+        // Versions over the same stored children compare by what changed.
+        for (a, modelA) in snapshots {
+            for (b, modelB) in snapshots {
+                #expect((a == b) == (modelA == modelB))
+                #expect((a.keys == b.keys) == (Set(modelA.keys) == Set(modelB.keys)))
+            }
+        }
+        // Removing every child empties the map; adding one back fills it.
+        for key in model.keys { map.removeValue(forKey: key) }
+        #expect(map.isEmpty && map.count == 0 && Array(map).isEmpty)
+        map[Key("back")] = .leaf(.number(1))
+        #expect(!map.isEmpty && map.count == 1)
+    }
+
     @Test func smallMapsArePackedAndLargeOnesAreTrees() {
         let small = ChildMap(entries: (0..<ChildMap.packedCapacity).map { (key: Key("k\($0)"), value: .leaf(.number(Double($0)))) })
         #expect(small.isPacked)

@@ -3,6 +3,7 @@ import Foundation
 import HearthCore
 import HearthRealtimeClient
 @testable import HearthServer
+import HearthSQLite
 import HearthStorage
 import HTTPTypes
 import Hummingbird
@@ -29,7 +30,27 @@ struct TestServer {
         configuration.emulatorMode = emulator
         configuration.port = 0
         configuration.clock = ServerClock(clock, wallMillisecondsAtStart: WallClock.milliseconds())
+        if TestServer.servesFromFiles {
+            // Over the limit at every check, checked after every batch: the tree is read again from the
+            // file after every write, the hardest case for the file-backed engine.
+            var limit = MemoryLimit(bytes: 0)
+            limit.checkInterval = .zero
+            configuration.memoryLimit = limit
+        }
         configure(&configuration)
+    }
+
+    /// `HEARTH_TEST_MEMORY_LIMIT=1`: tests that use the default storage run on SQLite files with a
+    /// memory limit instead of in memory, so the engine suites check the file-backed engine (decision 3
+    /// of docs/decisions/0012-compact-tree-and-warm-start.md) gives exactly the same results.
+    static let servesFromFiles = ProcessInfo.processInfo.environment["HEARTH_TEST_MEMORY_LIMIT"] == "1"
+
+    /// The storage a test gets when it names none, and what to clean up after it.
+    private static func defaultStorage() throws -> (storage: any DatabaseStorage, directory: URL?) {
+        guard servesFromFiles else { return (InMemoryStorage(), nil) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-limited-\(UUID().uuidString)")
+        // Every node of more than one leaf stays in the file, read a child at a time.
+        return (try SQLiteStorage(directory: directory, wholeNodeRows: 2), directory)
     }
 
     /// The server's wall time now: mint tokens with it so their expiry is certain relative to the server.
@@ -64,9 +85,11 @@ struct TestServer {
     }
 
     func run(
-        storage: any DatabaseStorage = InMemoryStorage(),
+        storage: (any DatabaseStorage)? = nil,
         _ test: @Sendable (any TestClientProtocol, DatabaseRegistry) async throws -> Void
     ) async throws {
+        let (storage, scratch) = try storage.map { ($0, nil) } ?? TestServer.defaultStorage()
+        defer { if let scratch { try? FileManager.default.removeItem(at: scratch) } }
         let (app, registry) = try await application(storage)
         try await app.test(.router) { client in try await test(client, registry) }
         running.state.withLock { $0 = nil }
@@ -74,9 +97,11 @@ struct TestServer {
 
     /// Runs the application on a real socket (WebSocket tests); the test gets the port.
     func runLive(
-        storage: any DatabaseStorage = InMemoryStorage(),
+        storage: (any DatabaseStorage)? = nil,
         _ test: @Sendable (any TestClientProtocol, Int, DatabaseRegistry) async throws -> Void
     ) async throws {
+        let (storage, scratch) = try storage.map { ($0, nil) } ?? TestServer.defaultStorage()
+        defer { if let scratch { try? FileManager.default.removeItem(at: scratch) } }
         let (app, registry) = try await application(storage)
         try await app.test(.live) { client in try await test(client, client.port!, registry) }
         running.state.withLock { $0 = nil }

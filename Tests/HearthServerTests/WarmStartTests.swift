@@ -89,7 +89,10 @@ import Testing
         let directory = try await seededDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = GatedStorage(try SQLiteStorage(directory: directory))
-        let server = TestServer { $0.warmStartBytes = 0 }
+        let server = TestServer {
+            $0.warmStartBytes = 0
+            $0.memoryLimit = nil
+        }
         try await server.run(storage: storage) { client, registry in
             let database = try await registry.database("default")
             #expect(!database.isWarm)
@@ -126,7 +129,10 @@ import Testing
         let directory = try await seededDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = try SQLiteStorage(directory: directory)
-        let server = TestServer { $0.warmStartBytes = 1 << 40 }
+        let server = TestServer {
+            $0.warmStartBytes = 1 << 40
+            $0.memoryLimit = nil
+        }
         try await server.run(storage: storage) { client, registry in
             let database = try await registry.database("default")
             #expect(database.isWarm)

@@ -21,24 +21,53 @@ struct ImportBenchCommand: AsyncParsableCommand {
     @Option(help: "Port for the restart measurement.")
     var port = 9390
 
+    @Option(help: ArgumentHelp("Serve the data with this --memory-limit (e.g. 256MB) instead of holding the whole tree.", valueName: "size"))
+    var memoryLimit: ByteCount?
+
+    @Option(help: "After the restart, measure REST reads, writes and write→listener latency for this long each (0: skip).")
+    var serveSeconds = 0.0
+
+    @Option(help: "Requests in flight at once during --serve-seconds.")
+    var concurrency = 16
+
+    @Flag(help: "Skip generating and importing: reuse the data in --work-directory from an earlier run.")
+    var reuse = false
+
     func run() async throws {
         let work = URL(fileURLWithPath: workDirectory ?? NSTemporaryDirectory() + "hearth-import-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if workDirectory == nil { try? FileManager.default.removeItem(at: work) } }
         let file = work.appendingPathComponent("data.json")
         let data = work.appendingPathComponent("data")
-        let (bytes, users) = try generate(file, targetBytes: sizeMb * 1_000_000)
-        try? FileManager.default.removeItem(at: data)
-        let megabytes = Double(bytes) / 1_000_000
-        FileHandle.standardError.write(Data("Generated \(String(format: "%.1f", megabytes)) MB (\(users) users)\n".utf8))
-
+        let bytes: Int, users: Int, importSeconds: Double
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
-        let importStart = ContinuousClock.now
-        try runProcess(executable, ["import", file.path, "--data", data.path])
-        let importSeconds = seconds(since: importStart)
+        if reuse {
+            guard workDirectory != nil, let saved = try? String(contentsOf: work.appendingPathComponent("generated.txt"), encoding: .utf8),
+                case let numbers = saved.split(separator: " ").compactMap({ Double($0) }), numbers.count == 3
+            else { throw CLIError("--reuse needs the --work-directory of an earlier run of this bench") }
+            (bytes, users, importSeconds) = (Int(numbers[0]), Int(numbers[1]), numbers[2])
+        } else {
+            (bytes, users) = try generate(file, targetBytes: sizeMb * 1_000_000)
+            try? FileManager.default.removeItem(at: data)
+            FileHandle.standardError.write(Data("Generated \(String(format: "%.1f", Double(bytes) / 1_000_000)) MB (\(users) users)\n".utf8))
+            let importStart = ContinuousClock.now
+            try runProcess(executable, ["import", file.path, "--data", data.path])
+            importSeconds = seconds(since: importStart)
+            try "\(bytes) \(users) \(importSeconds)".write(to: work.appendingPathComponent("generated.txt"), atomically: true, encoding: .utf8)
+        }
+        let megabytes = Double(bytes) / 1_000_000
 
+        try? FileManager.default.removeItem(at: work.appendingPathComponent("empty"))
         let empty = try await restart(work.appendingPathComponent("empty"), probe: "/.json?shallow=true", expectingData: false)
-        let restarted = try await restart(data, probe: "/users/u\(String(format: "%07d", users - 1))/name.json", expectingData: true)
+        var served: ServedLoadBench.Result?
+        let restarted = try await restart(data, probe: "/users/u\(String(format: "%07d", users - 1))/name.json", expectingData: true) { base in
+            guard serveSeconds > 0 else { return }
+            let bench = ServedLoadBench(base: base, users: users, seconds: serveSeconds, concurrency: concurrency)
+            served = try await bench.run { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+        }
+        let mode = memoryLimit.map { "with --memory-limit \(String(format: "%.0f", Double($0.bytes) / 1_048_576)) MiB (served from the file)" }
+            ?? "whole tree in memory"
+        print("\nMode: \(mode)")
         print("""
 
             Import: \(String(format: "%.1f", megabytes)) MB JSON (\(users) users) in \(String(format: "%.2f", importSeconds)) s = \
@@ -49,16 +78,28 @@ struct ImportBenchCommand: AsyncParsableCommand {
             empty: the tree costs \(String(format: "%.0f", restarted.rss - empty.rss)) MB = \
             \(String(format: "%.2f", (restarted.rss - empty.rss) / megabytes))× its JSON size
             """)
+        if let served {
+            print("""
+                Served (\(concurrency) requests at a time, \(served.seconds) s each): \
+                reads \(String(format: "%.0f", Double(served.reads) / served.seconds))/s (\(served.readLatency.summary)); \
+                writes \(String(format: "%.0f", Double(served.writes) / served.seconds))/s (\(served.writeLatency.summary)); \
+                write→listener during the writes: \(served.delivery.samples.count) events, \(served.delivery.summary); \
+                server RSS after: \(String(format: "%.0f", restarted.rssAfterLoad ?? .nan)) MB
+                """)
+        }
     }
 
     /// Starts `hearth serve` on `data` and times, from the process start, the first answer to `probe`
     /// and the first acknowledged write (writes wait for the whole tree); then reads the server's RSS.
-    func restart(_ data: URL, probe: String, expectingData: Bool) async throws -> (firstAnswer: Double, loaded: Double, rss: Double) {
+    func restart(
+        _ data: URL, probe: String, expectingData: Bool, whileRunning: (String) async throws -> Void = { _ in }
+    ) async throws -> (firstAnswer: Double, loaded: Double, rss: Double, rssAfterLoad: Double?) {
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         let start = ContinuousClock.now
         let server = Process()
         server.executableURL = URL(fileURLWithPath: executable)
         server.arguments = ["serve", "--data", data.path, "--port", String(port), "--emulator", "--log-level", "warning"]
+            + (memoryLimit.map { ["--memory-limit", String($0.bytes)] } ?? [])
         server.standardOutput = FileHandle.nullDevice
         try server.run()
         defer {
@@ -88,7 +129,8 @@ struct ImportBenchCommand: AsyncParsableCommand {
         // Settle: the loader's temporary memory is given back before RSS is read.
         try await Task.sleep(for: .seconds(1))
         guard let rss = residentMegabytes(pid: server.processIdentifier) else { throw CLIError("cannot read the server's RSS") }
-        return (firstAnswer, loaded, rss)
+        try await whileRunning(base)
+        return (firstAnswer, loaded, rss, residentMegabytes(pid: server.processIdentifier))
     }
 
     /// Writes `{"users": {"u0000000": {...}, ...}}` of about `targetBytes`, deterministically.

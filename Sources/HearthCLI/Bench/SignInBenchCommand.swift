@@ -69,7 +69,7 @@ struct SignInBenchCommand: AsyncParsableCommand {
         var arguments = ["--host", options.host, "--port", String(options.port), "--namespace", options.namespace, "--listeners", "10",
                          "--rate", String(rate), "--seconds", String(seconds)]
         if let secret = options.secret { arguments += ["--secret", secret] }
-        var command = try WSLatencyBenchCommand.parse(arguments)
+        let command = try WSLatencyBenchCommand.parse(arguments)
         try await command.run()
     }
 

@@ -42,6 +42,13 @@ struct ServeCommand: AsyncParsableCommand {
     var inMemory = false
 
     @Option(help: ArgumentHelp(
+        "Serve databases from their files, holding at most about this much memory (e.g. 1GB); default: whole databases in memory, the fastest.",
+        discussion: "For databases larger than memory (docs/decisions/0012-compact-tree-and-warm-start.md). SQLite storage only.",
+        valueName: "size"
+    ))
+    var memoryLimit: ByteCount?
+
+    @Option(help: ArgumentHelp(
         "Run as a node of a cluster whose data lives in this PostgreSQL database (docs/cluster.md); needs HEARTH_ADMIN_SECRET.",
         valueName: "postgres://user@host/db"
     ))
@@ -114,6 +121,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
         if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
+        if memoryLimit != nil, inMemory || postgres != nil {
+            throw ValidationError("--memory-limit works with the embedded SQLite storage only (not with --in-memory or --postgres)")
+        }
     }
 
     func run() async throws {
@@ -220,6 +230,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.emulatorMode = emulator
         configuration.defaultNamespace = defaultNamespace
+        if let memoryLimit {
+            configuration.memoryLimit = MemoryLimit(bytes: memoryLimit.bytes)
+            MemoryTuning.returnFreedMemory()
+        }
         configuration.identity.projectID = project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
         configuration.identity.apiKeys = Set(apiKeys)
         configuration.identity.trustForwardedFor = trustForwardedFor

@@ -14,6 +14,17 @@ enum MemoryTuning {
         _ = glibcMallopt(topPad, 64 * 1024 * 1024)
         #endif
     }
+
+    /// Back to glibc's defaults, which return freed memory to the system soon: under a memory limit,
+    /// memory held for speed would count against it.
+    static func returnFreedMemory() {
+        #if os(Linux)
+        let trimThreshold: Int32 = -1, topPad: Int32 = -2, mmapThreshold: Int32 = -3
+        _ = glibcMallopt(mmapThreshold, 128 * 1024)
+        _ = glibcMallopt(trimThreshold, 128 * 1024)
+        _ = glibcMallopt(topPad, 0)
+        #endif
+    }
 }
 
 #if os(Linux)

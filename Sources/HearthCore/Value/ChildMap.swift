@@ -10,8 +10,10 @@ public import HashTreeCollections
 /// (`docs/decisions/0012-compact-tree.md`). Large maps stay hash trees, so changing one child of a
 /// node with a million children still copies only the path to it.
 ///
-/// A third form, ``StoredChildren``, leaves the children in the database's file and reads them on
-/// demand; a node loading after a restart answers reads with it (changing it reads it all first).
+/// A third form, ``StoredChildren`` with a map of changes (`StoredMap`), leaves the children in the
+/// database's file and reads them on demand: a database answers reads with it while it loads after a
+/// restart, and keeps it when it runs with a memory limit; changing it keeps only the changed children
+/// in memory.
 ///
 /// The interface is the dictionary's: subscripts, `count`, `keys`, and iteration of `(key, value)`
 /// pairs (in no particular order).
@@ -31,7 +33,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
     enum Storage: Sendable {
         case packed(PackedChildren)
         case tree(TreeDictionary<Key, Node>)
-        case stored(StoredChildren)
+        case stored(StoredMap)
     }
 
     var storage: Storage
@@ -59,7 +61,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     /// Children left in storage, read on demand.
     public init(stored: StoredChildren) {
-        storage = .stored(stored)
+        storage = .stored(StoredMap(base: stored))
     }
 
     /// Whether the map is packed (and so can be packed inline in its parent's record).
@@ -72,11 +74,6 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
     public var isStored: Bool {
         if case .stored = storage { return true }
         return false
-    }
-
-    /// Reads stored children into memory (a no-op for the other forms).
-    mutating func materialize() {
-        if case .stored(let stored) = storage { self = ChildMap(entries: stored.entries) }
     }
 
     /// A map of `entries`; a later entry for a key replaces an earlier one. Entries are taken as given
@@ -121,8 +118,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): packed.count == 0
         case .tree(let tree): tree.isEmpty
-        // Only nodes with data are left in storage; counting them would read every child.
-        case .stored: false
+        case .stored(let stored): stored.isEmpty
         }
     }
 
@@ -143,7 +139,6 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
 
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Node? {
-        materialize()
         switch storage {
         case .packed(let packed):
             var entries = packed.entries
@@ -156,13 +151,14 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             let removed = tree.removeValue(forKey: key)
             storage = .tree(tree)
             return removed
-        case .stored:
-            preconditionFailure("materialized above")
+        case .stored(let stored):
+            let (map, removed) = stored.removing(key)
+            storage = .stored(map)
+            return removed
         }
     }
 
     mutating func setValue(_ value: Node, for key: Key) {
-        materialize()
         switch storage {
         case .packed(let packed):
             var entries = packed.entries
@@ -190,8 +186,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             storage = .tree([:])
             tree[key] = value
             storage = .tree(tree)
-        case .stored:
-            preconditionFailure("materialized above")
+        case .stored(let stored):
+            storage = .stored(stored.setting(value, for: key))
         }
     }
 
@@ -207,7 +203,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): packed.entries
         case .tree(let tree): tree.map { (key: $0.key, value: $0.value) }.sorted { Key.compare($0.key, $1.key) < 0 }
-        case .stored(let stored): stored.entries.sorted { Key.compare($0.key, $1.key) < 0 }
+        case .stored(let stored): Array(IteratorSequence(StoredMap.Iterator(stored))).sorted { Key.compare($0.key, $1.key) < 0 }
         }
     }
 
@@ -217,7 +213,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         enum Source {
             case packed(PackedChildren.Cursor)
             case tree(TreeDictionary<Key, Node>.Iterator)
-            case stored(StoredChildren.Pages)
+            case stored(StoredMap.Iterator)
         }
 
         var source: Source
@@ -244,7 +240,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         switch storage {
         case .packed(let packed): Iterator(source: .packed(PackedChildren.Cursor(packed)))
         case .tree(let tree): Iterator(source: .tree(tree.makeIterator()))
-        case .stored(let stored): Iterator(source: .stored(StoredChildren.Pages(stored: stored)))
+        case .stored(let stored): Iterator(source: .stored(StoredMap.Iterator(stored)))
         }
     }
 
@@ -267,8 +263,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             case let (.packed(a), .packed(b)):
                 if a.isIdentical(to: b) { return true }
                 return a.count == b.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key }
-            case let (.stored(a), .stored(b)) where a === b:
-                return true
+            case let (.stored(a), .stored(b)) where a.base === b.base:
+                return a.sameChildren(as: b, valuesToo: false) ?? false
             default:
                 return lhs.map.count == rhs.map.count && lhs.map.allSatisfy { rhs.map[$0.key] != nil }
             }
@@ -287,8 +283,8 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
             return a == b
         case let (.packed(a), .packed(b)):
             return a.isEqual(to: b)
-        case let (.stored(a), .stored(b)) where a === b:
-            return true
+        case let (.stored(a), .stored(b)) where a.base === b.base:
+            return a.sameChildren(as: b, valuesToo: true) ?? false
         default:
             guard lhs.count == rhs.count else { return false }
             return lhs.allSatisfy { rhs[$0.key] == $0.value }

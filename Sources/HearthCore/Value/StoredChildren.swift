@@ -22,13 +22,16 @@ public protocol StoredTreeSource: Sendable {
     func childCount(of path: DatabasePath) -> Int
 }
 
-/// The children of one node, left in storage and read on demand (see ``StoredTreeSource``).
+/// The children of one node, left in storage and read on demand (see ``StoredTreeSource``); changes to
+/// them are kept beside it, in memory (`StoredMap`).
 ///
-/// Reading is all it does: changing such a map first reads all of it into memory.
+/// Children that are themselves too large to read whole are kept once read: they are small (a source
+/// and a path), and finding one again would cost a range scan of the rows it is too large for.
 public final class StoredChildren: Sendable {
     public let source: any StoredTreeSource
     public let path: DatabasePath
     private let knownCount = Mutex<Int?>(nil)
+    private let storedChildren = Mutex<[Key: Node]>([:])
 
     /// Children are fetched in pages of this many while iterating.
     static let pageSize = 256
@@ -46,7 +49,9 @@ public final class StoredChildren: Sendable {
     }
 
     func value(for key: Key) -> Node? {
+        if let known = storedChildren.withLock({ $0[key] }) { return known }
         let node = source.node(at: path.child(key))
+        if node.childEntries.isStored { storedChildren.withLock { $0[key] = node } }
         return node.isEmpty ? nil : node
     }
 
@@ -69,12 +74,5 @@ public final class StoredChildren: Sendable {
             defer { index += 1 }
             return page[index]
         }
-    }
-
-    var entries: [(key: Key, value: Node)] {
-        var all: [(key: Key, value: Node)] = []
-        var pages = Pages(stored: self)
-        while let entry = pages.next() { all.append(entry) }
-        return all
     }
 }

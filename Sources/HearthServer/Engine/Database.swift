@@ -37,6 +37,9 @@ public final class Database: Sendable {
     /// Whether the tree is all in memory yet: after a start, a large database answers reads from its file
     /// while it loads, and writes and listens wait (`docs/decisions/0012-compact-tree-and-warm-start.md`).
     let warmth: Mutex<Warmth>
+    /// With a memory limit: the tree stays in the file but for what writes changed, which the writer
+    /// drops when the process is over the limit (``MemoryLimit``).
+    let memoryLimit: MemoryLimit?
 
     enum Warmth {
         case warming(waiters: [CheckedContinuation<Void, Never>])
@@ -68,9 +71,11 @@ public final class Database: Sendable {
         configuration: ServerConfiguration,
         logger: Logger,
         replica: DatabaseReplica? = nil,
-        warming: Bool = false
+        warming: Bool = false,
+        memoryLimit: MemoryLimit? = nil
     ) {
         self.namespace = namespace
+        self.memoryLimit = memoryLimit
         self.replica = replica
         self.warmth = Mutex(warming ? .warming(waiters: []) : .warm)
         self.storage = storage
@@ -201,6 +206,7 @@ public final class Database: Sendable {
         // Writes wait for the whole tree; shut down before it loaded, they fail below.
         await waitUntilWarm()
         var root = snapshot()
+        var residency = memoryLimit.map { ResidencyTracker(limit: $0, now: .now) }
         for await _ in wakeups where isWarm {
             while true {
                 let (controls, batch) = queue.withLock { queue in
@@ -221,6 +227,10 @@ public final class Database: Sendable {
                     for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
                 } else {
                     root = await process(batch, root: root)
+                    if residency?.committed(now: .now, residentBytes: ProcessMemory.residentBytes) == true {
+                        root = await refreshFromFile(root)
+                        residency?.refreshed(now: .now)
+                    }
                 }
             }
         }
@@ -302,6 +312,21 @@ public final class Database: Sendable {
         replica?.resumeWaiters()
         replica?.settleCommit()
         return working
+    }
+
+    /// Drops the tree and reads it again from the file, which holds all of it: everything the writer
+    /// applied is committed when it gets here. Readers holding the old tree keep its read snapshot
+    /// until they let go of it.
+    func refreshFromFile(_ root: Node) async -> Node {
+        do {
+            guard let fresh = try await storage.warmStart(minimumBytes: 0) else { return root }
+            published.withLock { $0 = fresh.root }
+            HeapRelease.releaseFreeMemory()
+            return fresh.root
+        } catch {
+            logger.warning("Could not read the database's file again; keeping its tree in memory", metadata: ["hearth.error": "\(error)"])
+            return root
+        }
     }
 
     /// Whether `identity` may read `path` (with `query`, for query-based rules), on the current data.

@@ -89,6 +89,7 @@ public final class DatabaseRegistry: Service, Sendable {
             let stored: StoredDatabase
             var replica: DatabaseReplica?
             var warming = false
+            var memoryLimit: MemoryLimit?
             if let cluster {
                 let shared = try await cluster.storage.openShared(namespace: namespace)
                 let (loaded, sequence) = try await shared.loadWithSequence()
@@ -97,7 +98,11 @@ public final class DatabaseRegistry: Service, Sendable {
                 replica = DatabaseReplica(shared: shared, cluster: cluster, applied: sequence)
             } else {
                 namespaceStorage = try await storage.open(namespace: namespace)
-                if let warm = try await namespaceStorage.warmStart(minimumBytes: configuration.warmStartBytes) {
+                if let limit = configuration.memoryLimit, let fromFile = try await namespaceStorage.warmStart(minimumBytes: 0) {
+                    // Read from the file for good, never loaded whole.
+                    stored = fromFile
+                    memoryLimit = limit
+                } else if let warm = try await namespaceStorage.warmStart(minimumBytes: configuration.warmStartBytes) {
                     stored = warm
                     warming = true
                 } else {
@@ -105,7 +110,8 @@ public final class DatabaseRegistry: Service, Sendable {
                 }
             }
             logger.info(
-                warming ? "Answering reads from the database's file while it loads" : "Loaded database",
+                memoryLimit != nil ? "Serving the database from its file, within the memory limit"
+                    : warming ? "Answering reads from the database's file while it loads" : "Loaded database",
                 metadata: ["hearth.namespace": "\(namespace)", "hearth.load.duration": "\(ContinuousClock.now - started)"]
             )
             var rules = RulesDocument.defaults(open: configuration.emulatorMode)
@@ -126,7 +132,8 @@ public final class DatabaseRegistry: Service, Sendable {
                 configuration: configuration,
                 logger: databaseLogger,
                 replica: replica,
-                warming: warming
+                warming: warming,
+                memoryLimit: memoryLimit
             )
             announce.yield(database)
             if warming { warm(database, from: namespaceStorage, started: started) }

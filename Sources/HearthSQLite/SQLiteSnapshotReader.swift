@@ -127,12 +127,12 @@ public final class SQLiteSnapshotReader: StoredTreeSource {
         return keys.map { (key: $0, value: node(at: path.child($0))) }
     }
 
-    public func childCount(of path: DatabasePath) -> Int {
+    public func childCount(of path: DatabasePath, atMost limit: Int) -> Int {
         let prefix = Array(NodeRows.key(path).utf8)
         return connection.withLock { connection in
             var lower = prefix + [0x01]
             var count = 0
-            while nextChild(connection, prefix: prefix, from: &lower) != nil { count += 1 }
+            while count < limit, nextChild(connection, prefix: prefix, from: &lower) != nil { count += 1 }
             return count
         }
     }

@@ -93,7 +93,7 @@ import Testing
             ordered.filter { after == nil || $0.string > after!.string }.prefix(limit).map { (key: $0, value: children[$0]!) }
         }
 
-        func childCount(of path: DatabasePath) -> Int { children.count }
+        func childCount(of path: DatabasePath, atMost limit: Int) -> Int { min(children.count, limit) }
     }
 
     /// Changes to children that stay in storage are kept beside them (decision 3 of
@@ -122,6 +122,7 @@ import Testing
                 #expect(map.removeValue(forKey: key) == model.removeValue(forKey: key), "step \(step)")
             }
             #expect(map.isStored)
+            #expect(map.isEmpty == model.isEmpty, "step \(step)")
             #expect(map.count == model.count, "step \(step)")
             #expect(map[key] == model[key], "step \(step)")
             if step % 101 == 0 { snapshots.append((map, model)) }
@@ -146,8 +147,12 @@ import Testing
                 #expect((a.keys == b.keys) == (Set(modelA.keys) == Set(modelB.keys)))
             }
         }
-        // Removing every child empties the map; adding one back fills it.
-        for key in model.keys { map.removeValue(forKey: key) }
+        // Removing every child empties the map (the last removal is what empties it); adding one back
+        // fills it.
+        let remaining = Array(model.keys)
+        for key in remaining.dropLast() { map.removeValue(forKey: key) }
+        #expect(!map.isEmpty)
+        map.removeValue(forKey: remaining.last!)
         #expect(map.isEmpty && map.count == 0 && Array(map).isEmpty)
         map[Key("back")] = .leaf(.number(1))
         #expect(!map.isEmpty && map.count == 1)

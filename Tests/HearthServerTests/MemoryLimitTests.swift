@@ -4,6 +4,7 @@ import HearthCore
 import HearthSQLite
 import HearthStorage
 import HTTPTypes
+import Synchronization
 import Testing
 
 /// With a memory limit, a database is served from its file and only what writes change is held in
@@ -24,8 +25,8 @@ import Testing
 
     /// Over the limit at every check, checked after every batch: the tree is read again from the file
     /// after every write.
-    static func limitedServer() -> TestServer {
-        TestServer { configuration in
+    static func limitedServer(emulator: Bool = false) -> TestServer {
+        TestServer(emulator: emulator) { configuration in
             var limit = MemoryLimit(bytes: 0)
             limit.checkInterval = .zero
             configuration.memoryLimit = limit
@@ -66,10 +67,14 @@ import Testing
         #expect(!tracker.committed(now: start + .milliseconds(200)) { measured += 1; return 5000 })
         #expect(measured == 1)
         #expect(tracker.committed(now: start + .milliseconds(300)) { measured += 1; return 1001 })
-        tracker.refreshed(now: start + .milliseconds(300))
+        // Still over the limit once the tree is dropped: said once, not at every refresh.
+        #expect(tracker.refreshed(now: start + .milliseconds(300)) { 1500 } == 1500)
         #expect(!tracker.committed(now: start + .milliseconds(350)) { 5000 })
+        #expect(tracker.committed(now: start + .milliseconds(450)) { 5000 })
+        #expect(tracker.refreshed(now: start + .milliseconds(450)) { 1500 } == nil)
         // However little memory is used, the tree is read again at the refresh interval.
-        #expect(tracker.committed(now: start + .milliseconds(10_300)) { 0 })
+        #expect(!tracker.committed(now: start + .milliseconds(10_000)) { 0 })
+        #expect(tracker.committed(now: start + .milliseconds(10_450)) { 0 })
     }
 
     /// Random writes into a large stored node (single leaves, whole records, multi-path updates,
@@ -161,6 +166,81 @@ import Testing
             #expect(middle.child(at: users).childEntries.count == 599)
             #expect(database.snapshot().child(at: users).childEntries.count == 1)
             #expect(try await client.call(.get, "/users.json").body == #"{"only":{"one":1}}"#)
+        }
+    }
+    /// Reads, writes and a listener at once while the tree is dropped after every write, with every
+    /// inner node in the file: the listener gets each write to its record once and in order, reads never
+    /// go back in time, and every write is there at the end.
+    @Test func concurrentReadsWritesAndAListenerAgree() async throws {
+        let directory = Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rounds = 40
+        let storage = try SQLiteStorage(directory: directory, wholeNodeRows: 2)
+        // Emulator mode: the listener reads anonymously, and taking read access away ends its stream.
+        try await Self.limitedServer(emulator: true).run(storage: storage) { client, registry in
+            #expect(try await client.call(.put, "/users.json", Self.users).status == .ok)
+            let database = try await registry.database("default")
+            try await eventually { Self.usersAreStored(database) }
+            let events = SendableBox<String>()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let reply = try await client.call(.get, "/users/u5.json", headers: EventStreamTests.stream)
+                    events.value = reply.body
+                }
+                try await eventually { database.hub.listenerCount == 1 }
+                // The listened record's writer, and four others on their own records.
+                group.addTask {
+                    for round in 0..<rounds {
+                        let reply = try await client.call(.put, "/users/u5/name.json", #""v\#(round)""#)
+                        #expect(reply.status == .ok)
+                    }
+                }
+                for writer in 0..<4 {
+                    group.addTask {
+                        for round in 0..<rounds {
+                            let uri = round % 2 == 0 ? "/users/u\(100 + writer).json" : "/users.json"
+                            let body = round % 2 == 0 ? #"{"round": \#(round)}"# : #"{"u\#(100 + writer)/round": \#(round), "n\#(writer)_\#(round)": true}"#
+                            let reply = try await client.call(round % 2 == 0 ? .put : .patch, uri, body)
+                            #expect(reply.status == .ok)
+                        }
+                    }
+                }
+                // Readers: the name they see only moves forward.
+                for _ in 0..<2 {
+                    group.addTask {
+                        var last = -1
+                        for _ in 0..<rounds * 2 {
+                            let body = try await client.call(.get, "/users/u5/name.json").body
+                            let seen = body.hasPrefix(#""v"#) ? Int(body.dropFirst(2).dropLast()) ?? -1 : -1
+                            #expect(seen >= last, "read \(body) after v\(last)")
+                            last = seen
+                        }
+                    }
+                }
+                // Let the writers finish, then end the stream by taking read access away.
+                while database.queue.withLock({ !$0.pending.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+                try await eventually {
+                    (try? await client.call(.get, "/users/u5/name.json").body) == #""v\#(rounds - 1)""#
+                }
+                try await client.call(.put, "/.settings/rules.json", #"{"rules": {".read": false, ".write": true}}"#)
+                try await group.waitForAll()
+            }
+            // The listener: the record as it was, then each name once, in order, then the cancel.
+            var expected = EventStreamTests.event("put", #"{"path":"/","data":{"age":5,"city":"c5","name":"user 5","tags":{"a":true,"n":5}}}"#)
+            for round in 0..<rounds { expected += EventStreamTests.event("put", #"{"path":"/name","data":"v\#(round)"}"#) }
+            expected += EventStreamTests.event("cancel", "null")
+            #expect(events.value == expected)
+            for writer in 0..<4 {
+                let record = try await client.call(.get, "/users/u\(100 + writer).json").json
+                #expect(record == (try JSONValue(parsing: #"{"round": \#(rounds - 1)}"#)))
+                let shallow = try await client.call(.get, "/users.json?shallow=true").json
+                if case .object(let members)? = shallow {
+                    let keys = Set(members.map(\.key))
+                    #expect((0..<rounds).filter { $0 % 2 == 1 }.allSatisfy { keys.contains("n\(writer)_\($0)") })
+                } else {
+                    Issue.record("shallow read of /users is not an object")
+                }
+            }
         }
     }
 }

@@ -18,8 +18,8 @@ public protocol StoredTreeSource: Sendable {
     /// Up to `limit` children of the node at `path` after the key `after` (in storage order, which is
     /// not Firebase's key order), each as ``node(at:)`` gives it.
     func children(of path: DatabasePath, after: Key?, limit: Int) -> [(key: Key, value: Node)]
-    /// How many children the node at `path` has.
-    func childCount(of path: DatabasePath) -> Int
+    /// How many children the node at `path` has, counting no further than `limit`.
+    func childCount(of path: DatabasePath, atMost limit: Int) -> Int
 }
 
 /// The children of one node, left in storage and read on demand (see ``StoredTreeSource``); changes to
@@ -43,9 +43,15 @@ public final class StoredChildren: Sendable {
 
     var count: Int {
         if let count = knownCount.withLock({ $0 }) { return count }
-        let count = source.childCount(of: path)
+        let count = source.childCount(of: path, atMost: .max)
         knownCount.withLock { $0 = count }
         return count
+    }
+
+    /// Whether there are more than `count` children, counting no more than that many and one.
+    func hasMore(than count: Int) -> Bool {
+        if let known = knownCount.withLock({ $0 }) { return known > count }
+        return source.childCount(of: path, atMost: count + 1) > count
     }
 
     func value(for key: Key) -> Node? {

@@ -28,18 +28,24 @@ final class StoredMap: Sendable {
     let overrides: TreeDictionary<Key, Override>
     /// Children now less children in the stored version.
     let countChange: Int
+    /// How many overrides are removals (each of a child the stored version has).
+    let removedCount: Int
 
-    init(base: StoredChildren, overrides: TreeDictionary<Key, Override> = [:], countChange: Int = 0) {
+    init(base: StoredChildren, overrides: TreeDictionary<Key, Override> = [:], countChange: Int = 0, removedCount: Int = 0) {
         self.base = base
         self.overrides = overrides
         self.countChange = countChange
+        self.removedCount = removedCount
     }
 
     var count: Int { base.count + countChange }
 
+    /// Without counting the stored children (one seek each): empty only when every override removes a
+    /// stored child and the stored version has no others.
     var isEmpty: Bool {
         // Only nodes with data are left in storage, so the stored version is never empty.
-        countChange < 0 && count == 0
+        guard countChange < 0, overrides.count == removedCount else { return false }
+        return !base.hasMore(than: removedCount)
     }
 
     func value(for key: Key) -> Node? {
@@ -54,43 +60,50 @@ final class StoredMap: Sendable {
     func setting(_ value: Node, for key: Key) -> StoredMap {
         var overrides = self.overrides
         var countChange = self.countChange
+        var removedCount = self.removedCount
         let inBase: Bool
         switch overrides[key] {
         case .set(_, let wasInBase)?: inBase = wasInBase
         case .removed?:
             inBase = true
             countChange += 1
+            removedCount -= 1
         case nil:
             inBase = base.value(for: key) != nil
             if !inBase { countChange += 1 }
         }
         overrides[key] = .set(value, inBase: inBase)
-        return StoredMap(base: base, overrides: overrides, countChange: countChange)
+        return StoredMap(base: base, overrides: overrides, countChange: countChange, removedCount: removedCount)
     }
 
     /// This map without `key`, and the value it had (nil, and this map, when it had none).
     func removing(_ key: Key) -> (map: StoredMap, removed: Node?) {
         var overrides = self.overrides
         let removed: Node
+        let removedFromBase: Bool
         switch overrides[key] {
         case .set(let node, let inBase)?:
             if inBase { overrides[key] = .removed } else { overrides.removeValue(forKey: key) }
             removed = node
+            removedFromBase = inBase
         case .removed?:
             return (self, nil)
         case nil:
             guard let node = base.value(for: key) else { return (self, nil) }
             overrides[key] = .removed
             removed = node
+            removedFromBase = true
         }
-        return (StoredMap(base: base, overrides: overrides, countChange: countChange - 1), removed)
+        return (StoredMap(base: base, overrides: overrides, countChange: countChange - 1, removedCount: removedCount + (removedFromBase ? 1 : 0)), removed)
     }
 
     /// Whether `other` is a version of the same stored map with the same children: compares only what
     /// either changed. Nil when they have different stored versions.
     func sameChildren(as other: StoredMap, valuesToo: Bool) -> Bool? {
         guard base === other.base else { return nil }
-        if count != other.count { return false }
+        // Same stored version: the counts differ by the changes alone (counting the stored children
+        // would cost a seek each).
+        if countChange != other.countChange { return false }
         for key in overrides.keys {
             if !Self.same(value(for: key), other.value(for: key), valuesToo: valuesToo) { return false }
         }

@@ -229,7 +229,11 @@ public final class Database: Sendable {
                     root = await process(batch, root: root)
                     if residency?.committed(now: .now, residentBytes: ProcessMemory.residentBytes) == true {
                         root = await refreshFromFile(root)
-                        residency?.refreshed(now: .now)
+                        if let held = residency?.refreshed(now: .now, residentBytes: ProcessMemory.residentBytes), let limit = memoryLimit {
+                            logger.warning(
+                                "The server holds \(held >> 20) MiB with this database's tree dropped, over --memory-limit \(limit.bytes >> 20) MiB; it will keep re-reading the file (slower). Raise the limit."
+                            )
+                        }
                     }
                 }
             }

@@ -29,6 +29,7 @@ struct ResidencyTracker {
     let limit: MemoryLimit
     private var lastCheck: ContinuousClock.Instant
     private var lastRefresh: ContinuousClock.Instant
+    private var warnedBelowBaseline = false
 
     init(limit: MemoryLimit, now: ContinuousClock.Instant) {
         self.limit = limit
@@ -45,9 +46,16 @@ struct ResidencyTracker {
         return residentBytes() > limit.bytes
     }
 
-    /// The tree was dropped and read again from the file.
-    mutating func refreshed(now: ContinuousClock.Instant) {
+    /// The tree was dropped and read again from the file. Returns the memory still held when that is
+    /// over the limit for the first time: the limit is below what the server needs besides the data, and
+    /// the operator should hear so once.
+    mutating func refreshed(now: ContinuousClock.Instant, residentBytes: () -> Int) -> Int? {
         lastRefresh = now
         lastCheck = now
+        guard !warnedBelowBaseline else { return nil }
+        let held = residentBytes()
+        guard held > limit.bytes else { return nil }
+        warnedBelowBaseline = true
+        return held
     }
 }

@@ -325,7 +325,6 @@ public final class Database: Sendable {
         do {
             guard let fresh = try await storage.warmStart(minimumBytes: 0) else { return root }
             published.withLock { $0 = fresh.root }
-            HeapRelease.releaseFreeMemory()
             return fresh.root
         } catch {
             logger.warning("Could not read the database's file again; keeping its tree in memory", metadata: ["hearth.error": "\(error)"])

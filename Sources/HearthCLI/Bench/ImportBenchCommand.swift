@@ -123,8 +123,15 @@ struct ImportBenchCommand: AsyncParsableCommand {
         var write = HTTPClientRequest(url: base + "/bench-restart/probe.json")
         write.method = .PUT
         write.body = .bytes(ByteBuffer(string: "1"))
-        let response = try await client.execute(write, timeout: .seconds(300))
-        guard response.status == .ok else { throw CLIError("the restarted server refused a write: \(response.status)") }
+        // Acknowledged once the whole tree is loaded; a client gives up on a quiet connection after a
+        // while, so a long load is waited out by asking again (the write is idempotent).
+        var acknowledged = false
+        while !acknowledged, seconds(since: start) < 900 {
+            guard let response = try? await client.execute(write, timeout: .seconds(60)) else { continue }
+            guard response.status == .ok else { throw CLIError("the restarted server refused a write: \(response.status)") }
+            acknowledged = true
+        }
+        guard acknowledged else { throw CLIError("the restarted server did not acknowledge a write within 900 s") }
         let loaded = seconds(since: start)
         // Settle: the loader's temporary memory is given back before RSS is read.
         try await Task.sleep(for: .seconds(1))

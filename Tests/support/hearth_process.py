@@ -11,12 +11,14 @@ Environment:
                              A missing binary FAILS the session, it is never skipped.
     HEARTH_URL               (suites that allow it) use an already running server instead.
     HEARTH_STARTUP_TIMEOUT   seconds to wait for readiness (default 60).
+    HEARTH_SERVE_ARGS        more `hearth serve` options for every server started (e.g. --memory-limit 1MB).
     HEARTH_KEEP_TMP          if set, keep the temporary data dir and server log.
 """
 
 import contextlib
 import os
 import pathlib
+import shlex
 import shutil
 import socket
 import subprocess
@@ -89,6 +91,9 @@ def start(tmp_root, ready, port=None, log_path=None, copy_binary=False, emulator
     port = port or free_port()
     base_url = f'http://127.0.0.1:{port}'
     cmd = [str(binary), 'serve', '--host', '127.0.0.1', '--port', str(port), '--data', data_dir] + (['--emulator'] if emulator else [])
+    # HEARTH_SERVE_ARGS: more options for every server a suite starts (CI: '--memory-limit 1MB', to run
+    # a suite against databases served from their files).
+    cmd += shlex.split(os.environ.get('HEARTH_SERVE_ARGS', ''))
     with open(log_path, 'wb') as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp_root)
     server = HearthServer(base_url, proc, log_path, data_dir)

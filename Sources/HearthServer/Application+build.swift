@@ -57,6 +57,8 @@ public struct ClusterOptions: Sendable {
     /// Whether owners push their commits to the other nodes directly (else the others learn of them by
     /// the shared storage's wake-ups and polling alone); on by default, off only to compare.
     public var push: Bool
+    /// How long an entry known committed waits for the owner's push before it is read from the log.
+    public var pushGrace: Duration = ClusterCoordinator.defaultPushGrace
 
     public init(secret: String, address: String, tick: Duration = .milliseconds(100), push: Bool = true) {
         self.secret = secret
@@ -163,7 +165,7 @@ func makeApplication(
     if let cluster, let clusterContext {
         ClusterController(context: clusterContext, registry: registry, authenticator: rest.authenticator, address: cluster.address)
             .register(on: router)
-        clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick))
+        clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick, pushGrace: cluster.pushGrace))
         clusterServices.append(PushReceiver(context: clusterContext, registry: registry))
     }
     revocations.observe { [weak realtime] change in

@@ -76,13 +76,18 @@ final class ClusterCoordinator: Service, Sendable {
     static let settling: Duration = .seconds(3)
     /// How long an entry known committed waits for the owner's push (one to two rounds of this) before
     /// it is read from the log: pushes arrive within milliseconds, the wake-up a round trip later.
-    static let pushGrace: Duration = .milliseconds(50)
+    let pushGrace: Duration
+    static let defaultPushGrace: Duration = .milliseconds(50)
 
-    init(context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100)) {
+    init(
+        context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100),
+        pushGrace: Duration = defaultPushGrace
+    ) {
         self.context = context
         self.registry = registry
         self.address = address
         self.tick = tick
+        self.pushGrace = pushGrace
     }
 
     func run() async throws {
@@ -98,7 +103,7 @@ final class ClusterCoordinator: Service, Sendable {
                 // The fallback for lost pushes: an entry known committed for a whole round that no push
                 // brought is read from the log.
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: ClusterCoordinator.pushGrace)
+                    try? await Task.sleep(for: self.pushGrace)
                     for database in self.registry.openDatabases where database.replica?.pushOverdue() == true {
                         database.requestCatchUp()
                     }

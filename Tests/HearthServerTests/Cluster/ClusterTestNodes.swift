@@ -36,7 +36,7 @@ final class ClusterTestNodes: Sendable {
 
     /// Starts a node and waits until it answers.
     @discardableResult
-    func start(_ name: String, tick: Duration = .milliseconds(20)) async throws -> Int {
+    func start(_ name: String, tick: Duration = .milliseconds(20), pushGrace: Duration? = nil) async throws -> Int {
         let port = try ClusterTestNodes.freePort()
         var configuration = ServerConfiguration()
         configuration.port = port
@@ -46,7 +46,11 @@ final class ClusterTestNodes: Sendable {
             configuration: configuration,
             storage: cluster.node(name),
             adminSecret: AdminSecret(hashing: ClusterTestNodes.secret),
-            cluster: ClusterOptions(secret: ClusterTestNodes.secret, address: "http://127.0.0.1:\(port)", tick: tick),
+            cluster: {
+                var options = ClusterOptions(secret: ClusterTestNodes.secret, address: "http://127.0.0.1:\(port)", tick: tick)
+                if let pushGrace { options.pushGrace = pushGrace }
+                return options
+            }(),
             logger: logger
         )
         let group = ServiceGroup(

@@ -32,6 +32,22 @@ public final class StoredChildren: Sendable {
     public let path: DatabasePath
     private let knownCount = Mutex<Int?>(nil)
     private let storedChildren = Mutex<[Key: Node]>([:])
+    /// The last few children read whole. A write reads the record it changes several times (to apply
+    /// it, to plan its rows, to check what it replaces); kept here, the file is read once. Few, so a
+    /// stream of reads over millions of children holds no more than this.
+    private let recentChildren = Mutex(RecentChildren())
+
+    struct RecentChildren {
+        static let capacity = 16
+        var nodes: [Key: Node] = [:]
+        var order: [Key] = []
+
+        mutating func insert(_ node: Node, for key: Key) {
+            if nodes.updateValue(node, forKey: key) != nil { return }
+            order.append(key)
+            if order.count > Self.capacity { nodes.removeValue(forKey: order.removeFirst()) }
+        }
+    }
 
     /// Children are fetched in pages of this many while iterating.
     static let pageSize = 256
@@ -56,9 +72,15 @@ public final class StoredChildren: Sendable {
 
     func value(for key: Key) -> Node? {
         if let known = storedChildren.withLock({ $0[key] }) { return known }
+        if let recent = recentChildren.withLock({ $0.nodes[key] }) { return recent }
         let node = source.node(at: path.child(key))
-        if node.childEntries.isStored { storedChildren.withLock { $0[key] = node } }
-        return node.isEmpty ? nil : node
+        if node.isEmpty { return nil }
+        if node.childEntries.isStored {
+            storedChildren.withLock { $0[key] = node }
+        } else {
+            recentChildren.withLock { $0.insert(node, for: key) }
+        }
+        return node
     }
 
     /// Every child, read page by page.

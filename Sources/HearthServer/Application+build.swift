@@ -59,6 +59,9 @@ public struct ClusterOptions: Sendable {
     public var push: Bool
     /// How long an entry known committed waits for the owner's push before it is read from the log.
     public var pushGrace: Duration = ClusterCoordinator.defaultPushGrace
+    /// How long a push stream may stay silent (the owner sends a heartbeat every quarter second) before
+    /// it is given up on and opened again; the entries committed meanwhile are then read from the log.
+    public var pushReadTimeout: Duration = PushReceiver.defaultReadTimeout
 
     public init(secret: String, address: String, tick: Duration = .milliseconds(100), push: Bool = true) {
         self.secret = secret
@@ -166,7 +169,7 @@ func makeApplication(
         ClusterController(context: clusterContext, registry: registry, authenticator: rest.authenticator, address: cluster.address)
             .register(on: router)
         clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick, pushGrace: cluster.pushGrace))
-        clusterServices.append(PushReceiver(context: clusterContext, registry: registry))
+        clusterServices.append(PushReceiver(context: clusterContext, registry: registry, readTimeout: cluster.pushReadTimeout))
     }
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }

@@ -38,6 +38,8 @@ final class CommitFeed: Sendable {
     }
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    /// How many streams were ever opened to this node (a stream opened again is counted again).
+    var subscriptionsOpened: Int { state.withLock { $0.nextID } }
 
     func subscribe(bufferLimit: Int = CommitFeed.subscriberBufferLimit) -> PushSubscription {
         state.withLock { state in

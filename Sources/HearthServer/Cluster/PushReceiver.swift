@@ -18,25 +18,26 @@ import Synchronization
 ///
 /// For example:
 /// ```swift
-/// services.append(PushReceiver(context: context, registry: registry))
+/// services.append(PushReceiver(context: context, registry: registry, readTimeout: .seconds(2)))
 /// ```
 final class PushReceiver: Service, Sendable {
     /// How often the owner writes a heartbeat on a quiet stream.
     static let heartbeat: Duration = .milliseconds(250)
     /// A stream that stays silent this long (several heartbeats) is given up on and opened again.
-    static let readTimeout: TimeAmount = .seconds(2)
+    static let defaultReadTimeout: Duration = .seconds(2)
 
     let context: ClusterContext
     let registry: DatabaseRegistry
     let http: HTTPClient
     private let running = Mutex<Set<String>>([])
 
-    init(context: ClusterContext, registry: DatabaseRegistry) {
+    init(context: ClusterContext, registry: DatabaseRegistry, readTimeout: Duration = defaultReadTimeout) {
         self.context = context
         self.registry = registry
         var configuration = HTTPClient.Configuration()
         // A dead peer refuses at once on a LAN; a hung one goes quiet, and the read timeout ends its stream.
-        configuration.timeout = .init(connect: .milliseconds(500), read: PushReceiver.readTimeout)
+        let read = TimeAmount.nanoseconds(Int64(readTimeout.components.seconds) * 1_000_000_000 + readTimeout.components.attoseconds / 1_000_000_000)
+        configuration.timeout = .init(connect: .milliseconds(500), read: read)
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 2)
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }

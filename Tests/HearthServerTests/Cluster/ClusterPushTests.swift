@@ -10,13 +10,15 @@ import Testing
 @Suite(.serialized) struct ClusterPushTests {
     /// Starts "a" (the owner of "demo") and "b", which checks leases only every ten minutes and, once its
     /// push stream from "a" is live, hears no wake-ups: from then on only a push or a gap it notices
-    /// brings it anything. Its grace for a late push is long, so that a push slowed by a busy machine
-    /// (the whole suite runs at once on 2 cores) is not read from the log instead.
+    /// brings it anything. Its grace for a late push and its patience with a quiet stream are long, so
+    /// that on a busy machine (the whole suite runs at once on 2 cores) a push slowed down is not read
+    /// from the log instead, and a stream whose heartbeats are late is not dropped and opened again
+    /// (which loses the entries committed meanwhile: the log brings them).
     func ownerAndQuietFollower() async throws -> (ClusterTestNodes, Database) {
         let nodes = ClusterTestNodes()
         try await nodes.start("a")
         _ = try await nodes.call("a", .PUT, "/n.json", "0")
-        try await nodes.start("b", tick: .seconds(600), pushGrace: .seconds(60))
+        try await nodes.start("b", tick: .seconds(600), pushGrace: .seconds(60), pushReadTimeout: .seconds(60))
         let registry = try nodes.registry("b")
         try await eventually { registry.cluster?.peers.isLive("a") == true }
         nodes.cluster.silenceWakeUps()
@@ -30,12 +32,15 @@ import Testing
 
     @Test func anOwnersCommitsReachAnotherNodeByPushAlone() async throws {
         let (nodes, onB) = try await ownerAndQuietFollower()
+        let feedOfA = try #require(try nodes.registry("a").cluster?.feed)
+        let streamsBefore = feedOfA.subscriptionsOpened
         let readsBefore = nodes.cluster.logReads(by: "b")
         for value in 1...20 {
             #expect(try await nodes.call("a", .PUT, "/n.json", "\(value)").status == .ok)
         }
         try await eventually { value(onB, "n") == "20" }
-        // Nothing came from the log: every entry was pushed, in order.
+        // One stream all along, and nothing came from the log: every entry was pushed, in order.
+        #expect(feedOfA.subscriptionsOpened == streamsBefore, "the push stream was opened again")
         #expect(nodes.cluster.logReads(by: "b") == readsBefore)
         await nodes.stopAll()
     }

@@ -36,7 +36,9 @@ final class ClusterTestNodes: Sendable {
 
     /// Starts a node and waits until it answers.
     @discardableResult
-    func start(_ name: String, tick: Duration = .milliseconds(20), pushGrace: Duration? = nil) async throws -> Int {
+    func start(
+        _ name: String, tick: Duration = .milliseconds(20), pushGrace: Duration? = nil, pushReadTimeout: Duration? = nil
+    ) async throws -> Int {
         let port = try ClusterTestNodes.freePort()
         var configuration = ServerConfiguration()
         configuration.port = port
@@ -49,6 +51,7 @@ final class ClusterTestNodes: Sendable {
             cluster: {
                 var options = ClusterOptions(secret: ClusterTestNodes.secret, address: "http://127.0.0.1:\(port)", tick: tick)
                 if let pushGrace { options.pushGrace = pushGrace }
+                if let pushReadTimeout { options.pushReadTimeout = pushReadTimeout }
                 return options
             }(),
             logger: logger

@@ -32,15 +32,38 @@ public struct RowImporter {
     /// one extra scan of the bytes per nesting level; memory is one member list per open container.
     public let keyOrder: Bool
 
-    /// A member of a container being visited in key order: its key and where its value starts and ends.
+    /// A member of a container being visited in key order: where its key's UTF-8 bytes are, and where its
+    /// value starts and ends. A plain value (no string), so that listing and sorting millions of members
+    /// costs no reference counting: the key is read in place in the input, or, for a key written with
+    /// escapes and for an array index, from ``names``.
+    /// 32 bytes, as small as a member with a `String` was: a large import lists millions of them at once.
     struct Member {
-        var name: String
+        var nameOffset: Int
         var start: Int
         var end: Int
+        /// At most ``Key/maximumByteCount``.
+        var nameCount: UInt16
+        var nameInInput: Bool
+
+        init(nameOffset: Int, nameCount: Int, nameInInput: Bool, start: Int, end: Int) {
+            self.nameOffset = nameOffset
+            self.start = start
+            self.end = end
+            self.nameCount = UInt16(nameCount)
+            self.nameInInput = nameInInput
+        }
+
+        @inline(__always)
+        func name(input: UnsafeRawPointer, names: UnsafeRawPointer?) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: (nameInInput ? input : names.unsafelyUnwrapped) + nameOffset, count: Int(nameCount))
+        }
     }
 
     /// Member lists of finished containers, reused so that visiting a container allocates nothing.
     private var memberLists: [[Member]] = []
+    /// The bytes of keys not read in place: each container appends its own and removes them when done
+    /// (its parent's stay below them).
+    private var names: [UInt8] = []
 
     public init(base: DatabasePath, keyOrder: Bool = false) {
         self.base = base
@@ -183,6 +206,7 @@ public struct RowImporter {
         }
         var members = memberLists.popLast() ?? []
         members.removeAll(keepingCapacity: true)
+        let namesMark = names.count
         var valueStart: Int?
         var priorityStart: Int?
         var index = 0
@@ -191,30 +215,34 @@ public struct RowImporter {
             if isArray {
                 let start = parser.offset
                 try parser.skipValue()
-                members.append(Member(name: String(index), start: start, end: parser.offset))
+                let nameOffset = names.count
+                RowImporter.appendDecimal(index, to: &names)
+                members.append(
+                    Member(nameOffset: nameOffset, nameCount: names.count - nameOffset, nameInInput: false, start: start, end: parser.offset)
+                )
                 index += 1
             } else {
-                let name = try parser.parseString()
+                let member = try memberName(&parser)
                 parser.skipWhitespace()
                 try parser.expect(UInt8(ascii: ":"))
                 parser.skipWhitespace()
                 let start = parser.offset
-                switch name {
-                case ".priority": priorityStart = start
-                case ".value": valueStart = start
-                case ".sv": throw DataError(.invalidServerValue, "Invalid data; server values cannot be imported")
-                default:
-                    do {
-                        try Key.validate(name)
-                    } catch {
-                        throw DataError(.invalidKey, "Invalid data; \(error.message)")
-                    }
+                switch member {
+                case .priority:
+                    priorityStart = start
+                    try parser.skipValue()
+                case .value:
+                    valueStart = start
+                    try parser.skipValue()
+                case .key(let nameOffset, let nameCount, let nameInInput):
                     guard depth + 1 <= DatabasePath.maximumDepth else {
                         throw DataError(.tooDeep, "Invalid data; data must not be nested more than 32 levels deep")
                     }
+                    try parser.skipValue()
+                    members.append(
+                        Member(nameOffset: nameOffset, nameCount: nameCount, nameInInput: nameInInput, start: start, end: parser.offset)
+                    )
                 }
-                try parser.skipValue()
-                if name.utf8.first != UInt8(ascii: ".") { members.append(Member(name: name, start: start, end: parser.offset)) }
             }
             parser.skipWhitespace()
             if try parser.endOfContainer(close) { break }
@@ -235,27 +263,81 @@ public struct RowImporter {
             default: throw DataError(.invalidPriority, "Invalid data; priorities must be strings, numbers or null")
             }
         }
-        RowImporter.sortByKey(&members)
+        let input = parser.bytes.baseAddress.unsafelyUnwrapped
+        names.withUnsafeBytes { RowImporter.sortByKey(&members, input: input, names: $0.baseAddress) }
         for member in members {
             parser.offset = member.start
             let length = prefix.count
             prefix.append(1)
-            prefix.append(contentsOf: member.name.utf8)
+            // Copied before the visit: a nested container's keys may move `names`.
+            names.withUnsafeBytes { prefix.append(contentsOf: member.name(input: input, names: $0.baseAddress)) }
             try value(&parser, prefix: &prefix, depth: depth + 1, emit: emit, lastReport: &lastReport)
             prefix.removeLast(prefix.count - length)
             guard parser.offset == member.end else { throw JSONError("Unexpected data after a value", offset: parser.offset) }
         }
         parser.offset = end
+        names.removeLast(names.count - namesMark)
         memberLists.append(members)
+    }
+
+    /// An object member's name, checked: a key (where its bytes are), or one of the names with a meaning.
+    private enum MemberName {
+        case key(offset: Int, count: Int, inInput: Bool)
+        case priority
+        case value
+    }
+
+    /// Reads a member's name. A plain ASCII name (no escapes), the usual case, is checked and kept in
+    /// place in the input; any other is decoded and its bytes appended to ``names``.
+    private mutating func memberName(_ parser: inout JSONParser) throws -> MemberName {
+        let quote = parser.offset
+        if parser.skipPlainASCIIString() {
+            let raw = UnsafeRawBufferPointer(rebasing: parser.bytes[(quote + 1)..<(parser.offset - 1)])
+            // Valid keys have no ".", so ".priority" and ".value" take the slower path below.
+            if Key.isValid(raw) {
+                return .key(offset: quote + 1, count: raw.count, inInput: true)
+            }
+            parser.offset = quote
+        }
+        let name = try parser.parseString()
+        switch name {
+        case ".priority": return .priority
+        case ".value": return .value
+        case ".sv": throw DataError(.invalidServerValue, "Invalid data; server values cannot be imported")
+        default:
+            do {
+                try Key.validate(name)
+            } catch {
+                throw DataError(.invalidKey, "Invalid data; \(error.message)")
+            }
+            let offset = names.count
+            names.append(contentsOf: name.utf8)
+            return .key(offset: offset, count: names.count - offset, inInput: false)
+        }
+    }
+
+    /// Appends the decimal digits of a non-negative integer (an array index as a key).
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Sorts members by key bytes (the row order), keeping only the last of members with the same key.
     /// Already sorted lists, the usual case for exports, cost one comparison per member.
-    static func sortByKey(_ members: inout [Member]) {
+    static func sortByKey(_ members: inout [Member], input: UnsafeRawPointer, names: UnsafeRawPointer?) {
+        func compare(_ a: Member, _ b: Member) -> Int {
+            RowImporter.compare(a.name(input: input, names: names), b.name(input: input, names: names))
+        }
         var sorted = true
         var index = 1
         while index < members.count {
-            if compare(members[index - 1].name, members[index].name) >= 0 {
+            if compare(members[index - 1], members[index]) >= 0 {
                 sorted = false
                 break
             }
@@ -263,33 +345,27 @@ public struct RowImporter {
         }
         if sorted { return }
         members.sort { a, b in
-            let order = compare(a.name, b.name)
+            let order = compare(a, b)
             return order < 0 || (order == 0 && a.start < b.start)
         }
         var kept = 0
         for index in 0..<members.count {
-            if index + 1 < members.count, compare(members[index + 1].name, members[index].name) == 0 { continue }
+            if index + 1 < members.count, compare(members[index + 1], members[index]) == 0 { continue }
             members[kept] = members[index]
             kept += 1
         }
         members.removeLast(members.count - kept)
     }
 
-    /// Byte order of UTF-8 (negative, zero, positive), which is how SQLite compares the row keys.
+    /// Byte order (negative, zero, positive), which is how SQLite compares the row keys.
     @inline(__always)
-    static func compare(_ a: String, _ b: String) -> Int {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                let common = min(a.count, b.count)
-                if common > 0 {
-                    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
-                    if order != 0 { return Int(order) }
-                }
-                return a.count - b.count
-            }
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0 {
+            let order = memcmp(a.baseAddress.unsafelyUnwrapped, b.baseAddress.unsafelyUnwrapped, common)
+            if order != 0 { return Int(order) }
         }
+        return a.count - b.count
     }
 
     private mutating func emitLeaf(

@@ -286,6 +286,72 @@ import Testing
         #expect(try rows(json, keyOrder: false).sorted() == ordered.sorted())
     }
 
+    /// A generated document: leaves as their JSON text, objects with distinct keys (decoded).
+    indirect enum Model {
+        case leaf(String)
+        case array([Model])
+        case object([(key: String, value: Model)])
+
+        /// Its rows, as `(key, JSON text)`, under the row key `prefix`.
+        func rows(_ prefix: String) -> [(key: String, value: String)] {
+            switch self {
+            case .leaf(let text): return [(prefix, text)]
+            case .array(let items): return items.enumerated().flatMap { $0.element.rows(prefix + "\u{1}\($0.offset)") }
+            case .object(let members): return members.flatMap { $0.value.rows(prefix + "\u{1}" + $0.key) }
+            }
+        }
+    }
+
+    /// Random documents whose keys are written plainly, with `\u` escapes and in literal UTF-8, some
+    /// preceded by an earlier member of the same key (the last wins), with arrays and nesting: the
+    /// key-order import gives exactly the document's rows, sorted by key bytes. Keys read in place and
+    /// keys decoded into the importer's own buffer meet in one container, at every depth.
+    @Test(arguments: [1, 2, 3, 4, 5]) func randomDocumentsGiveTheirRowsInKeyOrder(seed: Int) throws {
+        var random = SplitMix(seed: UInt64(seed))
+        let keys = ["a", "b", "ab", "a b", "user_10", "u0000007", "-Nx9", "Z", "2", "10", "é", "éx", "日本", "\"q\"", "back\\slash"]
+        func written(_ key: String) -> String {
+            key.unicodeScalars.map { scalar -> String in
+                let mustEscape = scalar == "\"" || scalar == "\\"
+                if !mustEscape && Bool.random(using: &random) { return String(scalar) }
+                return String(format: "\\u%04x", scalar.value)
+            }.joined()
+        }
+        func model(_ depth: Int) -> Model {
+            switch depth >= 4 ? 0 : Int.random(in: 0..<6, using: &random) {
+            case 0: return .leaf(String(Int.random(in: -5...500, using: &random)))
+            case 1: return .leaf(#""s\u00e9\n\#(Int.random(in: 0...9, using: &random))""#)
+            case 2: return .array((0..<Int.random(in: 0...12, using: &random)).map { _ in model(depth + 1) })
+            default:
+                let chosen = keys.shuffled(using: &random).prefix(Int.random(in: 1...7, using: &random))
+                return .object(chosen.map { ($0, model(depth + 1)) })
+            }
+        }
+        func render(_ model: Model) -> String {
+            switch model {
+            case .leaf(let text): return text
+            case .array(let items): return "[" + items.map(render).joined(separator: ",") + "]"
+            case .object(let members):
+                return "{" + members.map { member in
+                    let decoy = Int.random(in: 0..<5, using: &random) == 0 ? #""\#(written(member.key))": {"gone": [1, 2]}, "# : ""
+                    return decoy + #""\#(written(member.key))": \#(render(member.value))"#
+                }.joined(separator: ", ") + "}"
+            }
+        }
+        for _ in 0..<200 {
+            let document = Model.object([("root", model(0)), ("more", model(1))])
+            let json = render(document)
+            let expected = document.rows("").sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            let imported = try rawRows(json, keyOrder: true)
+            #expect(imported.map(\.key) == expected.map(\.key), "\(json)")
+            #expect(imported.map(\.value) == expected.map(\.value), "\(json)")
+        }
+    }
+
+    /// A large import lists millions of members at once (8.2 M users for 2 GB): each stays 32 bytes.
+    @Test func aListedMemberTakes32Bytes() {
+        #expect(MemoryLayout<RowImporter.Member>.stride == 32)
+    }
+
     @Test func invalidDocumentsAreRejectedAsInDocumentOrder() {
         for bad in [
             #"{"a": tru}"#, #"{"a": 1 2}"#, #"{"a": [1}"#, #"{"a": "x}"#, #"{"a": {"b": 1}"#, #"{"a": 1,}"#, #"{"a": 1} x"#,

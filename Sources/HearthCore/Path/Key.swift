@@ -49,6 +49,19 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// Whether a key's UTF-8 bytes pass ``validate(_:)``, without making a string (the bulk import checks
+    /// millions of keys; it calls ``validate(_:)`` only for the error of one that fails).
+    ///
+    /// For example:
+    /// ```swift
+    /// "users".utf8.withContiguousStorageIfAvailable { Key.isValid(UnsafeRawBufferPointer($0)) }  // true
+    /// ```
+    public static func isValid(_ utf8: UnsafeRawBufferPointer) -> Bool {
+        guard !utf8.isEmpty, utf8.count <= maximumByteCount else { return false }
+        for byte in utf8 where isForbidden(byte) { return false }
+        return true
+    }
+
     @inline(__always)
     static func isForbidden(_ byte: UInt8) -> Bool {
         switch byte {

@@ -174,6 +174,7 @@ func makeApplication(
     revocations.observe { [weak realtime] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }
+    RealtimeServerChannel.warmUp(services: realtime, logger: logger)
     let application = Application(
         router: router,
         server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },

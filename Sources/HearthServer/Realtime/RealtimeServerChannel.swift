@@ -3,10 +3,12 @@ import HearthProtocol
 public import HummingbirdCore
 public import Logging
 public import NIOCore
+import NIOEmbedded
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
+import Synchronization
 
 /// The server's child channel: HTTP/1.1 for REST and event streams, upgraded to a WebSocket at `/.ws`.
 ///
@@ -77,6 +79,40 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
             return Value(negotiated: negotiated, channel: channel)
         }
+    }
+
+    /// Runs a connection's setup once on this thread, on an in-memory channel, with a plain HTTP request
+    /// through it: the generic types of the connection path (the upgradable pipeline, the HTTP codec, the
+    /// async channel) are instantiated before any real connection comes. Call before the server listens.
+    ///
+    /// Why: the Swift runtime (6.3.1 here) can crash when two threads instantiate the same generic type's
+    /// metadata for the first time at once. It did when several clients connected together right after a
+    /// start, and two event loops set up their first connections (`docs/decisions/0013-runtime-warm-up.md`).
+    ///
+    /// Returns whether the request took the plain-HTTP path (it always should).
+    ///
+    /// For example:
+    /// ```swift
+    /// RealtimeServerChannel.warmUp(services: realtime, logger: logger)
+    /// ```
+    @discardableResult
+    static func warmUp(services: RealtimeServices, logger: Logger) -> Bool {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        let server = RealtimeServerChannel(responder: { _, _, _ in }, services: services)
+        final class Outcome: Sendable { let tookHTTP = Mutex(false) }
+        let outcome = Outcome()
+        server.setup(channel: channel, logger: logger).whenSuccess { value in
+            value.negotiated.whenSuccess { negotiated in
+                if case .http = negotiated { outcome.tookHTTP.withLock { $0 = true } }
+            }
+        }
+        do {
+            try channel.writeInbound(ByteBuffer(string: "GET /.json HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+        } catch {
+            logger.debug("The connection path's warm-up failed", metadata: ["hearth.error": "\(error)"])
+        }
+        return outcome.tookHTTP.withLock { $0 }
     }
 
     public func handle(value: Value, logger: Logger) async {

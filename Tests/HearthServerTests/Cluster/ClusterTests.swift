@@ -48,28 +48,57 @@ import Testing
         }
     }
 
+    /// Both nodes add to one list with compare-and-set (`if-match`), as a client counts: every addition
+    /// lands exactly once. Each carries a token of its own, so that after a 503 (the write's 5 s patience ran
+    /// out on a loaded machine: "try again", outcome unknown) the client learns from its next read whether
+    /// it landed, as a real client must.
     @Test func compareAndSetFromBothNodesCountsEveryIncrementOnce() async throws {
         try await ClusterTestNodes.run { nodes in
             try await nodes.start("a")
-            _ = try await nodes.call("a", .PUT, "/count.json", "0")
+            _ = try await nodes.call("a", .PUT, "/tokens.json", #"["start"]"#)
             try await nodes.start("b")
             let increments = 20
+            func tokens(_ json: JSONValue?) -> [String]? {
+                guard case .array(let items)? = json else { return nil }
+                return items.compactMap { if case .string(let token) = $0 { token } else { nil } }
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for node in ["a", "b"] {
                     group.addTask {
-                        var done = 0
-                        while done < increments {
-                            let read = try await nodes.call(node, .GET, "/count.json", headers: [("X-Firebase-ETag", "true")])
-                            guard case .number(let value)? = read.json, let etag = read.etag else { throw ConditionNotMet() }
-                            let write = try await nodes.call(node, .PUT, "/count.json", "\(Int(value) + 1)", headers: [("if-match", etag)])
-                            if write.status == .ok { done += 1 } else { #expect(write.status == .preconditionFailed) }
+                        var landed = 0
+                        var attempt = 0
+                        var unsure: String?
+                        while landed < increments {
+                            let read = try await nodes.call(node, .GET, "/tokens.json", headers: [("X-Firebase-ETag", "true")])
+                            // A read waits until this node has every committed write; on a starved machine it may
+                            // be told to try again.
+                            if read.status == .serviceUnavailable { continue }
+                            guard let list = tokens(read.json), let etag = read.etag else { throw ConditionNotMet() }
+                            if let token = unsure {
+                                if list.contains(token) { landed += 1 }
+                                unsure = nil
+                                continue
+                            }
+                            attempt += 1
+                            let token = "\(node)-\(attempt)"
+                            let body = JSONValue.array((list + [token]).map(JSONValue.string)).jsonText
+                            let write = try await nodes.call(node, .PUT, "/tokens.json", body, headers: [("if-match", etag)])
+                            switch write.status {
+                            case .ok: landed += 1
+                            case .preconditionFailed: break
+                            case .serviceUnavailable: unsure = token
+                            default: Issue.record("\(node): \(write.status) \(write.body)")
+                            }
                         }
                     }
                 }
                 try await group.waitForAll()
             }
             for node in ["a", "b"] {
-                #expect(try await nodes.call(node, .GET, "/count.json").body == "\(2 * increments)")
+                let list = try #require(tokens(try await nodes.call(node, .GET, "/tokens.json").json))
+                #expect(list.count == 1 + 2 * increments, "\(node)")
+                #expect(Set(list).count == list.count, "\(node)")
+                #expect(list.filter { $0.hasPrefix("a-") }.count == increments, "\(node)")
             }
         }
     }

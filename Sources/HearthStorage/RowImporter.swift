@@ -216,7 +216,7 @@ public struct RowImporter {
                 let start = parser.offset
                 try parser.skipValue()
                 let nameOffset = names.count
-                RowImporter.appendDecimal(index, to: &names)
+                names.append(contentsOf: String(index).utf8)
                 members.append(
                     Member(nameOffset: nameOffset, nameCount: names.count - nameOffset, nameInInput: false, start: start, end: parser.offset)
                 )
@@ -313,18 +313,6 @@ public struct RowImporter {
             let offset = names.count
             names.append(contentsOf: name.utf8)
             return .key(offset: offset, count: names.count - offset, inInput: false)
-        }
-    }
-
-    /// Appends the decimal digits of a non-negative integer (an array index as a key).
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
         }
     }
 

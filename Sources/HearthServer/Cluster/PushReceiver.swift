@@ -36,8 +36,7 @@ final class PushReceiver: Service, Sendable {
         self.registry = registry
         var configuration = HTTPClient.Configuration()
         // A dead peer refuses at once on a LAN; a hung one goes quiet, and the read timeout ends its stream.
-        let read = TimeAmount.nanoseconds(Int64(readTimeout.components.seconds) * 1_000_000_000 + readTimeout.components.attoseconds / 1_000_000_000)
-        configuration.timeout = .init(connect: .milliseconds(500), read: read)
+        configuration.timeout = .init(connect: .milliseconds(500), read: TimeAmount(readTimeout))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 2)
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }

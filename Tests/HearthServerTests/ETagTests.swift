@@ -46,4 +46,47 @@ import Testing
             #expect(try await client.call(.get, "/new.json").body == "3")
         }
     }
+
+    /// Issue 25, finding 1: the rules come before the precondition, and a 412 carries the current value
+    /// (and its ETag) only to a client that may read it.
+    @Test func conditionalWritesTellNothingPastTheRules() async throws {
+        try await TestServer().run { client, _ async throws in
+            let rules = #"""
+                {"rules": {
+                  "vault": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}},
+                  "dropbox": {"$uid": {".write": "auth.uid === $uid"}}
+                }}
+                """#
+            #expect(try await client.call(.put, "/.settings/rules.json", rules).status == .ok)
+            try await client.call(.put, "/vault/ada.json", #""s3cr3t""#)
+            try await client.call(.put, "/dropbox/bob.json", #""private""#)
+            let ada = RulesEnforcementTests.asUser("ada")
+            let bob = RulesEnforcementTests.asUser("bob")
+            // No credentials, the whole database: the refusal, not a 412 with everything in it.
+            var reply = try await client.call(.put, "/.json", "1", headers: [.ifMatch: "x"])
+            #expect(reply.status == .unauthorized)
+            #expect(!reply.body.contains("s3cr3t") && reply.etag == nil)
+            // Another user's node, with a wrong and with the right ETag: the same refusal.
+            let rightETag = Node.leaf(.string("s3cr3t")).hash
+            for etag in ["wrong", rightETag] {
+                for method in [HTTPRequest.Method.put, .delete] {
+                    reply = try await client.call(method, "/vault/ada.json?\(bob)", method == .put ? "1" : nil, headers: .admin([.ifMatch: etag]))
+                    #expect(reply.status == .unauthorized, "\(method) with \(etag)")
+                    #expect(reply.error == "Permission denied")
+                    #expect(!reply.body.contains("s3cr3t") && reply.etag == nil)
+                }
+            }
+            // The owner, who may read: the 412 with the current value and its ETag (transactions rely on it).
+            reply = try await client.call(.put, "/vault/ada.json?\(ada)", #""new""#, headers: .admin([.ifMatch: "wrong"]))
+            #expect(reply.status == .preconditionFailed)
+            #expect(reply.body == #""s3cr3t""#)
+            #expect(reply.etag == rightETag)
+            // A node its writer may not read: a 412 without the value or its ETag.
+            reply = try await client.call(.put, "/dropbox/bob.json?\(bob)", #""x""#, headers: .admin([.ifMatch: "wrong"]))
+            #expect(reply.status == .preconditionFailed)
+            #expect(!reply.body.contains("private") && reply.etag == nil)
+            #expect(reply.error != nil)
+            #expect(try await client.call(.get, "/dropbox/bob.json").body == #""private""#)
+        }
+    }
 }

@@ -349,18 +349,26 @@ public final class Database: Sendable {
         var mutations: [StorageMutation] = []
     }
 
-    /// Applies one write to a tree: validation, server values, compare-and-set, rules, size limit.
+    /// Applies one write to a tree: validation, server values, rules, size limit, then compare-and-set.
+    ///
+    /// The precondition (`if-match`, a transaction's hash) is compared only after the write passed the
+    /// rules: a client the rules refuse gets the refusal whatever it guessed, so a failed precondition
+    /// (and the current value it carries) never tells it anything about data it may not see.
     func apply(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
+        let applied = try applyUnconditionally(request, to: root, rules: rules)
+        let current = root.child(at: request.path)
+        if let ifMatch = request.ifMatch, current.etag != ifMatch {
+            return Applied(outcome: .preconditionFailed(current: current))
+        }
+        if let expectedHash = request.expectedHash, current.hash != expectedHash {
+            return Applied(outcome: .preconditionFailed(current: current))
+        }
+        return applied
+    }
+
+    private func applyUnconditionally(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
         let path = request.path
         let now = clock()
-        if let ifMatch = request.ifMatch {
-            let current = root.child(at: path)
-            if current.etag != ifMatch { return Applied(outcome: .preconditionFailed(current: current)) }
-        }
-        if let expectedHash = request.expectedHash {
-            let current = root.child(at: path)
-            if current.hash != expectedHash { return Applied(outcome: .preconditionFailed(current: current)) }
-        }
         switch request.operation {
         case .set(_, let json):
             let existing = root.child(at: path)

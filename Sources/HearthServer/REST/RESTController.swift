@@ -283,11 +283,15 @@ public struct RESTController: Sendable {
         echoName: Key? = nil
     ) async throws -> Response {
         let ifMatch = request.headers[.ifMatch]
-        let outcome = try await database.write(
-            WriteRequest(operation, ifMatch: ifMatch, identity: identity, maximumLeaves: parameters.writeSizeLimit?.maximumLeaves)
-        )
+        let writeRequest = WriteRequest(operation, ifMatch: ifMatch, identity: identity, maximumLeaves: parameters.writeSizeLimit?.maximumLeaves)
+        let outcome = try await database.write(writeRequest)
         switch outcome {
         case .preconditionFailed(let current):
+            // The current value (and its ETag, a hash of it) only for a client that may read it; the
+            // rules already allowed the write itself, so the mismatch alone tells nothing new.
+            guard database.canRead(writeRequest.path, identity, query: nil) else {
+                throw RESTError(.preconditionFailed, "ETag mismatch: the data changed; you may not read its current value")
+            }
             var response = respond(current, parameters, status: .preconditionFailed, allowSilent: false)
             response.headers[.eTag] = current.etag
             return response

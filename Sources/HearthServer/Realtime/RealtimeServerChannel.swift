@@ -64,7 +64,11 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        // Between requests, and while a request's head or body is read, silence longer than
+                        // the read timeout closes the connection; a response that streams is not limited.
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPConnectionStateHandler(idleTimeout: services.configuration.requestReadTimeout, logger: logger)
+                        )
                         return Negotiated.http(try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true)
@@ -76,10 +80,29 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enablePipelining = false
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
-            let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            configuration.decoderConfiguration = Self.headLimits
+            let sync = channel.pipeline.syncOperations
+            let negotiated = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try sync.addHandler(MalformedRequestResponder(), position: .after(decoder))
+            // The first request's head must arrive in time too: a client that trickles it (or sends
+            // nothing) would otherwise hold the connection for ever.
+            let timeout = TimeAmount(services.configuration.requestReadTimeout)
+            let firstHead = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+            negotiated.whenComplete { _ in firstHead.cancel() }
             return Value(negotiated: negotiated, channel: channel)
         }
     }
+
+    /// A request head may hold at most 64 KiB of URL and header fields, 32 KiB in one of them (the URL
+    /// counts as one); past that the request is answered 431 and the connection closed.
+    static let headLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 32 * 1024
+        limits.maxHeaderListSize = 64 * 1024
+        limits.maxHeaderFieldCount = 1000
+        return limits
+    }()
 
     /// Runs a connection's setup once on this thread, on an in-memory channel, with a plain HTTP request
     /// through it: the generic types of the connection path (the upgradable pipeline, the HTTP codec, the

@@ -99,7 +99,11 @@ final class BlobStore: Sendable {
             try await append(body, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
             try await pool.runIfActive { try Self.check(fsync(file), "fsync", path) }
         } catch {
-            _ = try? await pool.runIfActive { close(file) }
+            // Keep only what was durable before: a refused chunk (too large, cut off) leaves no bytes.
+            _ = try? await pool.runIfActive {
+                _ = ftruncate(file, off_t(offset))
+                close(file)
+            }
             throw error
         }
         _ = try? await pool.runIfActive { close(file) }

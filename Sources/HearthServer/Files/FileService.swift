@@ -19,6 +19,16 @@ public struct FilesConfiguration: Sendable {
     public var maximumUploadBytes: Int64?
     /// A resumable upload not finished within this time is abandoned (Cloud Storage: a week).
     public var uploadSessionLifetime: Duration = .seconds(7 * 24 * 3600)
+    /// How often abandoned resumable uploads (older than ``uploadSessionLifetime``) are removed, bytes
+    /// and all.
+    public var uploadSweepInterval: Duration = .seconds(600)
+    /// Resumable uploads one signed-in user may have open at once (the admin has no limit); one more
+    /// start is answered 429.
+    public var maximumOpenUploadsPerUser = 100
+    /// Resumable uploads one client address may have open at once, signed in or not (the admin has
+    /// no limit); one more start is answered 429. The address honours
+    /// ``IdentityConfiguration/trustForwardedFor``.
+    public var maximumOpenUploadsPerAddress = 100
 
     public init() {}
 }
@@ -28,6 +38,14 @@ struct FileRequester: Sendable {
     var identity: Identity
     /// `?token=` of a download URL.
     var downloadToken: String?
+    /// The client's IP address, for the per-address limit on open uploads; nil when unknown.
+    var address: String?
+
+    /// The signed-in user's uid, for the per-user limit on open uploads.
+    var uid: String? {
+        if case .user(let auth) = identity, case .string(let uid)? = auth["uid"] { return uid }
+        return nil
+    }
 
     /// `request.auth` as storage rules see it: null, or the token's `auth` (uid, token claims).
     var ruleAuth: JSONValue {
@@ -68,6 +86,19 @@ final class FileService: Sendable {
     private let lastGeneration = Mutex<Int64>(0)
     /// Resumable uploads with a request in flight: a second concurrent chunk for one is refused.
     private let busyUploads = Mutex<Set<String>>([])
+    /// Who started each open resumable upload (not the admin's), for the per-user and per-address
+    /// limits. Kept in memory: sessions from before a restart are not counted (they still expire).
+    private let uploadOwners = Mutex<[String: UploadOwner]>([:])
+    /// The periodic sweep of abandoned uploads; cancelled when the service goes away.
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
+
+    struct UploadOwner: Sendable {
+        var uid: String?
+        var address: String?
+    }
+
+    /// Cloud Storage's limit on an object's custom metadata: keys and values together, in UTF-8 bytes.
+    static let maximumCustomMetadataBytes = 8 * 1024
 
     /// The buckets every project has: `<project>.appspot.com` and `<project>.firebasestorage.app`.
     var defaultBuckets: [String] { ["\(project).appspot.com", "\(project).firebasestorage.app"] }
@@ -86,6 +117,10 @@ final class FileService: Sendable {
         self.clock = clock
         self.logger = logger
         currentRules = Mutex(rules)
+    }
+
+    deinit {
+        sweeper.withLock { $0?.cancel() }
     }
 
     /// Opens the service: removes what a crash left, creates the default buckets, loads the rules.
@@ -115,12 +150,9 @@ final class FileService: Sendable {
         for bucket in service.defaultBuckets { _ = try await catalog.createBucket(BucketRecord(name: bucket, timeCreated: now)) }
         let buckets = try await catalog.buckets().map(\.name)
         service.knownBuckets.withLock { $0 = Set(buckets) }
-        // Sessions past their lifetime are abandoned.
-        let lifetime = Int64(ServerClock.milliseconds(configuration.uploadSessionLifetime))
-        for session in uploads where session.created + lifetime < now {
-            try await catalog.removeUpload(id: session.id)
-            await blobs.removeUpload(session.id)
-        }
+        // Sessions past their lifetime are abandoned, now and every sweep interval from now on.
+        _ = try await service.sweepExpiredUploads()
+        service.startSweeping()
         return service
     }
 
@@ -214,6 +246,17 @@ final class FileService: Sendable {
         }
     }
 
+    /// Refuses custom metadata over Cloud Storage's 8 KiB (keys and values, UTF-8). Download tokens
+    /// are the server's, not counted.
+    static func checkCustomMetadata(_ metadata: [String: String]) throws(FilesError) {
+        let size = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard size <= maximumCustomMetadataBytes else {
+            throw FilesError(
+                400, "Custom metadata is limited to \(maximumCustomMetadataBytes) bytes (keys and values, UTF-8); this object's would be \(size)."
+            )
+        }
+    }
+
     // MARK: - Uploads
 
     /// A generation newer than every earlier one (microseconds since 1970, as Cloud Storage's are).
@@ -284,6 +327,7 @@ final class FileService: Sendable {
                 crc32c: written.crc32c, generation: nextGeneration(), time: now
             )
             patch.apply(to: &object)
+            try Self.checkCustomMetadata(object.metadata)
             if object.contentType == nil { object.contentType = "application/octet-stream" }
             if firebaseTokens, object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
             if !requester.identity.isAdmin {
@@ -300,28 +344,123 @@ final class FileService: Sendable {
         }
     }
 
-    /// Starts a resumable upload; the rules are checked when it finishes (with the final size), and a
-    /// `create` check up front refuses obviously denied uploads before any byte is sent.
+    /// Starts a resumable upload. The rules decide at once (`create`, or `update` over an existing
+    /// object) on the object as declared: its name, declared size (0 when none is declared), type and
+    /// metadata; they decide again at finalize on what arrived. A denied start stores nothing. A
+    /// non-admin requester may have only so many uploads open (per user, per address): 429 beyond.
     func startUpload(
         bucket: String, name: String, metadata: JSONValue, expectedSize: Int64?, _ requester: FileRequester, credential: String?,
         api: String
     ) async throws -> UploadSession {
         try Self.checkName(name)
         try await requireBucket(bucket)
-        _ = try ObjectMetadataPatch(json: metadata)
+        let patch = try ObjectMetadataPatch(json: metadata)
+        if let expectedSize, expectedSize < 0 { throw FilesError(400, "The declared upload size must not be negative.") }
         if let limit = configuration.maximumUploadBytes, let expectedSize, expectedSize > limit {
             throw FilesError(413, "The object is larger than this server accepts (\(limit) bytes).")
         }
-        let session = UploadSession(
-            id: BlobStore.newIdentifier(), bucket: bucket, name: name, metadataJSON: metadata.jsonText, credential: credential,
-            expectedSize: expectedSize, created: Int64(clock.wallMilliseconds), api: api
+        let now = Int64(clock.wallMilliseconds)
+        var declared = StoredObject(
+            bucket: bucket, name: name, blob: "", size: expectedSize ?? 0, md5Hash: "", crc32c: 0, generation: 0, time: now
         )
-        try await catalog.saveUpload(session)
+        patch.apply(to: &declared)
+        try Self.checkCustomMetadata(declared.metadata)
+        if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+        let id = BlobStore.newIdentifier()
+        if !requester.identity.isAdmin {
+            let existing = try await catalog.object(bucket: bucket, name: name)
+            try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: declared)
+            try reserveUploadSlot(id, for: UploadOwner(uid: requester.uid, address: requester.address))
+        }
+        let session = UploadSession(
+            id: id, bucket: bucket, name: name, metadataJSON: metadata.jsonText, credential: credential, expectedSize: expectedSize,
+            created: now, api: api
+        )
+        do {
+            try await catalog.saveUpload(session)
+        } catch {
+            releaseUploadSlot(id)
+            throw error
+        }
         return session
     }
 
+    /// Counts a new upload against its starter's limits, or throws 429 when one is reached.
+    private func reserveUploadSlot(_ id: String, for owner: UploadOwner) throws(FilesError) {
+        let perUser = configuration.maximumOpenUploadsPerUser, perAddress = configuration.maximumOpenUploadsPerAddress
+        let refusal: FilesError? = uploadOwners.withLock { owners in
+            if let uid = owner.uid, owners.values.count(where: { $0.uid == uid }) >= perUser {
+                return FilesError(429, "Too many resumable uploads are open for this user (at most \(perUser)); finish or cancel one first.")
+            }
+            if let address = owner.address, owners.values.count(where: { $0.address == address }) >= perAddress {
+                return FilesError(
+                    429, "Too many resumable uploads are open from this address (at most \(perAddress)); finish or cancel one first."
+                )
+            }
+            owners[id] = owner
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    private func releaseUploadSlot(_ id: String) {
+        _ = uploadOwners.withLock { $0.removeValue(forKey: id) }
+    }
+
+    private func isExpired(_ session: UploadSession, now: Int64) -> Bool {
+        session.created + Int64(ServerClock.milliseconds(configuration.uploadSessionLifetime)) < now
+    }
+
+    /// Removes resumable uploads older than ``FilesConfiguration/uploadSessionLifetime`` (finished
+    /// or not), with their bytes. Uploads with a chunk in flight are left for the next sweep.
+    /// Returns how many were removed.
+    func sweepExpiredUploads() async throws -> Int {
+        let now = Int64(clock.wallMilliseconds)
+        var removed = 0
+        for session in try await catalog.uploads() where isExpired(session, now: now) {
+            guard busyUploads.withLock({ $0.insert(session.id).inserted }) else { continue }
+            defer { _ = busyUploads.withLock { $0.remove(session.id) } }
+            try await removeSession(session.id)
+            removed += 1
+        }
+        return removed
+    }
+
+    private func removeSession(_ id: String) async throws {
+        try await catalog.removeUpload(id: id)
+        await blobs.removeUpload(id)
+        releaseUploadSlot(id)
+    }
+
+    /// Sweeps every ``FilesConfiguration/uploadSweepInterval`` on the service's clock, until the
+    /// service goes away.
+    private func startSweeping() {
+        let interval = configuration.uploadSweepInterval
+        let clock = self.clock
+        let task = Task { [weak self] in
+            var deadline = clock.elapsed + interval
+            while true {
+                do { try await clock.sleep(untilElapsed: deadline) } catch { return }
+                guard let service = self else { return }
+                do {
+                    let removed = try await service.sweepExpiredUploads()
+                    if removed > 0 {
+                        service.logger.info("Removed abandoned resumable uploads", metadata: ["hearth.files.removed": "\(removed)"])
+                    }
+                } catch {
+                    service.logger.error("Sweeping abandoned uploads failed", metadata: ["hearth.error": "\(error)"])
+                }
+                deadline = ServerClock.next(after: deadline, every: interval, now: clock.elapsed)
+            }
+        }
+        sweeper.withLock { $0 = task }
+    }
+
+    /// An upload session; an expired one is gone (404), as if the sweep had already run.
     func uploadSession(_ id: String) async throws -> UploadSession {
-        guard let session = try await catalog.upload(id: id) else { throw FilesError(404, "No such upload.") }
+        guard let session = try await catalog.upload(id: id), !isExpired(session, now: Int64(clock.wallMilliseconds)) else {
+            throw FilesError(404, "No such upload.")
+        }
         return session
     }
 
@@ -348,11 +487,16 @@ final class FileService: Sendable {
                 400, "The upload offset \(offset) does not match the \(session.received) bytes received; query the upload and resume from there."
             )
         }
+        // Never past the declared size: the rules allowed the start for that size.
+        let serverLimit = configuration.maximumUploadBytes
+        let limit = [serverLimit, session.expectedSize].compactMap { $0 }.min()
         do {
-            let limit = configuration.maximumUploadBytes
             session.received = try await blobs.append(upload: id, body, at: session.received, limit: limit)
         } catch BlobStore.Failure.tooLarge {
-            throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
+            if let expected = session.expectedSize, expected == limit, expected < serverLimit ?? .max {
+                throw FilesError(400, "The upload announced \(expected) bytes; this chunk goes past that. Nothing of it was kept.")
+            }
+            throw FilesError(413, "The object is larger than this server accepts (\(serverLimit ?? 0) bytes).")
         }
         guard finalize else {
             try await catalog.saveUpload(session)
@@ -372,10 +516,12 @@ final class FileService: Sendable {
             )
             session.finalGeneration = object.generation
             try await catalog.saveUpload(session)
+            releaseUploadSlot(id)
             return ChunkOutcome(session: session, object: object)
         } catch {
             // A refused upload is over: its bytes are gone (commit deleted the blob).
             try? await catalog.removeUpload(id: id)
+            releaseUploadSlot(id)
             throw error
         }
     }
@@ -388,8 +534,7 @@ final class FileService: Sendable {
     func cancelUpload(_ id: String) async throws {
         let session = try await uploadSession(id)
         if session.finalGeneration != nil { throw FilesError(400, "The upload is already finalized.") }
-        try await catalog.removeUpload(id: id)
-        await blobs.removeUpload(id)
+        try await removeSession(id)
     }
 
     // MARK: - Reads and changes
@@ -424,6 +569,7 @@ final class FileService: Sendable {
         var proposed = existing
         patch.apply(to: &proposed)
         try authorize(.update, bucket: bucket, name: name, requester, resource: existing, requestResource: proposed)
+        try Self.checkCustomMetadata(proposed.metadata)
         let now = Int64(clock.wallMilliseconds)
         let updated = try await catalog.update(bucket: bucket, name: name) { object in
             patch.apply(to: &object)
@@ -462,6 +608,7 @@ final class FileService: Sendable {
         object.updated = now
         patch.apply(to: &object)
         do {
+            try Self.checkCustomMetadata(object.metadata)
             let replaced = try await catalog.put(object)
             if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }
         } catch {

@@ -90,6 +90,8 @@ enum FilesHTTP {
             response = errorResponse(FilesError(500, "Internal error; the server log has the details."))
         }
         addCORS(&response, origin: request.headers[.origin])
+        // JSON answers and errors too: nothing a files URL returns may run as a page of this origin.
+        if response.headers[.contentSecurityPolicy] == nil { addDownloadProtection(&response.headers) }
         return response
     }
 
@@ -152,6 +154,7 @@ enum FilesHTTP {
             .eTag: "\"\(ObjectMetadata.etag(object))\"",
             .contentDisposition: contentDisposition(object),
         ]
+        addDownloadProtection(&headers)
         headers[HTTPField.Name("x-goog-generation")!] = String(object.generation)
         headers[HTTPField.Name("x-goog-metageneration")!] = String(object.metageneration)
         headers[HTTPField.Name("x-goog-storage-class")!] = "STANDARD"
@@ -173,11 +176,59 @@ enum FilesHTTP {
     }
 
     /// `inline` or the stored disposition, with the file name (RFC 5987) so a saved download keeps it.
+    /// Active content (``isActiveContent(_:)``) is always an `attachment`, keeping the stored
+    /// disposition's parameters (its file name): the browser saves it instead of rendering it.
     static func contentDisposition(_ object: StoredObject) -> String {
-        let stored = object.contentDisposition ?? "inline"
+        var stored = object.contentDisposition ?? "inline"
+        if isActiveContent(object.contentType) {
+            // Replace the disposition type, keep what follows it (`; filename=…`).
+            let parameters = stored.firstIndex(of: ";").map { stored[$0...] } ?? ""
+            stored = "attachment" + parameters
+        }
         guard !stored.lowercased().contains("filename") else { return stored }
         let file = object.name.split(separator: "/").last.map(String.init) ?? object.name
         return "\(stored); filename*=utf-8''\(PercentEncoding.component(file))"
+    }
+
+    /// The policy every files answer carries: nothing loads, nothing runs, and the document gets an
+    /// opaque origin (`sandbox` without `allow-same-origin`), so an uploaded page or SVG opened
+    /// directly cannot reach the console's or the apps' storage on this origin. Images and media stay
+    /// viewable when opened directly (the browser's own image and media documents); `style-src
+    /// 'unsafe-inline'` is for those documents' built-in styling, as GitHub's raw files allow.
+    static let downloadContentSecurityPolicy = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox"
+
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// `nosniff` (the declared type is the type) and the sandboxing policy.
+    static func addDownloadProtection(_ headers: inout HTTPFields) {
+        headers[contentTypeOptions] = "nosniff"
+        headers[.contentSecurityPolicy] = downloadContentSecurityPolicy
+    }
+
+    /// Whether a browser would run script or markup from content of this type: HTML, XHTML, SVG and
+    /// every XML type (XSLT, XHTML, SVG can script), JavaScript, PDF (it can carry scripts and
+    /// forms, and Chromium will not render it in a sandboxed document anyway), Flash, and
+    /// `multipart/x-mixed-replace`. Parameters and case do not matter.
+    ///
+    /// For example: `isActiveContent("image/svg+xml; charset=utf-8")` is true, `isActiveContent("image/png")` false.
+    static func isActiveContent(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = (contentType.split(separator: ";", maxSplits: 1).first ?? "")
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        if mediaType.hasSuffix("/xml") || mediaType.hasSuffix("+xml") { return true }
+        if mediaType.hasSuffix("javascript") || mediaType.hasSuffix("ecmascript") || mediaType.hasSuffix("/jscript") { return true }
+        return activeMediaTypes.contains(mediaType)
+    }
+
+    static let activeMediaTypes: Set<String> = [
+        "text/html", "application/xhtml+xml", "image/svg+xml", "text/xsl", "application/xslt+xml", "application/pdf",
+        "application/x-pdf", "application/x-shockwave-flash", "multipart/x-mixed-replace",
+    ]
+
+    /// The client's IP address, as ``RequestClientMiddleware`` found it (honouring
+    /// `--trust-forwarded-for`), else the connection's peer.
+    static func clientAddress(context: HearthRequestContext) -> String? {
+        RequestClient.current?.address ?? context.remoteAddress?.ipAddress
     }
 
     /// `scheme://host[:port]` of the request, to build URLs clients follow.

@@ -31,11 +31,14 @@ struct FirebaseStorageController: Sendable {
 
     func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
-            router.on("/v0/b/**", method: method) { request, _ in await self.respond(to: request) }
+            router.on("/v0/b/**", method: method) { request, context in
+                await self.respond(to: request, address: FilesHTTP.clientAddress(context: context))
+            }
         }
     }
 
-    func respond(to request: Request) async -> Response {
+    /// Answers `request`; `address` is the client's, for the per-address limit on open uploads.
+    func respond(to request: Request, address: String? = nil) async -> Response {
         await FilesHTTP.respond(to: request, logger: logger, errorResponse: { error in
             var response = FilesHTTP.json(error.firebaseBody, status: error.code)
             // A resumable upload's client reads the upload status on errors too.
@@ -43,7 +46,7 @@ struct FirebaseStorageController: Sendable {
                 response.headers[Self.uploadStatus] = error.code == 403 ? "final" : "active"
             }
             return response
-        }, handle: handle)
+        }, handle: { request in try await handle(request, address: address) })
     }
 
     static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!
@@ -53,7 +56,7 @@ struct FirebaseStorageController: Sendable {
     static let uploadOffset = HTTPField.Name("X-Goog-Upload-Offset")!
     static let sizeReceived = HTTPField.Name("X-Goog-Upload-Size-Received")!
 
-    func handle(_ request: Request) async throws -> Response {
+    func handle(_ request: Request, address: String?) async throws -> Response {
         // /v0/b/{bucket}/o[/{object}]
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3)
         guard segments.count >= 2, segments[segments.startIndex + 1] == "o" else { throw FilesError.notFound }
@@ -63,7 +66,9 @@ struct FirebaseStorageController: Sendable {
         let query = try FilesHTTP.query(request.uri.query)
         var object = try rest.first.flatMap { $0.isEmpty ? nil : try FilesHTTP.segment($0) }
         let credential = FilesHTTP.credential(request)
-        let requester = FileRequester(identity: try FilesHTTP.identity(credential, authenticator), downloadToken: query["token"])
+        let requester = FileRequester(
+            identity: try FilesHTTP.identity(credential, authenticator), downloadToken: query["token"], address: address
+        )
         var method = request.method
         if method == .put || method == .post, request.headers[HTTPField.Name("X-HTTP-Method-Override")!]?.uppercased() == "PATCH" {
             method = .patch

@@ -4,8 +4,9 @@ import NIOCore
 import Synchronization
 
 /// The body of a multipart upload (`multipart/related`: a JSON metadata part, then the bytes), read
-/// as it streams in: the metadata part is collected (it is small), the data part is handed on chunk
-/// by chunk, so a large upload never sits in memory.
+/// as it streams in: the metadata part is collected up to ``maximumMetadataBytes`` (an upload with a
+/// larger one fails with 400 as soon as that much has arrived), the data part is handed on chunk by
+/// chunk, so a large upload never sits in memory.
 ///
 /// Firebase's SDKs and `google-cloud-storage` send exactly two parts; anything else is a 400.
 ///
@@ -21,12 +22,24 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
     /// What the parse found: filled in while ``data`` is read.
     let state = SharedState()
 
+    /// The largest metadata part accepted, in bytes. Cloud Storage's metadata is small (custom
+    /// metadata at most 8 KiB), so this is generous and still bounds what one request holds in memory.
+    static var maximumMetadataBytes: Int { 64 * 1024 }
+    /// What may come before the data part in all: the metadata, plus its part's headers and boundaries.
+    static var maximumBytesBeforeData: Int { maximumMetadataBytes + 16 * 1024 }
+
+    static var metadataTooLarge: FilesError {
+        FilesError(400, "The metadata part of a multipart upload is limited to \(maximumMetadataBytes / 1024) KiB.")
+    }
+
     final class SharedState: Sendable {
         struct Parts: Sendable {
             var count = 0
             var metadata = ByteBuffer()
             var dataContentType: String?
             var finished = false
+            /// The metadata part grew past ``maximumMetadataBytes``: the rest of it was dropped.
+            var metadataOverflowed = false
         }
         let parts = Mutex(Parts())
     }
@@ -78,6 +91,8 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
             let state: SharedState
             /// Data bytes parsed but not yet handed on (the parser's callbacks are synchronous).
             let ready: Ready
+            /// Bytes read while still before the data part (preamble, headers, metadata).
+            var bytesBeforeData = 0
 
             final class Ready {
                 var chunks: [ByteBuffer] = []
@@ -95,7 +110,13 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
                 }
                 parser.onBody = { buffer in
                     let index = state.parts.withLock { parts -> Int in
-                        if parts.count == 0 { parts.metadata.writeBuffer(&buffer) }
+                        if parts.count == 0 {
+                            if parts.metadata.readableBytes + buffer.readableBytes > MultipartUpload.maximumMetadataBytes {
+                                parts.metadataOverflowed = true
+                            } else {
+                                parts.metadata.writeBuffer(&buffer)
+                            }
+                        }
                         return parts.count
                     }
                     if index == 1 { ready.chunks.append(buffer) }
@@ -113,7 +134,14 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
                     } catch {
                         throw FilesError(400, "The multipart body is malformed.")
                     }
-                    if state.parts.withLock({ $0.count > 2 }) {
+                    let (count, overflowed) = state.parts.withLock { ($0.count, $0.metadataOverflowed) }
+                    if overflowed { throw MultipartUpload.metadataTooLarge }
+                    if count == 0 {
+                        // Still before the data part: headers and metadata only, and never more than the cap.
+                        bytesBeforeData += chunk.readableBytes
+                        if bytesBeforeData > MultipartUpload.maximumBytesBeforeData { throw MultipartUpload.metadataTooLarge }
+                    }
+                    if count > 2 {
                         throw FilesError(400, "A multipart upload has exactly two parts (metadata, then data).")
                     }
                 }

@@ -1,0 +1,355 @@
+import Clocks
+import Foundation
+import HearthCore
+import HearthProtocol
+@testable import HearthServer
+import HearthSQLite
+import HearthStorage
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+
+/// What keeps the file service safe on the open internet (issue 25, findings 4–7): downloads cannot
+/// run script on the server's origin, resumable uploads are checked when they start and cannot grow
+/// past what they declared or outlive their lifetime, and metadata is bounded before it is buffered.
+@Suite struct FileSecurityTests {
+    static let userRules = """
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /users/{uid}/{file=**} {
+              allow read;
+              allow create, update: if request.auth.uid == uid && request.resource.size < 4096
+                                    && request.resource.contentType.matches('image/.*');
+              allow delete: if request.auth.uid == uid;
+            }
+          }
+        }
+        """
+
+    static let csp = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox"
+    static let nosniff = HTTPField.Name("X-Content-Type-Options")!
+    static let command = HTTPField.Name("X-Goog-Upload-Command")!
+    static let declaredLength = HTTPField.Name("X-Goog-Upload-Header-Content-Length")!
+    static let declaredType = HTTPField.Name("X-Goog-Upload-Header-Content-Type")!
+    static let uploadURL = HTTPField.Name("X-Goog-Upload-URL")!
+
+    static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg"><script>fetch('/steal?'+localStorage.length)</script></svg>"#.utf8)
+
+    // MARK: - Finding 4: downloads
+
+    @Test func anSVGWithScriptIsDownloadedAsASandboxedAttachment() async throws {
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(Self.userRules.utf8)).status == .ok)
+            let ada = try files.user("ada")
+            // image/svg+xml passes an image/.* rule: the upload itself is allowed.
+            let upload = try await files.upload("users/ada/evil.svg", Self.svg, contentType: "image/svg+xml", headers: ada)
+            #expect(upload.status == .ok, "\(upload.body)")
+            let token = try #require(upload.json?["downloadTokens"]?.stringValue)
+            let download = try await files.bytes(FilesClient.objectPath("users/ada/evil.svg") + "?alt=media&token=\(token)", headers: [:])
+            #expect(download.status == .ok)
+            #expect(download.bytes == Self.svg)
+            #expect(download.headers[.contentType] == "image/svg+xml")
+            #expect(download.headers[Self.nosniff] == "nosniff")
+            #expect(download.headers[.contentSecurityPolicy] == Self.csp)
+            #expect(download.headers[.contentDisposition] == "attachment; filename*=utf-8''evil.svg")
+            // The Cloud Storage API's download route serves the same headers.
+            let gcs = try await files.bytes("/download/storage/v1/b/\(FilesTestServer.bucket)/o/users%2Fada%2Fevil.svg?alt=media")
+            #expect(gcs.status == .ok)
+            #expect(gcs.headers[Self.nosniff] == "nosniff")
+            #expect(gcs.headers[.contentSecurityPolicy] == Self.csp)
+            #expect(gcs.headers[.contentDisposition] == "attachment; filename*=utf-8''evil.svg")
+            let media = try await files.bytes("/storage/v1/b/\(FilesTestServer.bucket)/o/users%2Fada%2Fevil.svg?alt=media")
+            #expect(media.headers[.contentDisposition] == "attachment; filename*=utf-8''evil.svg")
+        }
+    }
+
+    @Test func activeTypesAreAttachmentsWhateverTheStoredDispositionSaysAndOthersKeepIt() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            let cases: [(name: String, type: String, disposition: String?, expected: String)] = [
+                ("page.html", "TEXT/HTML; charset=utf-8", #"inline; filename="page.html""#, #"attachment; filename="page.html""#),
+                ("feed.xml", "application/atom+xml", nil, "attachment; filename*=utf-8''feed.xml"),
+                ("data.xml", "text/xml", "inline", "attachment; filename*=utf-8''data.xml"),
+                ("app.js", "text/javascript", nil, "attachment; filename*=utf-8''app.js"),
+                ("doc.pdf", "application/pdf", nil, "attachment; filename*=utf-8''doc.pdf"),
+                ("page.xhtml", "application/xhtml+xml", nil, "attachment; filename*=utf-8''page.xhtml"),
+                ("pic.png", "image/png", nil, "inline; filename*=utf-8''pic.png"),
+                ("clip.mp4", "video/mp4", #"inline; filename="clip.mp4""#, #"inline; filename="clip.mp4""#),
+                ("notes.txt", "text/plain", "attachment", "attachment; filename*=utf-8''notes.txt"),
+            ]
+            for item in cases {
+                var metadata: [(key: String, value: JSONValue)] = [("name", .string(item.name)), ("contentType", .string(item.type))]
+                if let disposition = item.disposition { metadata.append(("contentDisposition", .string(disposition))) }
+                let reply = try await files.upload(item.name, Array("x".utf8), contentType: item.type, metadata: JSONValue.object(metadata).jsonText)
+                #expect(reply.status == .ok, "\(item.name): \(reply.body)")
+                let download = try await files.bytes(FilesClient.objectPath(item.name) + "?alt=media")
+                #expect(download.headers[.contentDisposition] == item.expected, "\(item.name)")
+                #expect(download.headers[Self.nosniff] == "nosniff", "\(item.name)")
+                #expect(download.headers[.contentSecurityPolicy] == Self.csp, "\(item.name)")
+            }
+            // Metadata and errors carry the protection too.
+            let metadata = try await files.send(.get, FilesClient.objectPath("page.html"))
+            #expect(metadata.headers[Self.nosniff] == "nosniff")
+            let missing = try await files.send(.get, FilesClient.objectPath("nothing") + "?alt=media")
+            #expect(missing.status == .notFound)
+            #expect(missing.headers[.contentSecurityPolicy] == Self.csp)
+        }
+    }
+
+    @Test func activeContentIsRecognizedWhateverItsCaseAndParameters() {
+        for type in ["text/html", " Text/HTML ;charset=x", "image/svg+xml", "application/xml", "application/rss+xml", "text/xsl",
+            "application/javascript", "application/x-javascript", "text/ecmascript", "application/pdf", "multipart/x-mixed-replace"]
+        {
+            #expect(FilesHTTP.isActiveContent(type), "\(type)")
+        }
+        for type in ["image/png", "image/jpeg", "video/mp4", "audio/mpeg", "text/plain", "application/json", "application/octet-stream", "text/css"] {
+            #expect(!FilesHTTP.isActiveContent(type), "\(type)")
+        }
+        #expect(!FilesHTTP.isActiveContent(nil))
+    }
+
+    // MARK: - Finding 5: resumable uploads
+
+    /// Starts a Firebase resumable upload; returns the reply and the session's path.
+    static func start(
+        _ files: FilesClient, _ name: String, size: Int?, type: String = "image/png", metadata: String? = nil, headers: HTTPFields
+    ) async throws -> (reply: Reply, path: String?) {
+        var fields = headers.adding([HTTPField.Name("X-Goog-Upload-Protocol")!: "resumable", command: "start", declaredType: type])
+        if let size { fields[declaredLength] = String(size) }
+        let body = metadata ?? #"{"name":"\#(name)","contentType":"\#(type)"}"#
+        let reply = try await files.send(
+            .post, "/v0/b/\(FilesTestServer.bucket)/o?name=\(PercentEncoding.component(name))", body: Array(body.utf8), headers: fields
+        )
+        let path = reply.headers[uploadURL].flatMap { url in url.range(of: "/v0/").map { String(url[$0.lowerBound...]) } }
+        return (reply, path)
+    }
+
+    @Test func aResumableStartIsCheckedAgainstTheRulesWithTheDeclaredObject() async throws {
+        let server = FilesTestServer()
+        try await server.run(keep: true) { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(Self.userRules.utf8)).status == .ok)
+            let ada = try files.user("ada")
+            // Anonymous, someone else, too big as declared, the wrong type: each refused at the start.
+            for (headers, size, type) in [([:], 100, "image/png"), (try files.user("bob"), 100, "image/png"), (ada, 5000, "image/png"),
+                (ada, 100, "text/html")] as [(HTTPFields, Int, String)]
+            {
+                let (reply, path) = try await Self.start(files, "users/ada/a.png", size: size, type: type, headers: headers)
+                #expect(reply.status == .forbidden, "\(size) \(type): \(reply.body)")
+                #expect(reply.json == (try JSONValue(parsing: #"{"error":{"code":403,"message":"Permission denied. No WRITE permission."}}"#)))
+                #expect(reply.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
+                #expect(path == nil)
+            }
+            let (allowed, path) = try await Self.start(files, "users/ada/a.png", size: 100, headers: ada)
+            #expect(allowed.status == .ok, "\(allowed.body)")
+            #expect(path != nil)
+        }
+        defer { server.remove() }
+        // Only the allowed start left a session behind.
+        let catalog = try SQLiteObjectCatalog(directory: server.directory)
+        #expect(try await catalog.uploads().count == 1)
+    }
+
+    @Test func chunksNeverGoPastTheDeclaredSize() async throws {
+        let server = FilesTestServer(emulator: true)
+        try await server.run(keep: true) { files async throws in
+            let (start, found) = try await Self.start(files, "grow.bin", size: 10, type: "application/octet-stream", headers: try files.user("ada"))
+            #expect(start.status == .ok, "\(start.body)")
+            let path = try #require(found)
+            let first = try await files.send(.post, path, body: Array(repeating: 1, count: 6), headers: try files.user("ada").adding([Self.command: "upload"]))
+            #expect(first.status == .ok)
+            // 6 + 5 > 10: refused, and none of the 5 is kept.
+            let over = try await files.send(
+                .post, path, body: Array(repeating: 2, count: 5),
+                headers: try files.user("ada").adding([Self.command: "upload", HTTPField.Name("X-Goog-Upload-Offset")!: "6"])
+            )
+            #expect(over.status == .badRequest, "\(over.body)")
+            #expect(over.json?["error"]?["message"]?.stringValue?.contains("announced 10 bytes") == true, "\(over.body)")
+            let query = try await files.send(.post, path, headers: TestServer.admin.adding([Self.command: "query"]))
+            #expect(query.headers[HTTPField.Name("X-Goog-Upload-Size-Received")!] == "6")
+            let id = try #require(path.split(separator: "upload_id=").last?.split(separator: "&").first)
+            let onDisk = try FileManager.default.attributesOfItem(atPath: server.directory.appendingPathComponent("files/uploads/\(id)").path)
+            #expect((onDisk[.size] as? NSNumber)?.intValue == 6)
+            // The right last chunk finishes it.
+            let last = try await files.send(
+                .post, path, body: Array(repeating: 3, count: 4),
+                headers: try files.user("ada").adding([Self.command: "upload, finalize", HTTPField.Name("X-Goog-Upload-Offset")!: "6"])
+            )
+            #expect(last.status == .ok, "\(last.body)")
+            #expect(last.json?["size"] == .string("10"))
+        }
+        server.remove()
+    }
+
+    @Test func openResumableUploadsAreLimitedPerUserAndPerAddress() async throws {
+        let server = FilesTestServer(emulator: true) { configuration in
+            configuration.files.maximumOpenUploadsPerUser = 2
+            configuration.files.maximumOpenUploadsPerAddress = 3
+            configuration.identity.trustForwardedFor = true
+        }
+        try await server.run { files async throws in
+            let ada = try files.user("ada").adding([HTTPField.Name("X-Forwarded-For")!: "203.0.113.1"])
+            let first = try await Self.start(files, "a1", size: 1, headers: ada)
+            #expect(first.reply.status == .ok)
+            #expect(try await Self.start(files, "a2", size: 1, headers: ada).reply.status == .ok)
+            let third = try await Self.start(files, "a3", size: 1, headers: ada)
+            #expect(third.reply.status == .tooManyRequests)
+            #expect(third.reply.json?["error"]?["code"] == .number(429))
+            #expect(third.reply.json?["error"]?["message"]?.stringValue?.contains("this user") == true, "\(third.reply.body)")
+            // Another user from the same address: one more fits under the address's 3.
+            let bob = try files.user("bob").adding([HTTPField.Name("X-Forwarded-For")!: "203.0.113.1"])
+            #expect(try await Self.start(files, "b1", size: 1, headers: bob).reply.status == .ok)
+            let anonymous = try await Self.start(files, "n1", size: 1, headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.1"])
+            #expect(anonymous.reply.status == .tooManyRequests)
+            #expect(anonymous.reply.json?["error"]?["message"]?.stringValue?.contains("this address") == true)
+            // Another address is not affected; the admin never is.
+            #expect(try await Self.start(files, "n2", size: 1, headers: [HTTPField.Name("X-Forwarded-For")!: "198.51.100.7"]).reply.status == .ok)
+            #expect(try await Self.start(files, "x", size: 1, headers: TestServer.admin.adding([HTTPField.Name("X-Forwarded-For")!: "203.0.113.1"])).reply.status == .ok)
+            // Finishing or cancelling one frees its place.
+            let path = try #require(first.path)
+            #expect(try await files.send(.post, path, body: [1], headers: ada.adding([Self.command: "upload, finalize"])).status == .ok)
+            #expect(try await Self.start(files, "a3", size: 1, headers: ada).reply.status == .ok)
+        }
+    }
+
+    @Test func abandonedUploadsExpireAndTheSweepRemovesTheirBytes() async throws {
+        let clock = TestClock<Duration>()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-files-sweep-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = FilesConfiguration()
+        configuration.uploadSessionLifetime = .seconds(3600)
+        configuration.uploadSweepInterval = .seconds(600)
+        configuration.maximumOpenUploadsPerUser = 1
+        let files = try await FileService.open(
+            directory: directory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: directory), project: "demo",
+            emulatorMode: true, configuration: configuration,
+            clock: ServerClock(clock, wallMillisecondsAtStart: WallClock.milliseconds()), logger: Logger(label: "test")
+        )
+        let user = FileRequester(identity: .user(.object([("uid", .string("ada"))])), address: "192.0.2.1")
+        let session = try await files.startUpload(
+            bucket: "demo.appspot.com", name: "left.bin", metadata: .object([]), expectedSize: 100, user, credential: nil, api: "firebase"
+        )
+        let chunk = RequestBody(buffer: ByteBuffer(bytes: Array(repeating: 9, count: 40)))
+        _ = try await files.appendUpload(session.id, body: chunk, offset: 0, finalize: false, user)
+        let bytes = directory.appendingPathComponent("files/uploads/\(session.id)").path
+        #expect(FileManager.default.fileExists(atPath: bytes))
+        // Within its lifetime it stays; past it, it is gone to clients at once and swept within an interval.
+        await clock.advance(by: .seconds(3000))
+        #expect(try await files.uploadSession(session.id).received == 40)
+        await #expect(throws: FilesError.self) {
+            try await files.startUpload(
+                bucket: "demo.appspot.com", name: "second.bin", metadata: .object([]), expectedSize: 1, user, credential: nil, api: "firebase"
+            )
+        }
+        await clock.advance(by: .seconds(601))
+        await #expect(throws: FilesError(404, "No such upload.")) { try await files.uploadSession(session.id) }
+        await clock.advance(by: .seconds(600))
+        try await eventually { !FileManager.default.fileExists(atPath: bytes) }
+        try await eventually { (try? await files.catalog.upload(id: session.id)) == nil }
+        // Its place under the per-user limit (1 here) is free again.
+        let next = try await files.startUpload(
+            bucket: "demo.appspot.com", name: "again.bin", metadata: .object([]), expectedSize: 1, user, credential: nil, api: "firebase"
+        )
+        #expect(try await files.uploadSession(next.id).received == 0)
+    }
+
+    // MARK: - Finding 6: custom metadata
+
+    static func customMetadata(bytes: Int) -> String {
+        // One key of 8 bytes ("padding0") and a value making up the rest.
+        #"{"padding0":"\#(String(repeating: "v", count: bytes - 8))"}"#
+    }
+
+    @Test func customMetadataIsLimitedTo8KiBOnEveryUploadAndOnPatch() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            let fits = try await files.upload(
+                "fits.png", [1], contentType: "image/png",
+                metadata: #"{"name":"fits.png","contentType":"image/png","metadata":\#(Self.customMetadata(bytes: 8192))}"#
+            )
+            #expect(fits.status == .ok, "\(fits.body)")
+            let over = try await files.upload(
+                "over.png", [1], contentType: "image/png",
+                metadata: #"{"name":"over.png","contentType":"image/png","metadata":\#(Self.customMetadata(bytes: 8193))}"#
+            )
+            #expect(over.status == .badRequest)
+            #expect(over.json?["error"]?["message"]?.stringValue?.contains("8192 bytes") == true, "\(over.body)")
+            #expect(try await files.send(.get, FilesClient.objectPath("over.png")).status == .notFound)
+            // Multi-byte characters count as their UTF-8 bytes.
+            let wide = try await files.upload(
+                "wide.png", [1], contentType: "image/png",
+                metadata: #"{"name":"wide.png","metadata":{"k":"\#(String(repeating: "é", count: 4096))"}}"#
+            )
+            #expect(wide.status == .badRequest)
+            // A resumable start.
+            let start = try await Self.start(
+                files, "r.png", size: 1, metadata: #"{"name":"r.png","metadata":\#(Self.customMetadata(bytes: 9000))}"#, headers: TestServer.admin
+            )
+            #expect(start.reply.status == .badRequest)
+            // PATCH: the merged result counts.
+            #expect(try await files.upload("p.png", [1], contentType: "image/png", metadata: #"{"name":"p.png","metadata":{"a":"\#(String(repeating: "x", count: 5000))"}}"#).status == .ok)
+            let patch = try await files.send(.patch, FilesClient.objectPath("p.png"), body: Array(#"{"metadata":{"b":"\#(String(repeating: "y", count: 5000))"}}"#.utf8))
+            #expect(patch.status == .badRequest)
+            #expect(try await files.send(.get, FilesClient.objectPath("p.png")).json?["metadata"]?["b"] == nil)
+            let replace = try await files.send(.patch, FilesClient.objectPath("p.png"), body: Array(#"{"metadata":{"a":null,"b":"\#(String(repeating: "y", count: 5000))"}}"#.utf8))
+            #expect(replace.status == .ok, "\(replace.body)")
+            // The Cloud Storage API's PATCH, in its error shape.
+            let gcs = try await files.send(
+                .patch, "/storage/v1/b/\(FilesTestServer.bucket)/o/p.png", body: Array(#"{"metadata":\#(Self.customMetadata(bytes: 9000))}"#.utf8)
+            )
+            #expect(gcs.status == .badRequest)
+            #expect(gcs.body.contains(#""reason":"invalid""#), "\(gcs.body)")
+        }
+    }
+
+    // MARK: - Finding 7: multipart metadata parts
+
+    @Test func aMultipartMetadataPartOverTheCapIsRefused() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            let big = #"{"name":"m.bin","x":"\#(String(repeating: "z", count: 70 * 1024))"}"#
+            let reply = try await files.upload("m.bin", [1, 2, 3], metadata: big)
+            #expect(reply.status == .badRequest)
+            #expect(reply.json?["error"]?["message"] == .string("The metadata part of a multipart upload is limited to 64 KiB."))
+            let small = try await files.upload("m.bin", [1, 2, 3], metadata: #"{"name":"m.bin","x":"\#(String(repeating: "z", count: 60 * 1024))"}"#)
+            #expect(small.status == .ok, "\(small.body)")
+        }
+    }
+
+    /// A body that never ends: the metadata part's first bytes, then more of it forever.
+    struct EndlessMetadata: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let served: Counter
+
+        final class Counter: Sendable {
+            let bytes = Mutex(0)
+        }
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var started = false
+            let served: Counter
+
+            mutating func next() async throws -> ByteBuffer? {
+                let chunk = started ? ByteBuffer(repeating: UInt8(ascii: "a"), count: 4096)
+                    : ByteBuffer(string: "--B\r\nContent-Type: application/json\r\n\r\n{\"name\":\"")
+                started = true
+                served.bytes.withLock { $0 += chunk.readableBytes }
+                return chunk
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(served: served) }
+    }
+
+    @Test func theMetadataPartIsNotBufferedPastTheCap() async throws {
+        let counter = EndlessMetadata.Counter()
+        let upload = MultipartUpload(body: EndlessMetadata(served: counter), boundary: "B")
+        await #expect(throws: MultipartUpload<EndlessMetadata>.metadataTooLarge) {
+            for try await _ in upload.data {}
+        }
+        let read = counter.bytes.withLock { $0 }
+        #expect(read <= MultipartUpload<EndlessMetadata>.maximumMetadataBytes + 8192, "read \(read) bytes")
+        #expect(upload.state.parts.withLock { $0.metadata.readableBytes } <= MultipartUpload<EndlessMetadata>.maximumMetadataBytes)
+    }
+}

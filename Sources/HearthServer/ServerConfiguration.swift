@@ -42,6 +42,15 @@ public struct ServerConfiguration: Sendable {
     /// process is over this limit (SQLite storage on one node; ignored elsewhere). Nil: whole trees in
     /// memory, the fastest.
     public var memoryLimit: MemoryLimit?
+    /// Whether the reference apps are served (`/apps/…`) and their namespaces' rules installed on a
+    /// fresh server. `hearth serve` turns them off on a non-loopback address unless asked for: their
+    /// rules let anyone write (docs/security.md).
+    public var referenceApps = true
+    /// How long a connection may take to send a request head (from its first byte, or from the end of
+    /// the previous response), and how long a request body may stay silent; past it the connection is
+    /// closed (slow-client attacks, docs/security.md). Responses that stream (event streams, long polls)
+    /// are not limited by it.
+    public var requestReadTimeout: Duration = .seconds(30)
 
     public init() {}
 }

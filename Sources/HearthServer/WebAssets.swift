@@ -18,6 +18,7 @@ enum WebAssets {
     /// API's `/apps/….json`, so database paths named `apps` or `ui` stay reachable).
     static func register(
         on router: Router<HearthRequestContext>,
+        referenceApps: Bool = true,
         database: @escaping @Sendable (Request, HearthRequestContext) async -> Response = { _, _ in Response(status: .notFound) }
     ) {
         for file in files {
@@ -42,6 +43,11 @@ enum WebAssets {
         router.get("/__/auth/action.js") { _, _ in serve("/auth/action.js") ?? Response(status: .notFound) }
         let page: @Sendable (Request, HearthRequestContext) async -> Response = { request, context in
             guard request.method == .get || request.method == .head else { return await database(request, context) }
+            if !referenceApps, ReferenceApps.isAppPage(request.uri.path) {
+                return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(
+                    string: "The reference apps are off on this server: it listens on a public address (start it with --reference-apps to serve them).\n"
+                )))
+            }
             if let response = serve(request.uri.path) { return response }
             // `/apps/profiles` → `/apps/profiles/`, so the page's relative links resolve inside its folder.
             let path = request.uri.path

@@ -46,6 +46,22 @@ import Testing
         }
     }
 
+    /// Issue 25: a server on a public address does not serve the apps or open their namespaces.
+    @Test func withoutTheReferenceAppsTheirPagesAreGoneAndTheirNamespacesLocked() async throws {
+        try await TestServer(configure: { $0.referenceApps = false }).run { client, registry async throws in
+            let page = try await client.call(.get, "/apps/profiles/", headers: [:])
+            #expect(page.status == .notFound)
+            #expect(page.body.contains("--reference-apps"))
+            #expect(try await client.call(.get, "/apps/timeline/timeline.js", headers: [:]).status == .notFound)
+            #expect(try await registry.database("profiles").rules.source == RulesDocument.defaults(open: false).source)
+            let write = try await client.call(.put, "/profiles/x.json?ns=profiles", #"{"id":1,"name":"A","age":3,"gender":"female"}"#, headers: [:])
+            #expect(write.status == .unauthorized)
+            // The console and the REST API under /apps are still there.
+            #expect(try await client.call(.get, "/console/", headers: [:]).status == .ok)
+            #expect(try await client.call(.put, "/apps/x.json", "1").status == .ok)
+        }
+    }
+
     /// HEARTH_WEB_DIR (development only) serves pages from a folder, falling back to the embedded
     /// files; without it only embedded files are served, and `..` never escapes either.
     @Test func aDevelopmentFolderServesPagesFromDisk() throws {

@@ -20,6 +20,11 @@ enum ReferenceApps {
         }).sorted()
     }
 
+    /// Whether `path` is one of the apps' pages or files (not a REST path such as `/apps/x.json`).
+    static func isAppPage(_ path: String) -> Bool {
+        (path == "/apps" || path.hasPrefix("/apps/")) && !path.hasSuffix(".json")
+    }
+
     static func installRules(in registry: DatabaseRegistry, emulatorMode: Bool, logger: Logger) async throws {
         for name in names {
             guard let bytes = EmbeddedWebAssets.files["apps/\(name)/database.rules.json"] else { continue }

@@ -116,6 +116,10 @@ func makeApplication(
     try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
     let router = Router(context: HearthRequestContext.self)
     router.add(middleware: ActivityMiddleware(activity: activity))
+    // Each request's client address and the admin-secret guard (wrong guesses locked out per address).
+    router.add(middleware: RequestClientMiddleware(configuration: configuration))
+    // Account emails' links: the public URL, else the listening address (its port known once bound).
+    let actionLinks = ActionLinks(configuration: configuration)
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
     let users = users ?? InMemoryUserStore()
     var tokens = tokens
@@ -135,7 +139,9 @@ func makeApplication(
             store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode,
             clock: configuration.clock, logger: logger
         )
-        var identity = IdentityToolkitController(service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, logger: logger)
+        var identity = IdentityToolkitController(
+            service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, links: actionLinks, logger: logger
+        )
         identity.consoleSessions = consoleSessions
         identity.register(on: router)
     }
@@ -188,7 +194,10 @@ func makeApplication(
             IdleConnectionReaper(services: realtime),
             RealtimeShutdownService(services: realtime),
         ],
-        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        onServerRunning: { channel in
+            if let port = channel.localAddress?.port { actionLinks.listening(on: port) }
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
         logger: logger
     )
     return (application, registry, realtime)

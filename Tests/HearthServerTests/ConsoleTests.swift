@@ -23,15 +23,22 @@ import Testing
         }
     }
 
-    @Test func wrongSecretsAreRefusedThenThrottled() async throws {
-        try await TestServer().run { client, _ async throws in
-            #expect(try await client.call(.post, "/.console/session", "{}", headers: [:]).status == .badRequest)
-            for _ in 0..<ConsoleSessions.failuresPerMinute {
-                #expect(try await client.call(.post, "/.console/session", #"{"secret":"guess"}"#, headers: [:]).status == .unauthorized)
+    @Test func wrongSecretsAreRefusedThenThrottledPerAddress() async throws {
+        let server = TestServer { $0.identity.trustForwardedFor = true }
+        try await server.run { client, _ async throws in
+            let guesser: HTTPFields = [HTTPField.Name("x-forwarded-for")!: "203.0.113.66"]
+            let admin: HTTPFields = [HTTPField.Name("x-forwarded-for")!: "198.51.100.7"]
+            #expect(try await client.call(.post, "/.console/session", "{}", headers: guesser).status == .badRequest)
+            for _ in 0..<AdminSecretGuard.defaultLimit {
+                #expect(try await client.call(.post, "/.console/session", #"{"secret":"guess"}"#, headers: guesser).status == .unauthorized)
             }
-            // Even the right secret waits for the minute to pass.
-            let throttled = try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: [:])
+            // Even the right secret waits for the minute to pass...
+            let throttled = try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: guesser)
             #expect(throttled.status == .tooManyRequests)
+            // ...from that address only: the real admin elsewhere signs in.
+            #expect(try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: admin).status == .ok)
+            await server.advance(by: .seconds(60))
+            #expect(try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: guesser).status == .ok)
         }
     }
 

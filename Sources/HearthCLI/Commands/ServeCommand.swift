@@ -114,6 +114,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("PEM certificates to trust for STARTTLS instead of the system's.", valueName: "file"))
     var smtpCaFile: String?
 
+    @Option(help: ArgumentHelp(
+        "The origin users reach this server at, e.g. https://hearth.example.com: links in account emails point there (default: $HEARTH_PUBLIC_URL, else http://<host>:<port>).",
+        discussion: "Never taken from a request's Host header. On a wildcard --host (0.0.0.0, ::) without it, links point at 127.0.0.1.",
+        valueName: "url"
+    ))
+    var publicUrl: String?
+
+    @Option(name: .customLong("authorized-domain"), help: ArgumentHelp(
+        "A domain a continueUrl in account emails may lead to, besides localhost, 127.0.0.1 and the public URL's host (repeatable; also $HEARTH_AUTHORIZED_DOMAINS, comma-separated).",
+        valueName: "domain"
+    ))
+    var authorizedDomains: [String] = []
+
     @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
 
@@ -121,6 +134,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
         if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
+        if let url = resolvedPublicURL {
+            do { _ = try ActionLinks.validatedOrigin(url) } catch { throw ValidationError("--public-url (or HEARTH_PUBLIC_URL): \(error)") }
+        }
         if memoryLimit != nil, inMemory || postgres != nil {
             throw ValidationError("--memory-limit works with the embedded SQLite storage only (not with --in-memory or --postgres)")
         }
@@ -237,6 +253,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.identity.projectID = project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
         configuration.identity.apiKeys = Set(apiKeys)
         configuration.identity.trustForwardedFor = trustForwardedFor
+        configuration.identity.publicURL = try resolvedPublicURL.map(ActionLinks.validatedOrigin)
+        configuration.identity.authorizedDomains = authorizedDomains
+            + (ProcessInfo.processInfo.environment["HEARTH_AUTHORIZED_DOMAINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        if configuration.identity.publicURL == nil, ActionLinks.isWildcard(host) {
+            logger.warning(
+                "Listening on \(host) without --public-url: links in account emails point at \(ActionLinks.listeningOrigin(host: host, port: port)), which works only on this machine. Set --public-url (or HEARTH_PUBLIC_URL) to the address users reach, e.g. https://hearth.example.com."
+            )
+        }
         configuration.identity.signUpsPerAddressLimit = signUpsPerAddress
         configuration.identity.failedSignInsPerAddressLimit = failedSignInsPerAddress
         let environment = ProcessInfo.processInfo.environment
@@ -292,6 +317,11 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as IOError {
             throw CLIError("cannot listen on \(host):\(port): \(error)")
         }
+    }
+
+    /// `--public-url`, else `HEARTH_PUBLIC_URL` (empty: unset).
+    var resolvedPublicURL: String? {
+        publicUrl ?? ProcessInfo.processInfo.environment["HEARTH_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Reads the stored admin secret hash, or sets one from HEARTH_ADMIN_SECRET, or generates one.

@@ -31,21 +31,36 @@ struct Authenticator: Sendable {
             return try authenticate(token, override: parameters.authVariableOverride)
         } catch .expired {
             throw RESTError(.unauthorized, "Auth token is expired")
+        } catch .tooManyGuesses {
+            throw RESTError(.tooManyRequests, Self.tooManyGuessesMessage)
         } catch {
             throw RESTError(.unauthorized, "Could not parse auth token.")
         }
     }
 
+    /// What a client locked out of the admin secret is told (429).
+    static let tooManyGuessesMessage = "Too many wrong admin secrets from this address; try again in a minute."
+
     /// Checks a credential (REST `auth=`/Bearer, or the WebSocket `auth`/`gauth` message). An admin
     /// credential may act as another `auth` value (`override`, `.some(.null)` meaning unauthenticated).
+    ///
+    /// During an HTTP request a wrong admin secret counts against the client's address
+    /// (``AdminSecretGuard``): once it is locked out, secret-shaped credentials from it throw
+    /// ``TokenError/tooManyGuesses`` unchecked; ID tokens are unaffected.
     func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
         // An ID token seen before needs neither the admin check (a salted hash) nor a signature check.
         if let tokens, let cached = try verified.cached(token, now: clock.wallDate, skew: tokens.allowedSkew) {
             try tokens.revocations?.check(cached.auth)
             return Authentication(identity: .user(cached.auth), expires: cached.expires)
         }
-        let isAdmin = (adminSecret?.verify(token) ?? false) || (emulatorMode && token == "owner")
-            || (consoleSessions?.isValid(token) ?? false)
+        var isAdmin = (emulatorMode && token == "owner") || (consoleSessions?.isValid(token) ?? false)
+        if !isAdmin, let adminSecret {
+            switch RequestClient.checkAdminSecret(token, against: adminSecret) {
+            case .admin: isAdmin = true
+            case .notAdmin: break
+            case .locked: throw TokenError.tooManyGuesses
+            }
+        }
         guard isAdmin else {
             // Not admin: an ID token (signed by this server, or unsigned in emulator mode).
             guard let tokens else { throw TokenError.malformed }

@@ -171,6 +171,8 @@ public struct TokenSigner: Sendable {
 /// Why a token was refused. Descriptions never include the token.
 public enum TokenError: Error, Sendable, Equatable {
     case malformed, badSignature, wrongAudience, expired
+    /// The client's address guessed the admin secret wrong too often (``AdminSecretGuard``).
+    case tooManyGuesses
     case badKeyFile(String)
 }
 

@@ -17,9 +17,8 @@ final class ConsoleSessions: Sendable {
     let lifetime: Duration
     let clock: ServerClock
     private let sessions = Mutex<[Data: Double]>([:])
-    /// Failed sign-ins in the current minute, to slow guessing of the secret.
-    private let failures = Mutex<(minute: Int, count: Int)>((0, 0))
-    static let failuresPerMinute = 20
+    /// How session tokens begin, so they are never mistaken for guesses of the secret.
+    static let tokenPrefix = "hcs_"
 
     init(clock: ServerClock, lifetime: Duration = .seconds(3600)) {
         self.clock = clock
@@ -32,7 +31,7 @@ final class ConsoleSessions: Sendable {
     func open() -> (token: String, expires: Double) {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
-        let token = "hcs_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let token = Self.tokenPrefix + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let expires = clock.wallMilliseconds + ServerClock.milliseconds(lifetime)
         sessions.withLock { sessions in
@@ -44,27 +43,12 @@ final class ConsoleSessions: Sendable {
     }
 
     func isValid(_ token: String) -> Bool {
-        guard token.hasPrefix("hcs_") else { return false }
+        guard token.hasPrefix(Self.tokenPrefix) else { return false }
         let now = clock.wallMilliseconds
         return sessions.withLock { ($0[Self.hash(token)] ?? 0) > now }
     }
 
     func close(_ token: String) {
         _ = sessions.withLock { $0.removeValue(forKey: Self.hash(token)) }
-    }
-
-    /// Counts a failed sign-in; false once this minute's budget is spent.
-    func recordFailure() -> Bool {
-        let minute = Int(clock.wallMilliseconds / 60_000)
-        return failures.withLock { state in
-            if state.minute != minute { state = (minute, 0) }
-            state.count += 1
-            return state.count <= Self.failuresPerMinute
-        }
-    }
-
-    func isThrottled() -> Bool {
-        let minute = Int(clock.wallMilliseconds / 60_000)
-        return failures.withLock { $0.minute == minute && $0.count >= Self.failuresPerMinute }
     }
 }

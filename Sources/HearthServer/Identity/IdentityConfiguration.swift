@@ -41,6 +41,18 @@ public struct IdentityConfiguration: Sendable {
     /// header: otherwise any client can claim any address and evade the per-address limits. Off: the
     /// header is ignored, and behind a proxy every client shares the proxy's address.
     public var trustForwardedFor = false
+    /// The origin users reach the server at (`https://hearth.example.com`, no path): the origin of
+    /// every link in account emails and of the `oobLink` given to admins. Nil: the address the server
+    /// listens on (``ActionLinks``), never the client's `Host` or `X-Forwarded-Host`. Check it with
+    /// ``ActionLinks/validatedOrigin(_:)``.
+    public var publicURL: String?
+    /// Domains a `continueUrl` may point at besides `localhost`, `127.0.0.1` and the links' own host
+    /// (Firebase's "authorized domains"; a domain admits its subdomains, an IP address only itself).
+    public var authorizedDomains: [String] = []
+    /// Wrong admin secrets one client address may send within ``adminSecretFailuresWindow``, on any
+    /// surface, before it is locked out for a window (429), even with the right secret (``AdminSecretGuard``).
+    public var adminSecretFailuresPerAddress = 10
+    public var adminSecretFailuresWindow: Duration = .seconds(60)
     /// Deliver the outbox's emails to this SMTP server (in the background, with retries). Nil: the
     /// emails are only kept in the outbox (`hearth users outbox`, the emulator's `oobCodes` hook).
     public var smtp: SMTPConfiguration?

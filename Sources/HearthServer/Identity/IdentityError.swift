@@ -38,6 +38,16 @@ struct IdentityError: Error, Sendable, Equatable {
     /// A per-address limit (sign-ups, failed sign-ins): Firebase answers the bare code for these.
     static let tooManyAttemptsFromAddress = invalid("TOO_MANY_ATTEMPTS_TRY_LATER")
 
+    /// A client address locked out of the admin secret (``AdminSecretGuard``): 429, with the code the
+    /// SDKs map to "too many requests".
+    static let tooManyAdminSecretGuesses = IdentityError(
+        code: 429, message: "TOO_MANY_ATTEMPTS_TRY_LATER", reason: "rateLimitExceeded", status: "RESOURCE_EXHAUSTED"
+    )
+    /// A `continueUrl` on a domain that is not authorized (Firebase's answer; the SDKs map it to
+    /// `auth/unauthorized-continue-uri`).
+    static let unauthorizedDomain = invalid("UNAUTHORIZED_DOMAIN : Domain not allowlisted by project")
+    static let invalidContinueURI = invalid("INVALID_CONTINUE_URI : ((expected an absolute URI with valid scheme and host))")
+
     static let missingAPIKey = IdentityError(
         code: 403, message: "The request is missing a valid API key.", reason: "forbidden", status: "PERMISSION_DENIED"
     )

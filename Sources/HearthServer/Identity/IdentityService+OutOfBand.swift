@@ -11,7 +11,7 @@ extension IdentityService {
     ]
 
     /// The link a user would follow: Hearth's action page (`/__/auth/action`, Firebase Hosting's
-    /// default handler path); `origin` is the server's own address as the caller reached it.
+    /// default handler path); `origin` is the configured one (``ActionLinks/origin``), never the request's.
     func oobLink(code: String, requestType: String, origin: String, apiKey: String? = nil, continueURL: String? = nil) -> String {
         var link = "\(origin)/__/auth/action?mode=\(Self.oobModes[requestType] ?? "action")&oobCode=\(code)&apiKey=\(PercentEncoding.component(apiKey ?? "hearth"))&lang=en"
         if let continueURL { link += "&continueUrl=\(PercentEncoding.component(continueURL))" }
@@ -46,10 +46,19 @@ extension IdentityService {
 
     /// `accounts:sendOobCode`.
     func sendOobCode(
-        _ body: IdentityRequestBody, project: String, caller: IdentityCaller, origin: String, apiKey: String? = nil
+        _ body: IdentityRequestBody, project: String, caller: IdentityCaller, links: ActionLinks, apiKey: String? = nil
     ) async throws -> JSONValue {
         let clock = Clock()
         guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
+        // The page may send the user on to `continueUrl`: only to an authorized domain (Firebase's rule).
+        let continueURL = nonEmpty(body.string("continueUrl"))
+        if let continueURL {
+            switch links.check(continueURL: continueURL) {
+            case .authorized: break
+            case .invalid: throw IdentityError.invalidContinueURI
+            case .unauthorized: throw IdentityError.unauthorizedDomain
+            }
+        }
         let entry: OobCodeBook.Entry
         switch requestType {
         case "PASSWORD_RESET":
@@ -97,7 +106,7 @@ extension IdentityService {
         var members: [(key: String, value: JSONValue?)] = [
             ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
         ]
-        let link = oobLink(code: code, requestType: requestType, origin: origin, apiKey: apiKey, continueURL: body.string("continueUrl"))
+        let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: apiKey, continueURL: continueURL)
         if caller == .admin, body.bool("returnOobLink") == true {
             // The admin asked for the link (firebase-admin's generate_*_link): no mail, as Firebase does.
             members.append(("oobLink", .string(link)))
@@ -137,6 +146,8 @@ extension IdentityService {
             user.tokenGeneration += 1
         }
         reportTokens(of: user, project: project)
+        // "You can immediately restore it by resetting your password" (the lock's message).
+        throttle?.clear(project + "/" + entry.email)
         return .object([
             ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
             ("requestType", .string("PASSWORD_RESET")),

@@ -167,27 +167,30 @@ struct IdentityService: Sendable {
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
         let account = project + "/" + email
         let addressKey = Self.addressKey(address)
-        // Counted before the slow password check, so attempts sent at once cannot all slip under the
-        // limit; taken back if the password is right (only failures count).
+        // Counted as failures before the slow password check, per address and per account, so attempts
+        // sent at once cannot all slip under the limits; taken back if the password is right (only
+        // failures count).
         if let failedSignInsPerAddress, !failedSignInsPerAddress.reserve(addressKey, now: serverClock.elapsed) {
             throw IdentityError.tooManyAttemptsFromAddress
         }
-        if let throttle, !throttle.allows(account) {
-            failedSignInsPerAddress?.release(addressKey, now: serverClock.elapsed)
-            throw IdentityError.tooManyAttempts
+        var ticket: Duration?
+        if let throttle {
+            ticket = throttle.reserve(account, now: serverClock.elapsed)
+            if ticket == nil {
+                failedSignInsPerAddress?.release(addressKey, now: serverClock.elapsed)
+                throw IdentityError.tooManyAttempts
+            }
         }
         guard let found = try await store.user(project: project, email: email) else {
             await hasher.verifyNothing(password)
-            throttle?.recordFailure(account)
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.emailNotFound
         }
         guard let stored = found.passwordHash, await hasher.verify(password, against: stored) else {
-            throttle?.recordFailure(account)
             if found.disabled { throw IdentityError.userDisabled }
             throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
         }
         failedSignInsPerAddress?.release(addressKey, now: serverClock.elapsed)
-        throttle?.recordSuccess(account)
+        if let throttle, let ticket { throttle.refund(account, ticket: ticket) }
         if found.disabled { throw IdentityError.userDisabled }
         // A hash made with older parameters is replaced now that the password is known.
         let upgraded = hasher.needsRehash(stored) ? try await hasher.hash(password) : nil
@@ -546,8 +549,10 @@ struct IdentityService: Sendable {
     }
 
     /// `GET /v1/projects`: what the web SDK asks before popup and redirect sign-ins.
-    func projectConfig() -> JSONValue {
-        .object([("projectId", .string("12345")), ("authorizedDomains", .array([.string("localhost"), .string("127.0.0.1")]))])
+    /// `authorizedDomains` are where a `continueUrl` may lead (``ActionLinks``); the action page asks
+    /// for them before it follows one.
+    func projectConfig(authorizedDomains: [String] = ["localhost", "127.0.0.1"]) -> JSONValue {
+        .object([("projectId", .string("12345")), ("authorizedDomains", .array(authorizedDomains.map(JSONValue.string)))])
     }
 
     // MARK: Tokens

@@ -18,6 +18,8 @@ struct IdentityToolkitController: Sendable {
     let service: IdentityService
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
+    /// The origin of the links in account emails and the authorized domains of `continueUrl`.
+    let links: ActionLinks
     let logger: Logger
     /// The web console's sessions act as the admin too.
     var consoleSessions: ConsoleSessions?
@@ -127,7 +129,7 @@ struct IdentityToolkitController: Sendable {
                     .object(compact([
                         ("email", .string(pending.entry.newEmail ?? pending.entry.email)), ("requestType", .string(pending.entry.requestType)),
                         ("oobCode", .string(pending.code)),
-                        ("oobLink", .string(service.oobLink(code: pending.code, requestType: pending.entry.requestType, origin: Self.origin(of: request)))),
+                        ("oobLink", .string(service.oobLink(code: pending.code, requestType: pending.entry.requestType, origin: links.origin))),
                     ]))
                 }
                 return .object([("oobCodes", .array(codes))])
@@ -164,7 +166,7 @@ struct IdentityToolkitController: Sendable {
             return try await service.lookup(body, project: project, caller: caller)
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
             let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
-            return try await service.sendOobCode(body, project: project, caller: caller, origin: Self.origin(of: request), apiKey: apiKey)
+            return try await service.sendOobCode(body, project: project, caller: caller, links: links, apiKey: apiKey)
         case ("accounts:signInWithEmailLink", .post):
             return try await service.signInWithEmailLink(body, project: project)
         case ("accounts:resetPassword", .post):
@@ -189,7 +191,7 @@ struct IdentityToolkitController: Sendable {
             try requireAdmin(caller)
             return try await service.createSessionCookie(body, project: project)
         case ("projects", .get):
-            return service.projectConfig()
+            return service.projectConfig(authorizedDomains: links.authorizedDomains)
         default:
             throw IdentityError.notFound
         }
@@ -199,31 +201,26 @@ struct IdentityToolkitController: Sendable {
     /// ``IdentityConfiguration/trustForwardedFor`` the last `X-Forwarded-For` entry (appended by the
     /// proxy in front; earlier entries come from the client and could be anything).
     func clientAddress(_ request: Request, context: HearthRequestContext) -> String? {
-        if configuration.trustForwardedFor, let forwarded = Self.lastForwardedAddress(request.headers[values: Self.forwardedFor]) {
-            return forwarded
-        }
-        return context.remoteAddress?.ipAddress
+        RequestClient.address(of: request, remote: context.remoteAddress?.ipAddress, trustForwardedFor: configuration.trustForwardedFor)
     }
-
-    static let forwardedFor = HTTPField.Name("x-forwarded-for")!
 
     /// The last address of one or more `X-Forwarded-For` fields (`client, proxy1, proxy2`), or nil when empty.
     static func lastForwardedAddress(_ fields: [String]) -> String? {
-        let entries = fields.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return entries.last
-    }
-
-    /// The server's address as the caller reached it (for the links in out-of-band codes).
-    static func origin(of request: Request) -> String {
-        "http://" + (request.head.authority ?? "127.0.0.1")
+        RequestClient.lastForwardedAddress(fields)
     }
 
     /// Admin with the admin secret (or `owner` in emulator mode) as a Bearer token; otherwise a client
-    /// with an API key. Any other Bearer token is refused, as Google does.
+    /// with an API key. Any other Bearer token is refused, as Google does. A client address that sent
+    /// too many wrong secrets (anywhere) is refused with `TOO_MANY_ATTEMPTS_TRY_LATER` (429).
     func caller(_ request: Request, query: IdentityRequestBody) throws -> IdentityCaller {
         if let token = Authenticator.bearerToken(request.headers[.authorization]) {
-            if adminSecret?.verify(token) == true || (emulatorMode && token.lowercased() == "owner") || consoleSessions?.isValid(token) == true {
-                return .admin
+            if (emulatorMode && token.lowercased() == "owner") || consoleSessions?.isValid(token) == true { return .admin }
+            if let adminSecret {
+                switch RequestClient.checkAdminSecret(token, against: adminSecret) {
+                case .admin: return .admin
+                case .locked: throw IdentityError.tooManyAdminSecretGuesses
+                case .notAdmin: break
+                }
             }
             throw IdentityError.badCredentials
         }

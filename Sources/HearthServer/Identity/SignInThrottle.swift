@@ -3,19 +3,27 @@ import Synchronization
 /// Counts failed password sign-ins per account and refuses further attempts for a while once there are
 /// too many (`TOO_MANY_ATTEMPTS_TRY_LATER`), so a password cannot be guessed online at speed.
 ///
+/// An attempt is counted as a failure *before* its slow password check (``reserve(_:now:)``) and
+/// refunded if the password was right (``refund(_:ticket:)``): sign-ins sent at once cannot all pass
+/// a check made before any of them is counted, so at most `limit` passwords are checked per account
+/// and window. The window is fixed, from the first counted attempt; a success does not clear earlier
+/// failures (that would hand a guesser a fresh budget each time the owner signs in).
+///
 /// An account is a project and an email, whether or not a user has it, so the answer reveals nothing
-/// about which emails exist. A successful sign-in clears the count. State is in memory: a restart
-/// forgets it, which costs an attacker a restart per window.
+/// about which emails exist. Time is the server's monotonic clock (``ServerClock/elapsed``), passed
+/// in, so tests step it. State is in memory: a restart forgets it, which costs an attacker a restart
+/// per window.
 ///
 /// For example:
 /// ```swift
 /// let throttle = SignInThrottle(limit: 10, window: .seconds(900))
-/// guard throttle.allows("demo/ada@example.com", now: .now) else { throw … }
+/// guard let ticket = throttle.reserve("demo/ada@example.com", now: clock.elapsed) else { throw IdentityError.tooManyAttempts }
+/// if passwordIsRight { throttle.refund("demo/ada@example.com", ticket: ticket) }
 /// ```
 final class SignInThrottle: Sendable {
     struct Entry {
         var failures: Int
-        var windowStart: ContinuousClock.Instant
+        var windowStart: Duration
     }
 
     let limit: Int
@@ -29,33 +37,41 @@ final class SignInThrottle: Sendable {
         self.window = window
     }
 
-    /// Whether another attempt for this account may be checked now.
-    func allows(_ account: String, now: ContinuousClock.Instant = .now) -> Bool {
+    /// Counts one attempt for the account as a failure, if it may be checked now: its ticket (the
+    /// window's start), or nil when the account has had `limit` failures in its window.
+    func reserve(_ account: String, now: Duration) -> Duration? {
         entries.withLock { entries in
-            guard let entry = entries[account] else { return true }
-            if now - entry.windowStart >= window {
-                entries[account] = nil
-                return true
-            }
-            return entry.failures < limit
-        }
-    }
-
-    func recordFailure(_ account: String, now: ContinuousClock.Instant = .now) {
-        entries.withLock { entries in
-            if entries.count >= sweepThreshold {
+            if entries.count >= sweepThreshold, entries[account] == nil {
                 entries = entries.filter { now - $0.value.windowStart < window }
             }
-            if var entry = entries[account], now - entry.windowStart < window {
-                entry.failures += 1
-                entries[account] = entry
-            } else {
-                entries[account] = Entry(failures: 1, windowStart: now)
-            }
+            var entry = entries[account].flatMap { now - $0.windowStart < window ? $0 : nil } ?? Entry(failures: 0, windowStart: now)
+            guard entry.failures < limit else { return nil }
+            entry.failures += 1
+            entries[account] = entry
+            return entry.windowStart
         }
     }
 
-    func recordSuccess(_ account: String) {
+    /// Takes back an attempt whose password was right (unless its window has since been replaced).
+    func refund(_ account: String, ticket: Duration) {
+        entries.withLock { entries in
+            guard var entry = entries[account], entry.windowStart == ticket, entry.failures > 0 else { return }
+            entry.failures -= 1
+            entries[account] = entry
+        }
+    }
+
+    /// Forgets the account's failures: its password was just reset by a code from its mailbox, as
+    /// the lock's message promises.
+    func clear(_ account: String) {
         _ = entries.withLock { $0.removeValue(forKey: account) }
+    }
+
+    /// Whether another attempt for this account would be checked now (nothing is counted).
+    func allows(_ account: String, now: Duration) -> Bool {
+        entries.withLock { entries in
+            guard let entry = entries[account], now - entry.windowStart < window else { return true }
+            return entry.failures < limit
+        }
     }
 }

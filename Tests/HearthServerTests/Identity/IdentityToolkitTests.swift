@@ -392,16 +392,15 @@ import Testing
         }
     }
 
-    @Test func theWindowEndsAndASuccessClearsTheCount() {
+    @Test func theWindowEndsAndASuccessTakesBackOnlyItsOwnAttempt() throws {
         let throttle = SignInThrottle(limit: 2, window: .seconds(60))
-        let start = ContinuousClock.now
-        throttle.recordFailure("a", now: start)
-        throttle.recordSuccess("a")
-        throttle.recordFailure("a", now: start)
-        #expect(throttle.allows("a", now: start))
-        throttle.recordFailure("a", now: start)
-        #expect(!throttle.allows("a", now: start + .seconds(59)))
-        #expect(throttle.allows("a", now: start + .seconds(60)))
+        _ = throttle.reserve("a", now: .zero)
+        let success = try #require(throttle.reserve("a", now: .zero))
+        throttle.refund("a", ticket: success)
+        #expect(throttle.allows("a", now: .zero))
+        _ = throttle.reserve("a", now: .zero)
+        #expect(!throttle.allows("a", now: .seconds(59)))
+        #expect(throttle.allows("a", now: .seconds(60)))
     }
 
     @Test func emulatorModeDoesNotLimit() async throws {

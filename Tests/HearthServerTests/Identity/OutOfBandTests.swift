@@ -25,7 +25,7 @@ import Testing
 
     @Test func sentCodesGoToTheOutboxWithALinkToTheActionPage() async throws {
         let users = InMemoryUserStore()
-        try await IdentityTestServer().run(users: users) { auth async throws in
+        try await IdentityTestServer { $0.identity.authorizedDomains = ["app.example"] }.run(users: users) { auth async throws in
             let account = try await auth.signUp("grace@example.com")
             let idToken = try #require(account["idToken"]?.stringValue)
             #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"grace@example.com","continueUrl":"https://app.example/after"}"#).status == .ok)
@@ -128,7 +128,7 @@ import Testing
 @Suite struct EmailLinkSignInTests {
     @Test func aLinkSignsInANewAddressOnceAndVerifiesIt() async throws {
         let users = InMemoryUserStore()
-        try await IdentityTestServer(emulator: true).run(users: users) { auth async throws in
+        try await IdentityTestServer(emulator: true) { $0.identity.authorizedDomains = ["app.example"] }.run(users: users) { auth async throws in
             #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"EMAIL_SIGNIN","email":"New@Example.com","continueUrl":"https://app.example/finish"}"#).status == .ok)
             let code = try #require(try await OutOfBandTests.pending(auth).first { $0.type == "EMAIL_SIGNIN" })
             #expect(code.email == "new@example.com")

@@ -28,12 +28,33 @@ async function call(operation, body) {
   return json;
 }
 
+// Where the page may send the user on: only an http(s) continueUrl on one of the project's authorized
+// domains, which the server lists (GET /v1/projects, as Firebase's SDK asks before a redirect); a
+// domain admits its subdomains, an IP address only itself. Anything else (another site, javascript:,
+// a failed lookup) stays here: the link cannot be turned into an open redirect.
+async function authorizedContinueUrl() {
+  const next = params.get("continueUrl");
+  if (!next) return null;
+  let target;
+  try { target = new URL(next); } catch { return null; }
+  if ((target.protocol !== "http:" && target.protocol !== "https:") || target.username || target.password) return null;
+  try {
+    const response = await fetch(`/identitytoolkit.googleapis.com/v1/projects?key=${encodeURIComponent(key)}`);
+    if (!response.ok) return null;
+    const domains = (await response.json()).authorizedDomains ?? [];
+    const host = target.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+    const isIP = (name) => name.includes(":") || /^\d+\.\d+\.\d+\.\d+$/.test(name);
+    return domains.some((domain) => host === domain || (!isIP(host) && !isIP(domain) && host.endsWith(`.${domain}`))) ? target : null;
+  } catch { return null; }
+}
+
 function show(title, message, ok) {
   $("title").textContent = title;
   $("message").textContent = message;
   $("message").className = ok ? "done" : "hint";
-  const next = params.get("continueUrl");
-  if (ok && next && /^https?:\/\//.test(next)) { $("continue").hidden = false; $("continue-link").href = next; }
+  if (ok) authorizedContinueUrl().then((target) => {
+    if (target) { $("continue").hidden = false; $("continue-link").href = target.toString(); }
+  });
 }
 
 async function main() {
@@ -62,9 +83,8 @@ async function main() {
     } else if (mode === "signIn") {
       // Email-link sign-in finishes in the app that asked for it (its continueUrl gets the same
       // parameters, as Firebase's hosted handler passes them on); the code is not used here.
-      const next = params.get("continueUrl");
-      if (next && /^https?:\/\//.test(next)) {
-        const target = new URL(next);
+      const target = await authorizedContinueUrl();
+      if (target) {
         for (const [name, value] of params) if (name !== "continueUrl") target.searchParams.set(name, value);
         location.replace(target.toString());
         return;

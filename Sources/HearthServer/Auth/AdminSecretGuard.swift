@@ -1,0 +1,122 @@
+import Synchronization
+
+/// Locks a client address out of the admin secret for a while after too many wrong guesses, on every
+/// surface that accepts the secret (REST `auth=`/Bearer, files, metrics, the cluster API, the identity
+/// admin calls, the console's sign-in).
+///
+/// Only strings tried *as the secret* count: ID tokens (JWTs, three dot-separated parts), console
+/// session tokens (`hcs_…`) and, in emulator mode, `owner` never do, so users behind the same address
+/// as a guesser keep working. While an address is locked, every secret-shaped credential from it is
+/// refused without being checked — the right secret too — and other addresses are unaffected.
+///
+/// Each try is counted before the secret is compared (reserve, then refund on a match), so guesses
+/// sent at once cannot all slip under the limit. Time is the server's monotonic clock; state is in
+/// memory and bounded.
+///
+/// For example:
+/// ```swift
+/// let guard = AdminSecretGuard(clock: .system)   // 10 wrong guesses a minute, then a minute locked
+/// switch guard.check("guess", against: secret, from: "203.0.113.7") {
+/// case .admin: …
+/// case .notAdmin: …      // counted
+/// case .locked: …        // 429
+/// }
+/// ```
+final class AdminSecretGuard: Sendable {
+    /// What a credential tried as the admin secret turned out to be.
+    enum Verdict: Equatable {
+        case admin
+        case notAdmin
+        /// The address has guessed wrong too often: not checked.
+        case locked
+    }
+
+    struct Entry {
+        var failures: Int
+        var windowStart: Duration
+        var lockedUntil: Duration?
+    }
+
+    /// Wrong guesses allowed per address within ``window``; the next locks the address.
+    let limit: Int
+    let window: Duration
+    /// How long a locked address stays locked.
+    let lockout: Duration
+    let clock: ServerClock
+    private let entries = Mutex<[String: Entry]>([:])
+    /// Bounds memory under a flood of addresses: past this, expired entries are swept.
+    let capacity = 100_000
+
+    static let defaultLimit = 10
+    static let defaultWindow: Duration = .seconds(60)
+
+    init(clock: ServerClock, limit: Int = AdminSecretGuard.defaultLimit, window: Duration = AdminSecretGuard.defaultWindow, lockout: Duration? = nil) {
+        self.clock = clock
+        self.limit = limit
+        self.window = window
+        self.lockout = lockout ?? window
+    }
+
+    /// Whether `token` would be tried as the admin secret: not a JWT (an ID token, signed or the
+    /// emulator's unsigned kind) and not a console session token.
+    static func isSecretGuess(_ token: String) -> Bool {
+        if token.hasPrefix(ConsoleSessions.tokenPrefix) { return false }
+        return token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count != 2
+    }
+
+    /// Compares `candidate` with the secret for the client at `address` (nil: unknown, counted together).
+    /// Credentials that are not secret guesses (``isSecretGuess(_:)``) are compared without counting.
+    func check(_ candidate: String, against secret: AdminSecret, from address: String?) -> Verdict {
+        guard Self.isSecretGuess(candidate) else { return secret.verify(candidate) ? .admin : .notAdmin }
+        let key = IdentityService.addressKey(address)
+        guard let ticket = reserve(key) else { return .locked }
+        guard secret.verify(candidate) else { return .notAdmin }
+        refund(key, ticket: ticket)
+        return .admin
+    }
+
+    /// Whether the address is locked out now.
+    func isLocked(_ address: String?) -> Bool {
+        let key = IdentityService.addressKey(address)
+        let now = clock.elapsed
+        return entries.withLock { entries in entries[key]?.lockedUntil.map { now < $0 } ?? false }
+    }
+
+    /// Counts one try up front; nil if the address is locked. The ticket (its window's start) lets a
+    /// refund skip a window that has since been replaced.
+    private func reserve(_ key: String) -> Duration? {
+        let now = clock.elapsed
+        return entries.withLock { entries in
+            if entries.count >= capacity, entries[key] == nil {
+                entries = entries.filter { now - $0.value.windowStart < window || ($0.value.lockedUntil.map { now < $0 } ?? false) }
+            }
+            var entry = entries[key] ?? Entry(failures: 0, windowStart: now)
+            if let lockedUntil = entry.lockedUntil {
+                if now < lockedUntil { return nil }
+                entry = Entry(failures: 0, windowStart: now)
+            } else if now - entry.windowStart >= window {
+                entry = Entry(failures: 0, windowStart: now)
+            }
+            if entry.failures >= limit {
+                entry.lockedUntil = now + lockout
+                entries[key] = entry
+                return nil
+            }
+            entry.failures += 1
+            // The guess that uses up the budget locks the address from now on.
+            if entry.failures >= limit { entry.lockedUntil = now + lockout }
+            entries[key] = entry
+            return entry.windowStart
+        }
+    }
+
+    /// Takes back a try that matched the secret.
+    private func refund(_ key: String, ticket: Duration) {
+        entries.withLock { entries in
+            guard var entry = entries[key], entry.windowStart == ticket, entry.failures > 0 else { return }
+            entry.failures -= 1
+            if entry.failures < limit { entry.lockedUntil = nil }
+            entries[key] = entry
+        }
+    }
+}

@@ -259,7 +259,7 @@ struct ServeCommand: AsyncParsableCommand {
                 .filter { !$0.isEmpty }
         if configuration.identity.publicURL == nil, ActionLinks.isWildcard(host) {
             logger.warning(
-                "Listening on \(host) without --public-url: links in account emails point at \(ActionLinks.listeningOrigin(host: host, port: port)), which works only on this machine. Set --public-url (or HEARTH_PUBLIC_URL) to the address users reach, e.g. https://hearth.example.com."
+                "Listening on \(host) without --public-url: links in account emails point at \(port == 0 ? "http://127.0.0.1 (on the port it picks)" : ActionLinks.listeningOrigin(host: host, port: port)), which works only on this machine. Set --public-url (or HEARTH_PUBLIC_URL) to the address users reach, e.g. https://hearth.example.com."
             )
         }
         configuration.identity.signUpsPerAddressLimit = signUpsPerAddress

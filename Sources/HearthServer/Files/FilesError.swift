@@ -37,6 +37,7 @@ struct FilesError: Error, Sendable, Equatable {
         case 412: "conditionNotMet"
         case 413: "uploadTooLarge"
         case 416: "requestedRangeNotSatisfiable"
+        case 429: "rateLimitExceeded"
         case 501: "notImplemented"
         default: "backendError"
         }

@@ -30,6 +30,7 @@ enum WebAssets {
                     .accessControlAllowOrigin: "*",
                     .cacheControl: "no-cache",
                     .contentLength: String(bytes.count),
+                    contentTypeOptions: "nosniff",
                 ]
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             }
@@ -83,6 +84,21 @@ enum WebAssets {
         return (name, bytes)
     }
 
+    /// The policy of every page and asset served from `Web` (start page, console, apps, account
+    /// action page): scripts and styles only as files from this origin (no inline script or style
+    /// element; the pages set styles through the CSSOM, which the policy allows), images also from
+    /// `data:`, `blob:` (previews of files being uploaded or downloaded) and any http(s) URL (a
+    /// profile's image URL is any address), connections to this origin over HTTP and WebSocket
+    /// (`'self'` does not cover `ws:` in every browser), no plugins, no `<base>` elsewhere, forms only
+    /// to this origin, and never framed.
+    ///
+    /// For example, a script in a stored file opened from `/v0/b/…` cannot use the console's session:
+    /// files get their own sandboxing policy (`FilesHTTP.downloadContentSecurityPolicy`).
+    static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https: http:; "
+        + "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
     /// The file at `path` as a response, or nil.
     static func serve(_ path: String) -> Response? {
         guard let (name, bytes) = file(path) else { return nil }
@@ -90,7 +106,8 @@ enum WebAssets {
             .contentType: contentType(of: name),
             .cacheControl: "no-cache",
             .contentLength: String(bytes.count),
-            .init("X-Content-Type-Options")!: "nosniff",
+            contentTypeOptions: "nosniff",
+            .contentSecurityPolicy: contentSecurityPolicy,
         ]
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }

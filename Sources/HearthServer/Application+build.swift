@@ -113,11 +113,14 @@ func makeApplication(
     }
     let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger, cluster: clusterContext)
     try await registry.preload()
-    try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
+    if configuration.referenceApps {
+        try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
+    }
     let router = Router(context: HearthRequestContext.self)
     router.add(middleware: ActivityMiddleware(activity: activity))
     // Each request's client address and the admin-secret guard (wrong guesses locked out per address).
-    router.add(middleware: RequestClientMiddleware(configuration: configuration))
+    let adminSecretGuard = AdminSecretGuard(configuration: configuration)
+    router.add(middleware: RequestClientMiddleware(configuration: configuration, adminSecretGuard: adminSecretGuard))
     // Account emails' links: the public URL, else the listening address (its port known once bound).
     let actionLinks = ActionLinks(configuration: configuration)
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
@@ -132,7 +135,7 @@ func makeApplication(
     let rest = RESTController(
         registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: consoleSessions
     )
-    WebAssets.register(on: router) { request, context in await rest.respond(to: request, context: context) }
+    WebAssets.register(on: router, referenceApps: configuration.referenceApps) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
     if let tokens {
         let service = IdentityService(
@@ -151,7 +154,9 @@ func makeApplication(
             directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
             emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock, logger: logger
         )
-        try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
+        if configuration.referenceApps {
+            try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
+        }
         fileService = service
         FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
@@ -161,7 +166,8 @@ func makeApplication(
     }
     rest.register(on: router)
     let realtime = RealtimeServices(
-        registry: registry, authenticator: rest.authenticator, configuration: configuration, activity: activity, logger: logger
+        registry: registry, authenticator: rest.authenticator, configuration: configuration, activity: activity,
+        adminSecretGuard: adminSecretGuard, logger: logger
     )
     let sampler = ActivitySampler(activity: activity, registry: registry, realtime: realtime)
     ConsoleController(

@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HearthCore
+import HearthRealtimeClient
 @testable import HearthServer
 import HTTPTypes
 import Testing
@@ -40,7 +41,7 @@ import Testing
             #expect(identity.authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
             let console = try await auth.send(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: Self.from(guesser))
             #expect(console.status == .tooManyRequests)
-            #expect(try await auth.send(.get, "/metrics", nil, headers: Self.bearer(TestServer.secret, from: guesser)).status != .ok)
+            #expect(try await auth.send(.get, "/metrics", nil, headers: Self.bearer(TestServer.secret, from: guesser)).status == .tooManyRequests)
 
             // Another address (the real admin's) is unaffected.
             #expect(try await auth.send(.get, "/a.json", nil, headers: Self.bearer(TestServer.secret, from: "203.0.113.2")).status == .ok)
@@ -119,5 +120,45 @@ import Testing
         #expect(AdminSecretGuard.isSecretGuess("guess"))
         #expect(!AdminSecretGuard.isSecretGuess("header.payload.signature"))
         #expect(!AdminSecretGuard.isSecretGuess("hcs_session"))
+    }
+
+    /// The realtime protocol's `auth` message counts against the connection's address like REST does,
+    /// and a locked address is refused there too.
+    @Test func wrongSecretsInWebSocketAuthMessagesCountAndAreRefusedWhenLocked() async throws {
+        try await TestServer().runLive { client, port, _ async throws in
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=default")
+            _ = try await connection.nextMessage()  // the handshake
+            for number in 1...AdminSecretGuard.defaultLimit {
+                try await connection.send(#"{"t":"d","d":{"r":\#(number),"a":"auth","b":{"cred":"guess-\#(number)"}}}"#)
+                let reply = try JSONValue(parsing: try #require(try await connection.nextMessage()))
+                #expect(reply["d"]?["b"]?["s"] == .string("invalid_token"))
+            }
+            // Locked: the right secret is refused over the wire and over REST from the same address.
+            try await connection.send(#"{"t":"d","d":{"r":99,"a":"auth","b":{"cred":"\#(TestServer.secret)"}}}"#)
+            let locked = try JSONValue(parsing: try #require(try await connection.nextMessage()))
+            #expect(locked["d"]?["b"]?["s"] == .string("invalid_token"))
+            #expect(locked["d"]?["b"]?["d"] == .string(Authenticator.tooManyGuessesMessage))
+            #expect(try await client.call(.get, "/a.json").status == .tooManyRequests)
+            await connection.close()
+        }
+    }
+
+    /// The Storage APIs answer a locked address 429 in their own error shape.
+    @Test func filesAnswerALockedAddressWith429() async throws {
+        let server = TestServer()
+        let authenticator = Authenticator(
+            adminSecret: AdminSecret(hashing: TestServer.secret), emulatorMode: false, tokens: server.tokens, clock: server.configuration.clock
+        )
+        let guard_ = AdminSecretGuard(clock: server.configuration.clock, limit: 1, window: .seconds(60))
+        let client = RequestClient(address: "192.0.2.9", adminSecretGuard: guard_)
+        RequestClient.$current.withValue(client) {
+            #expect(throws: FilesError.self) { try FilesHTTP.identity("guess", authenticator) }
+            do {
+                _ = try FilesHTTP.identity(TestServer.secret, authenticator)
+                Issue.record("a locked address was let in")
+            } catch {
+                #expect((error as? FilesError)?.code == 429)
+            }
+        }
     }
 }

@@ -25,7 +25,17 @@ struct MetricsController: Sendable {
 
     func metrics(_ request: Request) async -> Response {
         let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
-        let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        let identity: Identity?
+        do {
+            identity = try authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        } catch where error.status == .tooManyRequests {
+            return Response(
+                status: .tooManyRequests, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: Authenticator.tooManyGuessesMessage + "\n"))
+            )
+        } catch {
+            identity = nil
+        }
         guard identity?.isAdmin == true else {
             return Response(
                 status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8", .wwwAuthenticate: "Bearer"],

@@ -50,6 +50,14 @@ final class AdminSecretGuard: Sendable {
     static let defaultLimit = 10
     static let defaultWindow: Duration = .seconds(60)
 
+    /// The guard a server's settings ask for.
+    convenience init(configuration: ServerConfiguration) {
+        self.init(
+            clock: configuration.clock, limit: configuration.identity.adminSecretFailuresPerAddress,
+            window: configuration.identity.adminSecretFailuresWindow
+        )
+    }
+
     init(clock: ServerClock, limit: Int = AdminSecretGuard.defaultLimit, window: Duration = AdminSecretGuard.defaultWindow, lockout: Duration? = nil) {
         self.clock = clock
         self.limit = limit

@@ -4,8 +4,8 @@ import Hummingbird
 
 /// The client of the HTTP request this task is serving: its address and the server's
 /// ``AdminSecretGuard``, so every surface that accepts the admin secret counts wrong guesses per
-/// address without each handler passing the address along. Set by ``RequestClientMiddleware``; nil
-/// outside an HTTP request (WebSocket frames), where the secret is checked without the guard.
+/// address without each handler passing the address along. Set by ``RequestClientMiddleware`` for
+/// HTTP requests, and by a realtime session around its `auth` messages (WebSocket and long polling).
 ///
 /// For example:
 /// ```swift
@@ -49,12 +49,9 @@ struct RequestClientMiddleware: RouterMiddleware {
     let trustForwardedFor: Bool
     let adminSecretGuard: AdminSecretGuard
 
-    init(configuration: ServerConfiguration) {
+    init(configuration: ServerConfiguration, adminSecretGuard: AdminSecretGuard) {
         trustForwardedFor = configuration.identity.trustForwardedFor
-        adminSecretGuard = AdminSecretGuard(
-            clock: configuration.clock, limit: configuration.identity.adminSecretFailuresPerAddress,
-            window: configuration.identity.adminSecretFailuresWindow
-        )
+        self.adminSecretGuard = adminSecretGuard
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

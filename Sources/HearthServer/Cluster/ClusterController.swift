@@ -33,7 +33,14 @@ struct ClusterController: Sendable {
 
     private func guarded(_ request: Request, _ body: () async throws -> Response) async -> Response {
         let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
-        let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        let identity: Identity?
+        do {
+            identity = try authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        } catch where error.status == .tooManyRequests {
+            return ClusterController.json(.tooManyRequests, JSONValue.object([("error", .string(Authenticator.tooManyGuessesMessage))]).jsonText)
+        } catch {
+            identity = nil
+        }
         guard identity?.isAdmin == true else {
             return ClusterController.json(.unauthorized, #"{"error":"The cluster API needs the admin secret as a Bearer token."}"#)
         }

@@ -50,6 +50,8 @@ enum FilesHTTP {
             return try authenticator.authenticate(credential, override: nil).identity
         } catch .expired {
             throw FilesError(401, "The auth token has expired; sign in again or refresh the token.", reason: "authError")
+        } catch .tooManyGuesses {
+            throw FilesError(429, Authenticator.tooManyGuessesMessage, reason: "rateLimitExceeded")
         } catch {
             throw FilesError(401, "Invalid credentials: the auth token is not valid for this server.", reason: "authError")
         }

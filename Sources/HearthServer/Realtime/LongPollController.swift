@@ -83,7 +83,9 @@ struct LongPollController: Sendable {
             callback: callback, outboundLimit: services.configuration.realtimeOutboundLimit,
             maximumMessageBytes: services.configuration.maximumRequestBytes, clock: services.configuration.clock
         ) { services.longPolls.wrappingSubtract(1, ordering: .relaxed) }
-        let session = RealtimeServerChannel.session(transport: transport, parameters: parameters, host: host, services: services)
+        let session = RealtimeServerChannel.session(
+            transport: transport, parameters: parameters, host: host, clientAddress: RequestClient.current?.address, services: services
+        )
         transport.attach(session)
         session.start()
         // The handshake is flushed on the connection's event loop: once that has run, it is response 0.

@@ -164,9 +164,12 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// default), the host to echo in the handshake, and the previous session (`ls=`) closed at once.
     static func session(for head: HTTPRequestHead, channel: any Channel, services: RealtimeServices) -> RealtimeSession {
         let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        let remote = channel.remoteAddress?.ipAddress
+        let address = services.configuration.identity.trustForwardedFor
+            ? RequestClient.lastForwardedAddress(head.headers[RequestClient.forwardedFor.canonicalName]) ?? remote : remote
         return session(
             transport: WebSocketTransport(channel: channel), parameters: queryParameters(query),
-            host: head.headers.first(name: "host"), services: services
+            host: head.headers.first(name: "host"), clientAddress: address, services: services
         )
     }
 
@@ -186,7 +189,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// the host to echo in the handshake, and the previous session (`ls=`) closed at once.
     static func session(
         transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), parameters: [String: String], host: String?,
-        services: RealtimeServices
+        clientAddress: String? = nil, services: RealtimeServices
     ) -> RealtimeSession {
         let configuration = services.configuration
         let host = host ?? "\(configuration.host):\(configuration.port)"
@@ -196,7 +199,9 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         } else if let label = RESTController.namespaceLabel(host: host) {
             namespace = label
         }
-        let session = RealtimeSession(transport: transport, id: id, namespace: namespace, host: host, services: services)
+        let session = RealtimeSession(
+            transport: transport, id: id, namespace: namespace, host: host, clientAddress: clientAddress, services: services
+        )
         services.sessions.add(session)
         if let previous = parameters["ls"].flatMap(services.sessions.session) {
             // The client reconnected: its old connection is dead; close it now so its onDisconnect writes fire.

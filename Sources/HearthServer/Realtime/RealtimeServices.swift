@@ -11,6 +11,8 @@ final class RealtimeServices: Sendable {
     let configuration: ServerConfiguration
     let logger: Logger
     let activity: ServerActivity
+    /// Counts wrong admin secrets sent in `auth` messages against the client's address, as on HTTP.
+    let adminSecretGuard: AdminSecretGuard
     let sessions = SessionDirectory()
     /// Open long-polling connections (they hold no socket between polls, so nothing else bounds them).
     let longPolls = Atomic<Int>(0)
@@ -18,8 +20,12 @@ final class RealtimeServices: Sendable {
     /// Tests wait for a sweep after advancing the clock.
     let lastIdleSweep = Atomic<Int64>(-1)
 
-    init(registry: DatabaseRegistry, authenticator: Authenticator, configuration: ServerConfiguration, activity: ServerActivity, logger: Logger) {
+    init(
+        registry: DatabaseRegistry, authenticator: Authenticator, configuration: ServerConfiguration, activity: ServerActivity,
+        adminSecretGuard: AdminSecretGuard? = nil, logger: Logger
+    ) {
         self.registry = registry
+        self.adminSecretGuard = adminSecretGuard ?? AdminSecretGuard(configuration: configuration)
         self.activity = activity
         self.authenticator = authenticator
         self.configuration = configuration

@@ -79,8 +79,15 @@ final class RealtimeSession: Sendable {
     /// Set once the idle reaper has closed this connection, so later sweeps leave it alone.
     private let closedForIdleness = Atomic<Bool>(false)
 
-    init(transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), namespace: String, host: String, services: RealtimeServices) {
+    /// The client's address (for the admin-secret guard), as its connection or first poll gave it.
+    let clientAddress: String?
+
+    init(
+        transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), namespace: String, host: String, clientAddress: String? = nil,
+        services: RealtimeServices
+    ) {
         self.id = id
+        self.clientAddress = clientAddress
         self.transport = transport
         self.namespace = namespace
         self.host = host
@@ -411,11 +418,19 @@ final class RealtimeSession: Sendable {
         case .auth(let auth): auth
         }
         let authentication: Authentication
-        do {
-            authentication = try services.authenticator.authenticate(credential, override: overrideValue)
-        } catch .expired {
+        // A wrong admin secret counts against the client's address here as on HTTP.
+        let client = RequestClient(address: clientAddress, adminSecretGuard: services.adminSecretGuard)
+        let result = RequestClient.$current.withValue(client) {
+            Result { () throws(TokenError) in try services.authenticator.authenticate(credential, override: overrideValue) }
+        }
+        switch result {
+        case .success(let value):
+            authentication = value
+        case .failure(.expired):
             throw Failure(status: "expired_token", message: "Auth token is expired.")
-        } catch {
+        case .failure(.tooManyGuesses):
+            throw Failure(status: "invalid_token", message: Authenticator.tooManyGuessesMessage)
+        case .failure:
             throw Failure(status: "invalid_token", message: "Could not parse auth token.")
         }
         let generation = state.withLock { state in

@@ -114,6 +114,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("PEM certificates to trust for STARTTLS instead of the system's.", valueName: "file"))
     var smtpCaFile: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "Serve the reference apps (/apps/…) and open their namespaces with the apps' rules (default: only on a loopback --host).",
+            discussion: "Their rules let anyone write to their namespaces: on a public address they are off unless asked for."
+        )
+    )
+    var referenceApps: Bool?
+
+    @Option(help: ArgumentHelp(
+        "Close a connection whose request head takes longer than this, or whose body stays silent this long (default 30).",
+        valueName: "seconds"
+    ))
+    var requestReadTimeout: Int?
+
     @Option(help: ArgumentHelp(
         "The origin users reach this server at, e.g. https://hearth.example.com: links in account emails point there (default: $HEARTH_PUBLIC_URL, else http://<host>:<port>).",
         discussion: "Never taken from a request's Host header. On a wildcard --host (0.0.0.0, ::) without it, links point at 127.0.0.1.",
@@ -134,6 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
         if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
+        if let requestReadTimeout, requestReadTimeout < 1 { throw ValidationError("--request-read-timeout must be at least 1 second") }
         if let url = resolvedPublicURL {
             do { _ = try ActionLinks.validatedOrigin(url) } catch { throw ValidationError("--public-url (or HEARTH_PUBLIC_URL): \(error)") }
         }
@@ -246,6 +262,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.emulatorMode = emulator
         configuration.defaultNamespace = defaultNamespace
+        configuration.referenceApps = referenceApps ?? ListenAddress.isLoopback(host)
+        if let requestReadTimeout { configuration.requestReadTimeout = .seconds(requestReadTimeout) }
         if let memoryLimit {
             configuration.memoryLimit = MemoryLimit(bytes: memoryLimit.bytes)
             MemoryTuning.returnFreedMemory()
@@ -289,6 +307,7 @@ struct ServeCommand: AsyncParsableCommand {
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
         let host = self.host
         let notice = secretNotice
+        let appsServed = configuration.referenceApps
         let mail = configuration.identity.smtp.map {
             "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
         } ?? ""
@@ -307,6 +326,9 @@ struct ServeCommand: AsyncParsableCommand {
                 lines += "  Files (Firebase Storage): http://\(host):\(port)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=http://\(host):\(port)\n"
                 lines += "  REST: http://\(host):\(port)/<path>.json   Firebase SDKs: ws://\(host):\(port)/.ws   browser client: http://\(host):\(port)/hearth.js\n"
                 lines += mail
+                if !appsServed {
+                    lines += "  Reference apps: off (listening on a public address; --reference-apps serves them and opens their namespaces to anyone)\n"
+                }
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }
         )
@@ -354,3 +376,12 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// What `--host` names, as far as exposure goes.
+enum ListenAddress {
+    /// Whether only this machine can reach a server listening on `host` (`localhost`, 127.0.0.0/8, `::1`).
+    static func isLoopback(_ host: String) -> Bool {
+        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return name == "localhost" || name == "::1" || name.hasPrefix("127.")
+    }
+}

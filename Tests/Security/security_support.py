@@ -133,7 +133,7 @@ def start_server(*args, host='127.0.0.1', env=None, name='server'):
 
 def stop_server(server):
     hearth_process.stop(server.process)
-    SERVER_LOGS.append((' '.join(server.command[1:]), server.log_tail(25)))
+    SERVER_LOGS.append((" ".join(server.command[1:]), server.log_tail(15)))
     if not os.environ.get('HEARTH_KEEP_TMP'):
         shutil.rmtree(server.tmp_root, ignore_errors=True)
 
@@ -166,8 +166,8 @@ def sign_up(server, email, password):
     return {'uid': body['localId'], 'token': body['idToken'], 'email': email, 'password': password}
 
 
-def sign_in(server, email, password, session=None):
-    return (session or requests).post(server.url(V1 + 'accounts:signInWithPassword'), params={'key': 'any'}, timeout=TIMEOUT,
+def sign_in(server, email, password, session=None, timeout=TIMEOUT):
+    return (session or requests).post(server.url(V1 + 'accounts:signInWithPassword'), params={'key': 'any'}, timeout=timeout,
                                       json={'email': email, 'password': password, 'returnSecureToken': True})
 
 

@@ -113,7 +113,8 @@ def test_concurrent_wrong_passwords_lock_the_account(deployment):
     def guess(number):
         with requests.Session() as session:
             barrier.wait()
-            return support.sign_in(deployment.server, victim['email'], f'wrong-guess-{number}', session=session)
+            # Generous: up to 20 slow password hashes on a 2-core machine that may be busy.
+            return support.sign_in(deployment.server, victim['email'], f'wrong-guess-{number}', session=session, timeout=90)
 
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(pool.map(guess, range(20)))
@@ -197,7 +198,7 @@ def test_action_page_does_not_redirect_to_an_unauthorized_continue_url(server, b
     assert not re.search(r'http-equiv=["\']?refresh[^>]*evil\.example', response.text, re.I)
     # In Chromium (evil.example resolves to the recorder here): the page must not go there.
     final = visit(browser, action_url(server, f'http://evil.example:{recorder.port}/landing'))
-    assert 'evil.example' not in final, final
+    assert urllib.parse.urlsplit(final).hostname != 'evil.example', final
     assert recorder.hits == [], recorder.hits
 
 

@@ -181,11 +181,12 @@ def action_url(server, continue_url):
     return server.url(f'/__/auth/action?{query}')
 
 
-def visit(browser, url, seconds=3):
-    """Opens `url` and gives its scripts time to navigate away; returns the final URL."""
+def visit(browser, url, seconds=3, until=None):
+    """Opens `url` and gives its scripts `seconds` to navigate away (less once `until()` holds);
+    returns the final URL."""
     browser.get(url)
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not (until and until()):
         time.sleep(0.25)
     return browser.current_url
 
@@ -205,7 +206,8 @@ def test_action_page_does_not_redirect_to_an_unauthorized_continue_url(server, b
 def test_action_page_still_follows_an_authorized_continue_url(server, browser, recorder):
     """The control of the test above: localhost is an authorized domain, and the page goes there,
     passing the link's parameters on (as Firebase's hosted handler does)."""
-    final = visit(browser, action_url(server, f'http://localhost:{recorder.port}/landing'))
+    final = visit(browser, action_url(server, f'http://localhost:{recorder.port}/landing'), seconds=20,
+                  until=lambda: bool(recorder.hits))
     assert recorder.hits, f'the page did not go to the authorized continueUrl (still at {final})'
     assert 'oobCode=any-code' in recorder.hits[0][1]
 

@@ -22,6 +22,7 @@ Environment:
 """
 
 import os
+import shutil
 import tempfile
 import uuid
 
@@ -103,6 +104,7 @@ def browser():
         yield driver
     finally:
         driver.quit()
+        shutil.rmtree(downloads, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

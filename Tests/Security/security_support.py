@@ -126,8 +126,11 @@ def start_server(*args, host='127.0.0.1', env=None, name='server'):
             pass
         if process.poll() is not None or time.time() > deadline:
             hearth_process.stop(process)
+            log = server.log_tail()
+            if not os.environ.get('HEARTH_KEEP_TMP'):
+                shutil.rmtree(tmp_root, ignore_errors=True)
             pytest.fail(f'hearth did not start (status {process.returncode}).\ncommand: {" ".join(command)}\n'
-                        f'log:\n{server.log_tail()}', pytrace=False)
+                        f'log:\n{log}', pytrace=False)
         time.sleep(0.1)
 
 

@@ -438,6 +438,11 @@ final class RealtimeSession: Sendable {
             state.authGeneration += 1
             return state.authGeneration
         }
+        // A revocation that landed between the credential's check and the identity's change found the
+        // old identity and told nobody: look again now that the new one is in place.
+        if case .user(let auth) = authentication.identity, services.authenticator.tokens?.revocations?.isRevoked(auth["token"]) == true {
+            enqueue(.authExpired(generation: generation))
+        }
         if let database = state.withLock({ $0.database }) { recheckListens(database) }
         // Expiry is timed on the server's clock (tests advance it); a new credential replaces the timer.
         let timer = authentication.expires.map { expires in

@@ -54,7 +54,8 @@ import Testing
             let rules = #"""
                 {"rules": {
                   "vault": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}},
-                  "dropbox": {"$uid": {".write": "auth.uid === $uid"}}
+                  "dropbox": {"$uid": {".write": "auth.uid === $uid"}},
+                  "counter": {".read": true, ".write": "newData.val() === (data.exists() ? data.val() + 1 : 1)"}
                 }}
                 """#
             #expect(try await client.call(.put, "/.settings/rules.json", rules).status == .ok)
@@ -87,6 +88,15 @@ import Testing
             #expect(!reply.body.contains("private") && reply.etag == nil)
             #expect(reply.error != nil)
             #expect(try await client.call(.get, "/dropbox/bob.json").body == #""private""#)
+            // A reader's stale compare-and-set that the rules would refuse on the current data still gets
+            // the 412 and the current value, so it retries from there (as transactions do).
+            try await client.call(.put, "/counter.json", "5")
+            let stale = Node.leaf(.number(4)).hash
+            reply = try await client.call(.put, "/counter.json?\(ada)", "5", headers: .admin([.ifMatch: stale]))
+            #expect(reply.status == .preconditionFailed)
+            #expect(reply.body == "5")
+            reply = try await client.call(.put, "/counter.json?\(ada)", "6", headers: .admin([.ifMatch: try #require(reply.etag)]))
+            #expect(reply.status == .ok)
         }
     }
 }

@@ -349,21 +349,22 @@ public final class Database: Sendable {
         var mutations: [StorageMutation] = []
     }
 
-    /// Applies one write to a tree: validation, server values, rules, size limit, then compare-and-set.
+    /// Applies one write to a tree: compare-and-set, validation, server values, rules, size limit.
     ///
-    /// The precondition (`if-match`, a transaction's hash) is compared only after the write passed the
-    /// rules: a client the rules refuse gets the refusal whatever it guessed, so a failed precondition
-    /// (and the current value it carries) never tells it anything about data it may not see.
+    /// A failed precondition (`if-match`, a transaction's hash) is answered as such — the current value
+    /// with it — only to a client that may read the location: it tells the client about that data. Any
+    /// other client meets the rules first, so one they refuse gets the refusal whatever it guessed, and
+    /// a mismatch never tells it anything. (A reader whose stale write the rules would refuse on the
+    /// current data still gets the precondition answer, and so retries from the current value, as
+    /// Firebase's transactions expect.)
     func apply(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
-        let applied = try applyUnconditionally(request, to: root, rules: rules)
         let current = root.child(at: request.path)
-        if let ifMatch = request.ifMatch, current.etag != ifMatch {
-            return Applied(outcome: .preconditionFailed(current: current))
+        let mismatched = request.ifMatch.map { current.etag != $0 } == true || request.expectedHash.map { current.hash != $0 } == true
+        guard mismatched else { return try applyUnconditionally(request, to: root, rules: rules) }
+        if !rules.canRead(request.path, request.identity.ruleSubject, root: root, now: clock()) {
+            _ = try applyUnconditionally(request, to: root, rules: rules)
         }
-        if let expectedHash = request.expectedHash, current.hash != expectedHash {
-            return Applied(outcome: .preconditionFailed(current: current))
-        }
-        return applied
+        return Applied(outcome: .preconditionFailed(current: current))
     }
 
     private func applyUnconditionally(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {

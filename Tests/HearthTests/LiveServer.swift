@@ -25,6 +25,9 @@ enum LiveServer {
         configuration.emulatorMode = true
         configuration.port = 0
         configuration.enforceIndexes = false
+        // Cheap password hashes: full-cost ones queue on two niced threads behind other suites' and, on a
+        // loaded 2-core machine, outlast the test client's fixed 20 s (docs/testing.md).
+        configuration.identity.passwordHashing = .fastForTests
         var fileStorage: FileStorage?
         let filesDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-live-files-\(UUID().uuidString)")
         defer { if files { try? FileManager.default.removeItem(at: filesDirectory) } }
@@ -146,6 +149,9 @@ final class RestartableServer: Sendable {
         configuration.emulatorMode = true
         configuration.port = port
         configuration.enforceIndexes = false
+        // Cheap password hashes: full-cost ones queue on two niced threads behind other suites' and, on a
+        // loaded 2-core machine, outlast the test client's fixed 20 s (docs/testing.md).
+        configuration.identity.passwordHashing = .fastForTests
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let (app, _, _) = try await makeApplication(
             configuration: configuration, storage: storage, adminSecret: nil,

@@ -42,6 +42,9 @@ public struct LoopbackServer: Sendable {
         var configuration = ServerConfiguration()
         configuration.emulatorMode = true
         configuration.enforceIndexes = enforceIndexes
+        // Cheap password hashes: full-cost ones queue on two niced threads behind other suites' and, on a
+        // loaded 2-core machine, outlast the test client's fixed 20 s (docs/testing.md).
+        configuration.identity.passwordHashing = .fastForTests
         configuration.port = 0
         let filesDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-loopback-files-\(UUID().uuidString)")
         var fileStorage: FileStorage?

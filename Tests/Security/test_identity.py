@@ -18,28 +18,9 @@ from aiosmtpd.controller import Controller
 
 import security_support as support
 from security_support import TIMEOUT, V1
+from smtp_inbox import Inbox
 
 # ───────────────────────────── finding 3: reset-link poisoning ─────────────────────────────
-
-
-class Inbox:
-    """An aiosmtpd handler that keeps the messages it receives."""
-
-    def __init__(self):
-        self.messages = []
-        self.arrived = threading.Condition()
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
-        with self.arrived:
-            self.messages.append(envelope)
-            self.arrived.notify_all()
-        return '250 OK'
-
-    def wait(self, count, timeout=30):
-        with self.arrived:
-            assert self.arrived.wait_for(lambda: len(self.messages) >= count, timeout), \
-                f'{len(self.messages)} of {count} emails arrived'
-            return list(self.messages)
 
 
 def link_in(envelope):

@@ -50,7 +50,7 @@ public struct ServerConfiguration: Sendable {
     /// the previous response), and how long a request body may stay silent; past it the connection is
     /// closed (slow-client attacks, docs/security.md). Responses that stream (event streams, long polls)
     /// are not limited by it.
-    public var requestReadTimeout: Duration = .seconds(30)
+    public var requestReadTimeout: Duration = .seconds(60)
 
     public init() {}
 }

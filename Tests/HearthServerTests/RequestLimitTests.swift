@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 @testable import HearthServer
@@ -83,9 +84,11 @@ import Testing
             )
             #expect(slowBody != nil)
             #expect(slowBody?.hasPrefix("HTTP/1.1 200") != true)
-            // An idle keep-alive connection after a complete exchange.
+            // An idle keep-alive connection after a complete exchange is closed too. (On a starved machine
+            // the server may not read even this prompt head within 3 s: then it closes without answering.)
             let idle = try await Self.exchange(port: port, sending: ["GET /a.json?auth=\(TestServer.secret) HTTP/1.1\r\nHost: x\r\n\r\n"])
-            #expect(idle?.hasPrefix("HTTP/1.1 200") == true)
+            #expect(idle != nil)
+            #expect(idle?.isEmpty == true || idle?.hasPrefix("HTTP/1.1 200") == true)
         }
     }
 
@@ -93,9 +96,34 @@ import Testing
         var server = TestServer()
         server.configuration.requestReadTimeout = .seconds(1)
         try await server.runLive { _, port, _ async throws in
-            // An event stream: the request is complete, the response goes on; still open after 4 s.
+            // An event stream: once its answer has begun, the stream stays open well past the timeout.
             let stream = "GET /a.json?auth=\(TestServer.secret) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
-            #expect(try await Self.exchange(port: port, sending: [stream], patience: .seconds(4)) == nil)
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            final class FirstAnswer: Sendable { let text = Mutex<String?>(nil) }
+            let answer = FirstAnswer()
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: stream))
+                let stillOpen = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for try await buffer in inbound { answer.text.withLock { $0 = $0 ?? String(buffer: buffer) } }
+                        return false
+                    }
+                    group.addTask {
+                        // However long a starved server takes to answer, the clock starts at its answer.
+                        while answer.text.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+                        try await Task.sleep(for: .seconds(4))
+                        return true
+                    }
+                    let first = try await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+                #expect(answer.text.withLock { $0 }?.hasPrefix("HTTP/1.1 200") == true)
+                #expect(stillOpen, "the event stream was closed by the read timeout")
+            }
         }
     }
 }

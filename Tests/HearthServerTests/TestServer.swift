@@ -27,6 +27,9 @@ struct TestServer {
     private let running = RunningServer()
 
     init(emulator: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         configuration.emulatorMode = emulator
         configuration.port = 0
         configuration.clock = ServerClock(clock, wallMillisecondsAtStart: WallClock.milliseconds())

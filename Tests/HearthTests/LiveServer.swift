@@ -22,6 +22,9 @@ enum LiveServer {
         _ test: @Sendable (_ url: String, _ server: HearthServer.Database) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         configuration.emulatorMode = true
         configuration.port = 0
         configuration.enforceIndexes = false
@@ -146,6 +149,9 @@ final class RestartableServer: Sendable {
     /// Starts on the port of the previous run (any free port the first time).
     func start() async throws {
         var configuration = ServerConfiguration()
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         configuration.emulatorMode = true
         configuration.port = port
         configuration.enforceIndexes = false

@@ -1,5 +1,5 @@
 """Issue 25, finding 10: an oversized request head gets 414/431 and a close, not silence; a head or a
-body that trickles in is closed within the read timeout (`--request-read-timeout`, default 30 s).
+body that trickles in is closed within the read timeout (`--request-read-timeout`, default 60 s).
 """
 
 import time
@@ -13,11 +13,11 @@ READ_TIMEOUT = 3  # seconds, for this module's server (when the binary has the o
 
 @pytest.fixture(scope='module')
 def limited_server():
-    """A server with a short read timeout, if this binary can set one (else its default, 30 s)."""
+    """A server with a short read timeout, if this binary can set one (else its default, 60 s)."""
     has_option = '--request-read-timeout' in support.serve_help()
     args = ('--request-read-timeout', str(READ_TIMEOUT)) if has_option else ()
     with support.running_server(*args, name='limits') as server:
-        server.read_timeout = READ_TIMEOUT if has_option else 30
+        server.read_timeout = READ_TIMEOUT if has_option else 60
         yield server
 
 

@@ -124,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
     var referenceApps: Bool?
 
     @Option(help: ArgumentHelp(
-        "Close a connection whose request head takes longer than this, or whose body stays silent this long (default 30).",
+        "Close a connection whose request head takes longer than this, or whose body stays silent this long, or that stays idle this long between requests (default 60, as nginx).",
         valueName: "seconds"
     ))
     var requestReadTimeout: Int?

@@ -41,6 +41,9 @@ final class ClusterTestNodes: Sendable {
     ) async throws -> Int {
         let port = try ClusterTestNodes.freePort()
         var configuration = ServerConfiguration()
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         configuration.port = port
         var logger = Logger(label: "hearth.cluster-test.\(name)")
         logger.logLevel = .warning

@@ -20,6 +20,9 @@ struct FilesTestServer {
     let directory: URL
 
     init(emulator: Bool = false, directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         configuration.emulatorMode = emulator
         configuration.port = 0
         configuration.identity.projectID = FilesTestServer.project

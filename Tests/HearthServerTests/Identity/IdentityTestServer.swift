@@ -16,6 +16,9 @@ struct IdentityTestServer {
     let tokens: TokenSigner
 
     init(emulator: Bool = false, tokens: TokenSigner = .generate(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
+        // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
+        configuration.requestReadTimeout = .seconds(600)
         self.tokens = tokens
         configuration.emulatorMode = emulator
         configuration.port = 0

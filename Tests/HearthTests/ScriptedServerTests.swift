@@ -83,6 +83,32 @@ final class ScriptedTransport: WebSocketTransport {
         database.goOffline()
     }
 
+    @Test func aSecondTransactionAtTheSameLocationWaitsForTheFirstToEnd() async throws {
+        // The first transaction's write is stale three times; the second may go only after it commits.
+        let sent = Mutex<[String]>([])
+        let transport = ScriptedTransport { action, body in
+            guard action == "p", body["h"] != nil, case .string(let value)? = body["d"] else { return nil }
+            return sent.withLock { sent in
+                sent.append(value)
+                return value == "first" && sent.count <= 3 ? "datastale" : nil
+            }
+        }
+        let database = try Hearth.Database(url: "http://scripted.local:1?ns=demo", transport: transport, clock: FastClock())
+        database.callbackQueue = DispatchQueue(label: "hearth.test.callbacks")
+        async let first = database.reference(withPath: "hot").runTransactionBlock { data in
+            data.value = "first"
+            return .success(withValue: data)
+        }
+        await waitUntil { sent.withLock { !$0.isEmpty } }
+        async let second = database.reference(withPath: "hot/child").runTransactionBlock { data in
+            data.value = "second"
+            return .success(withValue: data)
+        }
+        _ = try await (first, second)
+        #expect(sent.withLock { $0 } == ["first", "first", "first", "first", "second"])
+        database.goOffline()
+    }
+
     @Test func aWriteRefusedByTheServerFailsWithItsStatus() async throws {
         let transport = ScriptedTransport { action, _ in action == "m" ? "invalid_data" : nil }
         let database = try Hearth.Database(url: "http://scripted.local:1?ns=demo", transport: transport, clock: FastClock())

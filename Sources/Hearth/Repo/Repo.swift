@@ -39,6 +39,9 @@ final class Repo: Sendable {
         var observer: UInt
         var writeID: Int?
         var output: Node = .empty
+        /// Set while an earlier transaction at an overlapping location is still running: this one runs
+        /// when that one ends, on the value it left.
+        var isWaiting = false
     }
 
     struct State: Sendable {
@@ -850,6 +853,16 @@ final class Repo: Sendable {
         transactionQueue.async { [self] in
             guard let (transaction, input) = state.withLock({ state -> (Transaction, Node)? in
                 guard let transaction = state.transactions[id] else { return nil }
+                // One transaction per location at a time, as Firebase's clients run them: a second one
+                // sent on top of the first's unconfirmed output fails with it whenever another client
+                // wins, and both rerun, so that under contention they ran out of retries.
+                let blocked = state.transactions.contains { other in
+                    other.key < id && (other.value.path.contains(transaction.path) || transaction.path.contains(other.value.path))
+                }
+                if blocked {
+                    state.transactions[id]!.isWaiting = true
+                    return nil
+                }
                 return (transaction, state.tree.localValue(at: transaction.path))
             }) else { return }
             // The hash of exactly what the block saw (other pending writes included), as Firebase's
@@ -862,6 +875,7 @@ final class Repo: Sendable {
                 guard state.transactions[id] != nil else { return }
                 guard result.committed else {
                     state.transactions[id] = nil
+                    resumeWaitingTransactions(&state)
                     removeInternalObserver(&state, transaction.observer)
                     let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: input, index: .key)
                     let completion = transaction.completion
@@ -887,6 +901,7 @@ final class Repo: Sendable {
 
     private func transactionCommitted(_ state: inout State, id: Int, events: inout [RaisedEvent]) -> [@Sendable () -> Void] {
         guard let transaction = state.transactions.removeValue(forKey: id) else { return [] }
+        resumeWaitingTransactions(&state)
         if let writeID = transaction.writeID { events += state.tree.ackWrite(writeID: writeID, revert: false) }
         removeInternalObserver(&state, transaction.observer)
         let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: transaction.output, index: .key)
@@ -912,11 +927,20 @@ final class Repo: Sendable {
             }
         }
         state.transactions[id] = nil
+        resumeWaitingTransactions(&state)
         removeInternalObserver(&state, transaction.observer)
         let error = rerun ? DatabaseError(.maxRetries, "The transaction had too many retries") : DatabaseError(status: status, reason: reason)
         guard let completion = transaction.completion else { return [] }
         let snapshot = DataSnapshot(reference: DatabaseReference(database: database, path: transaction.path), node: state.tree.localValue(at: transaction.path), index: .key)
         return [{ completion(error, false, snapshot) }]
+    }
+
+    /// Runs again every waiting transaction: each one still behind an earlier one waits on.
+    private func resumeWaitingTransactions(_ state: inout State) {
+        for (id, transaction) in state.transactions.sorted(by: { $0.key < $1.key }) where transaction.isWaiting {
+            state.transactions[id]!.isWaiting = false
+            runTransaction(id: id)
+        }
     }
 
     /// A `set` at or above a running transaction aborts it (Firebase's `set` reason).

@@ -18,11 +18,12 @@ import Testing
 final class ClusterTestNodes: Sendable {
     static let secret = "cluster-test-secret"
     let cluster = InMemorySharedCluster()
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    /// The process-wide client: it needs no shutdown, so a test that fails before it stops its nodes
+    /// cannot end the whole test process with the client's "not shut down" trap.
+    let http = HTTPClient.shared
     let nodes = Mutex<[String: (port: Int, task: Task<Void, any Error>, group: ServiceGroup, registry: DatabaseRegistry)]>([:])
 
-    /// Runs `body` with a new set of nodes and stops them all afterwards, also when it throws (an
-    /// HTTP client freed without a shutdown would end the whole test process).
+    /// Runs `body` with a new set of nodes and stops them all afterwards, also when it throws.
     static func run(_ body: (ClusterTestNodes) async throws -> Void) async throws {
         let nodes = ClusterTestNodes()
         do {
@@ -91,7 +92,6 @@ final class ClusterTestNodes: Sendable {
         }
         for (_, group) in running { await group.triggerGracefulShutdown() }
         for (task, _) in running { _ = await task.result }
-        try? await http.shutdown()
     }
 
     struct Reply {

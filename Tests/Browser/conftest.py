@@ -34,7 +34,7 @@ from selenium.common.exceptions import NoSuchWindowException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402  (shared with Tests/Conformance and scripts/compat/web-sdk)
 
 REPO_ROOT = hearth_process.REPO_ROOT

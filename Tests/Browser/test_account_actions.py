@@ -13,7 +13,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402
 
 KEY = 'browser-test-key'

@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402
 
 SECRET = 'console-test-secret'

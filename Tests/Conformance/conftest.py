@@ -27,7 +27,7 @@ import firebase_admin
 
 from harness import NAMESPACE, PROJECT_ID, Rest, make_app
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402  (shared with Tests/Browser and scripts/compat/web-sdk)
 
 

@@ -17,7 +17,7 @@ import urllib.parse
 import requests
 from aiosmtpd.controller import Controller
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402
 from smtp_inbox import Inbox  # noqa: E402
 

@@ -8,7 +8,7 @@ import uuid
 
 import requests
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402
 
 from harness import PROJECT_ID  # noqa: E402

@@ -13,7 +13,7 @@ import time
 import pytest
 import requests
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'support'))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402
 
 from harness import HTTP_TIMEOUT  # noqa: E402

@@ -26,7 +26,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / 'Tests' / 'support'))
+sys.path.insert(0, str(REPO_ROOT / 'Tests' / 'Support' / 'Python'))
 import hearth_process  # noqa: E402  (free_port, stop: shared with the other Python suites)
 
 ADMIN_SECRET = 'security-suite-admin-secret-7f3a9c'

@@ -4,7 +4,7 @@ run.sh checks the SDK directory and exports:
   FIREBASE_BOWER_DIR  the directory holding firebase-app.js and firebase-database.js
   SDK_VERSION         the SDK version directory (from the gstatic URLs inside firebase-database.js)
   WEB_SDK_OUT         where hearth.log, per-test WebSocket transcripts and console logs go
-The session starts Hearth on HEARTH_PORT (a copy of $HEARTH_BIN, see Tests/support/hearth_process.py)
+The session starts Hearth on HEARTH_PORT (a copy of $HEARTH_BIN, see Tests/Support/Python/hearth_process.py)
 and a static server on WEB_PORT serving page.html and the SDK under /firebasejs/<SDK_VERSION>/.
 """
 
@@ -27,7 +27,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2] / "Tests" / "support"))
+sys.path.insert(0, str(HERE.parents[2] / "Tests" / "Support" / "Python"))
 import hearth_process  # noqa: E402  (shared with Tests/Conformance and Tests/Browser)
 
 # Chosen at import because test_web_sdk.py imports HEARTH_PORT; the servers start per session.

@@ -10,7 +10,7 @@
 #                     so a rebuild during the run does not disturb it. Missing: the tests FAIL.
 # WEB_SDK_OUT         hearth.log, per-test WebSocket transcripts and console logs
 #                     (default /tmp/hearth-web-sdk-out).
-# conftest.py starts Hearth (Tests/support/hearth_process.py) and the static server.
+# conftest.py starts Hearth (Tests/Support/Python/hearth_process.py) and the static server.
 # Needs: chromium + chromium-driver (Debian), python3; installs requirements.txt with pip.
 set -euo pipefail
 

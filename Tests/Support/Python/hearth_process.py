@@ -28,7 +28,7 @@ import urllib.parse
 
 import pytest
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 DEFAULT_BIN = REPO_ROOT / '.build' / 'debug' / 'hearth'
 
 # Read by report_summary() at the end of the session, after the server is gone.

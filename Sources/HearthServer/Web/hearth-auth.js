@@ -210,7 +210,7 @@ export function onAuthStateChanged(auth, callback) {
   return () => auth.listeners.delete(callback);
 }
 
-/** Asks the server for a password-reset code (it sends no mail; see the README). */
+/** Asks the server to email a password-reset link (with `--smtp-url`; else the link waits in the outbox: docs/identity.md). */
 export async function sendPasswordResetEmail(auth, email) {
   await auth.identity("accounts:sendOobCode", { requestType: "PASSWORD_RESET", email });
 }

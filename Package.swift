@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -109,6 +109,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // Cluster: forwarding writes to a database's owner node.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
+        // apps), compiled in by the EmbedWebAssets plugin, and the routes that serve it.
+        .target(
+            name: "HearthWeb",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]
@@ -188,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthWeb",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,4 +1,5 @@
 public import HearthStorage
+import HearthWeb
 public import Hummingbird
 public import Logging
 public import Foundation

@@ -38,7 +38,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' /
 import hearth_process  # noqa: E402  (shared with Tests/Conformance and scripts/compat/web-sdk)
 
 REPO_ROOT = hearth_process.REPO_ROOT
-SOURCE_JS = REPO_ROOT / 'Sources' / 'HearthServer' / 'Web' / 'hearth.js'
+SOURCE_JS = REPO_ROOT / 'Sources' / 'HearthWeb' / 'Web' / 'hearth.js'
 NAMESPACE = 'hearth-browser'
 WAIT_SECONDS = 30  # generous: only matters when something is really broken
 

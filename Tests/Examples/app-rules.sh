@@ -8,7 +8,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 hearth="${HEARTH_BIN:-$repo/.build/debug/hearth}"
 [[ -x "$hearth" ]] || { echo "FAIL: $hearth is missing: run 'swift build' first" >&2; exit 1; }
-apps="$repo/Sources/HearthServer/Web/apps"
+apps="$repo/Sources/HearthWeb/Web/apps"
 scenarios="$repo/Tests/Examples/rules"
 
 status=0

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HearthServer
+@testable import HearthWeb
 import HTTPTypes
 import Testing
 

@@ -3,6 +3,7 @@ import HearthCore
 import HearthRules
 import HearthStorage
 @testable import HearthServer
+@testable import HearthWeb
 import HTTPTypes
 import Testing
 

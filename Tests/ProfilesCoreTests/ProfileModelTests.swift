@@ -136,7 +136,7 @@ import Testing
 
     static let webApp = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/HearthServer/Web/apps/profiles/profiles.js")
+        .appendingPathComponent("Sources/HearthWeb/Web/apps/profiles/profiles.js")
 
     // MARK: Filter and sort
 

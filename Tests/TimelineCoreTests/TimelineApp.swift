@@ -19,7 +19,7 @@ extension LoopbackServer {
     /// The web app's folder (its rules files and script).
     static let webApp = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/HearthServer/Web/apps/timeline")
+        .appendingPathComponent("Sources/HearthWeb/Web/apps/timeline")
 
     /// An app on its own client (connection, session and storage), not signed in yet.
     func app() throws -> TimelineApp {

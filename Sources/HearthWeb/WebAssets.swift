@@ -6,8 +6,8 @@ import NIOCore
 /// Files the server hands to browsers: `/hearth.js`, the browser client, `/hearth-auth.js` and
 /// `/hearth-storage.js`, its accounts and files parts; the start page (`/`), the shared stylesheet
 /// (`/ui/…`), the reference apps (`/apps/<name>/…`) and the console (`/console/`). Compiled into the binary from
-/// `Sources/HearthServer/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
-enum WebAssets {
+/// `Sources/HearthWeb/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
+package enum WebAssets {
     static let files: [(route: String, resource: String, contentType: String)] = [
         ("/hearth.js", "hearth.js", "text/javascript; charset=utf-8"),
         ("/hearth-auth.js", "hearth-auth.js", "text/javascript; charset=utf-8"),
@@ -16,14 +16,14 @@ enum WebAssets {
 
     /// Registers the files; `database` answers what is not a file under the page routes (the REST
     /// API's `/apps/….json`, so database paths named `apps` or `ui` stay reachable).
-    static func register(
-        on router: Router<HearthRequestContext>,
+    package static func register<Context: RequestContext>(
+        on router: Router<Context>,
         referenceApps: Bool = true,
-        database: @escaping @Sendable (Request, HearthRequestContext) async -> Response = { _, _ in Response(status: .notFound) }
+        database: @escaping @Sendable (Request, Context) async -> Response = { _, _ in Response(status: .notFound) }
     ) {
         for file in files {
             let bytes = EmbeddedWebAssets.files[file.resource]
-            let respond: @Sendable (Request, HearthRequestContext) -> Response = { _, _ in
+            let respond: @Sendable (Request, Context) -> Response = { _, _ in
                 guard let bytes else { return Response(status: .notFound) }
                 let headers: HTTPFields = [
                     .contentType: file.contentType,
@@ -42,7 +42,7 @@ enum WebAssets {
             router.get(RouterPath(route)) { _, _ in serve("/auth/action.html") ?? Response(status: .notFound) }
         }
         router.get("/__/auth/action.js") { _, _ in serve("/auth/action.js") ?? Response(status: .notFound) }
-        let page: @Sendable (Request, HearthRequestContext) async -> Response = { request, context in
+        let page: @Sendable (Request, Context) async -> Response = { request, context in
             guard request.method == .get || request.method == .head else { return await database(request, context) }
             if !referenceApps, ReferenceApps.isAppPage(request.uri.path) {
                 return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(
@@ -68,7 +68,7 @@ enum WebAssets {
         }
     }
 
-    /// For development only: `HEARTH_WEB_DIR=Sources/HearthServer/Web` serves the pages (start page,
+    /// For development only: `HEARTH_WEB_DIR=Sources/HearthWeb/Web` serves the pages (start page,
     /// `/ui`, `/apps`, `/console`) from that folder on disk, so editing them needs no rebuild. Unset
     /// (the default), only the files compiled into the binary are served.
     static let developmentDirectory: String? = ProcessInfo.processInfo.environment["HEARTH_WEB_DIR"].flatMap { $0.isEmpty ? nil : $0 }
@@ -98,6 +98,11 @@ enum WebAssets {
         + "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// The bytes of an embedded file, by its path under `Web` (`apps/posts/database.rules.json`).
+    package static func embeddedFile(_ name: String) -> Data? {
+        EmbeddedWebAssets.files[name]
+    }
 
     /// The file at `path` as a response, or nil.
     static func serve(_ path: String) -> Response? {

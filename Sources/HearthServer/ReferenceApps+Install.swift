@@ -1,33 +1,14 @@
 import HearthRules
 import HearthStorage
+import HearthWeb
 import Logging
 
-/// The reference apps served at `/apps/<name>/`. Each keeps its data in the database namespace of
-/// its name, whose rules come from the app's `database.rules.json` the first time the server runs
-/// (while the namespace still has the default rules), so an app works right after `hearth serve`
-/// with nothing to set up — and rules changed later by the admin are never overwritten.
-///
-/// For example:
-/// ```swift
-/// try await ReferenceApps.installRules(in: registry, logger: logger)
-/// ```
-enum ReferenceApps {
-    /// Names of the apps with a folder under `Web/apps/`.
-    static var names: [String] {
-        Set(EmbeddedWebAssets.files.keys.compactMap { key -> String? in
-            let parts = key.split(separator: "/")
-            return parts.count >= 3 && parts[0] == "apps" ? String(parts[1]) : nil
-        }).sorted()
-    }
-
-    /// Whether `path` is one of the apps' pages or files (not a REST path such as `/apps/x.json`).
-    static func isAppPage(_ path: String) -> Bool {
-        (path == "/apps" || path.hasPrefix("/apps/")) && !path.hasSuffix(".json")
-    }
-
+/// Installing the reference apps' rules: the database rules of each app's namespace and the storage
+/// rules of the app that stores files, each only over the defaults.
+extension ReferenceApps {
     static func installRules(in registry: DatabaseRegistry, emulatorMode: Bool, logger: Logger) async throws {
         for name in names {
-            guard let bytes = EmbeddedWebAssets.files["apps/\(name)/database.rules.json"] else { continue }
+            guard let bytes = WebAssets.embeddedFile("apps/\(name)/database.rules.json") else { continue }
             let rules = try RulesDocument(source: String(decoding: bytes, as: UTF8.self))
             let database = try await registry.database(name)
             // Only over the defaults: the admin's own rules for the namespace win.
@@ -43,7 +24,7 @@ enum ReferenceApps {
     static func installStorageRules(in files: FileService, emulatorMode: Bool, logger: Logger) async throws {
         guard !emulatorMode, try await files.catalog.rules() == nil else { return }
         for name in names {
-            guard let bytes = EmbeddedWebAssets.files["apps/\(name)/storage.rules"] else { continue }
+            guard let bytes = WebAssets.embeddedFile("apps/\(name)/storage.rules") else { continue }
             do {
                 _ = try await files.setRules(String(decoding: bytes, as: UTF8.self))
             } catch {

@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthWeb",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -109,6 +109,17 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // Cluster: forwarding writes to a database's owner node.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // Who a request comes from: the request context, the admin secret and its guard, ID tokens,
+        // console sessions, and the server's clock those checks run on.
+        .target(
+            name: "HearthAccess",
+            dependencies: [
+                "HearthCore", "HearthRules", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
@@ -170,7 +181,7 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthAccess", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -197,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthWeb",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthWeb",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -210,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "HearthTests",
             dependencies: [
-                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthSQLite", "HearthStorage", "HearthRules",
+                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthSQLite", "HearthStorage", "HearthRules",
                 "HearthOfflineWriter",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -223,7 +234,7 @@ let package = Package(
         .target(
             name: "HearthTestSupport",
             dependencies: [
-                "Hearth", "HearthServer", "HearthStorage", "HearthSQLite",
+                "Hearth", "HearthServer", "HearthAccess", "HearthStorage", "HearthSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Tests/Support/HearthTestSupport"

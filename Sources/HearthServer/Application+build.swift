@@ -1,3 +1,4 @@
+import HearthAccess
 public import HearthStorage
 import HearthWeb
 public import Hummingbird

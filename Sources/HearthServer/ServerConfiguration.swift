@@ -1,3 +1,4 @@
+import HearthAccess
 /// Settings of a Hearth server, independent of where data is stored.
 ///
 /// For example:

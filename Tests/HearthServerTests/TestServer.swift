@@ -1,5 +1,6 @@
 import Clocks
 import Foundation
+import HearthAccess
 import HearthCore
 import HearthRealtimeClient
 @testable import HearthServer

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import Hearth
+import HearthAccess
 import HearthCore
 import HearthRules
 import Hummingbird

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthAccess
 import HearthServer
 import HearthSQLite
 import HearthPostgres

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthAccess
 import HearthCore
 import HearthServer
 import HearthSQLite

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import HearthAccess
 import HearthCore
 import Prometheus
 import Synchronization

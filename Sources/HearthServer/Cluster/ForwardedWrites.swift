@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthCore
 
 /// The body of `POST /.cluster/v1/write`: writes a node forwards to a database's owner, in order, and

@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthStorage
 
 /// A follower's bookkeeping for one database's pushed entries: what the owner pushed that the writer has

@@ -1,3 +1,4 @@
+import HearthAccess
 public import HearthCore
 
 /// A write submitted to a ``Database``: what to change, an optional compare-and-set, and who asks.

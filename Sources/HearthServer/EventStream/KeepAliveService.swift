@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthProtocol
 public import ServiceLifecycle
 

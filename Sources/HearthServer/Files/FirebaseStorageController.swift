@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import HearthCore
 import HearthProtocol
 import HearthStorage

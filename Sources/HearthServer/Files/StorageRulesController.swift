@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthCore
 import HearthRules
 import HearthStorageRules

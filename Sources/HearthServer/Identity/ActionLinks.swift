@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import Synchronization
 
 /// Where the links in account emails point, and where their `continueUrl` may lead.

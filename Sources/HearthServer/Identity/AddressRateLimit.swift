@@ -1,9 +1,5 @@
+import HearthAccess
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Counts events per client address (sign-ups, failed password sign-ins) in fixed windows and refuses
 /// more once an address has had `limit` in its current window, so one machine cannot create accounts
@@ -101,24 +97,5 @@ final class AddressRateLimit: Sendable {
         } else {
             state.windows[address] = Window(count: 1, start: now)
         }
-    }
-}
-
-/// IPv6 addresses in text, for ``IdentityService/addressKey(_:)``.
-enum IPv6Address {
-    /// The 16 bytes of an IPv6 address (brackets and a `%zone` allowed); nil if it is not one.
-    static func parse(_ text: String) -> [UInt8]? {
-        var trimmed = text
-        if trimmed.hasPrefix("["), trimmed.hasSuffix("]") { trimmed = String(trimmed.dropFirst().dropLast()) }
-        if let zone = trimmed.firstIndex(of: "%") { trimmed = String(trimmed[..<zone]) }
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, trimmed, &address) == 1 else { return nil }
-        return withUnsafeBytes(of: &address) { Array($0) }
-    }
-
-    /// `::ffff:a.b.c.d` (an IPv4 client on a dual-stack socket) as its IPv4 text.
-    static func mappedIPv4(_ bytes: [UInt8]) -> String? {
-        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
-        return bytes[12..<16].map(String.init).joined(separator: ".")
     }
 }

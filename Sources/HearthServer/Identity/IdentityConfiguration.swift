@@ -1,3 +1,4 @@
+import HearthAccess
 /// Settings of the identity service (Firebase Authentication's Identity Toolkit API).
 ///
 /// For example:

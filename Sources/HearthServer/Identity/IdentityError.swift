@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthCore
 
 /// An error of the Identity Toolkit API, in Firebase's envelope:

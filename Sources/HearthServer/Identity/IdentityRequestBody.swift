@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import HearthCore
 
 /// The fields of an Identity Toolkit request, from a JSON body, a form body or a query string.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HearthAccess
 import HearthCore
 import HearthStorage
 import Logging
@@ -56,15 +57,8 @@ struct IdentityService: Sendable {
 
     var hasher: PasswordHasher { configuration.passwordHashing }
 
-    /// The key a client address is counted under: connections without one (in-process tests) share one.
-    /// The key a client address is counted under: an IPv6 address by its /64 (one client usually holds
-    /// a whole /64, so counting single addresses would let it spread its attempts).
-    static func addressKey(_ address: String?) -> String {
-        guard let address else { return "unknown" }
-        guard address.contains(":"), let bytes = IPv6Address.parse(address) else { return address }
-        if let v4 = IPv6Address.mappedIPv4(bytes) { return v4 }
-        return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "::/64"
-    }
+    /// The key a client address is counted under (``RequestClient/addressKey(_:)``).
+    static func addressKey(_ address: String?) -> String { RequestClient.addressKey(address) }
     var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
 
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"

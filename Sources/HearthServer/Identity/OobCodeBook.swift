@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import Synchronization
 
 /// The out-of-band codes (password reset, email verification, email change) the identity service has

@@ -1,3 +1,4 @@
+import HearthAccess
 import Synchronization
 
 /// Counts failed password sign-ins per account and refuses further attempts for a while once there are

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 public import HearthCore
 public import HearthStorage
 

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import HearthStorage
 import Logging
 

@@ -1,5 +1,6 @@
 import Foundation
 import HashTreeCollections
+import HearthAccess
 import HearthCore
 import HTTPTypes
 import HearthProtocol

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HearthAccess
 import HearthProtocol
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import HearthAccess
 import HearthProtocol
 import NIOCore
 import NIOPosix

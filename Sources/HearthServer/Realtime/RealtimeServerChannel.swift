@@ -1,4 +1,5 @@
 import HTTPTypes
+import HearthAccess
 import HearthProtocol
 public import HummingbirdCore
 public import Logging

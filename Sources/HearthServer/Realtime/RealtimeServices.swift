@@ -1,3 +1,4 @@
+import HearthAccess
 import Logging
 import NIOWebSocket
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import HashTreeCollections
+import HearthAccess
 public import HearthCore
 import HearthProtocol
 public import NIOCore

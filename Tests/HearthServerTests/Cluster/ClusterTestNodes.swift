@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthAccess
 import HearthCore
 @testable import HearthServer
 import HearthStorage

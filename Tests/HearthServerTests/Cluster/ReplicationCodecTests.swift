@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthCore
 @testable import HearthServer
 import Testing

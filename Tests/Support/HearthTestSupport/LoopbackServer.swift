@@ -4,6 +4,7 @@ public import Foundation
 import FoundationNetworking
 #endif
 public import Hearth
+import HearthAccess
 import HearthServer
 import HearthSQLite
 import HearthStorage

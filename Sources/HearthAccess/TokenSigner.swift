@@ -17,8 +17,8 @@ public import HearthCore
 /// ```
 public struct TokenSigner: Sendable {
     /// The private key's raw bytes (swift-crypto 3's key types are not `Sendable`; key values are made on use).
-    let privateKeyBytes: Data
-    let publicKeyBytes: Data
+    package let privateKeyBytes: Data
+    package let publicKeyBytes: Data
     /// `iss` and `aud` of tokens this server mints and accepts.
     public let issuer: String
     /// Seconds of clock difference tolerated for `iat` and `exp`.
@@ -135,7 +135,7 @@ public struct TokenSigner: Sendable {
 
     /// Tokens this server signs name it as issuer and audience (`hearth token`), or are Firebase ID tokens
     /// of a project it serves (the identity service): `iss` is `https://securetoken.google.com/<aud>`.
-    func isOwnIssuer(_ claims: JSONValue) -> Bool {
+    package func isOwnIssuer(_ claims: JSONValue) -> Bool {
         guard case .string(let iss)? = claims["iss"] else { return false }
         if case .string(let project)? = claims["aud"], !project.isEmpty, iss == TokenSigner.firebaseIssuerPrefix + project { return true }
         return iss == issuer && TokenSigner.audience(claims["aud"], contains: issuer)
@@ -144,7 +144,7 @@ public struct TokenSigner: Sendable {
     /// The issuer of Firebase ID tokens is this followed by the project id.
     public static let firebaseIssuerPrefix = "https://securetoken.google.com/"
 
-    static func audience(_ value: JSONValue?, contains expected: String) -> Bool {
+    package static func audience(_ value: JSONValue?, contains expected: String) -> Bool {
         switch value {
         case .string(let aud)?: return aud == expected
         case .array(let items)?: return items.contains(.string(expected))
@@ -177,13 +177,13 @@ public enum TokenError: Error, Sendable, Equatable {
 }
 
 /// Base64 with the URL-safe alphabet and no padding, as JWTs use.
-enum Base64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
+package enum Base64URL {
+    package static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func decode(_ text: Substring) -> [UInt8]? {
+    package static func decode(_ text: Substring) -> [UInt8]? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64).map(Array.init)

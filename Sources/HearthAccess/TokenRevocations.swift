@@ -19,10 +19,10 @@ import Synchronization
 /// revocations.isRevoked(claims)   // true for every token of ada in demo
 /// ```
 public final class TokenRevocations: Sendable {
-    struct Status: Sendable {
-        var validSince: Int64?
+    package struct Status: Sendable {
+        package var validSince: Int64?
         /// Disabled or deleted: every token is refused.
-        var ended: Bool
+        package var ended: Bool
     }
 
     /// A change that ended some tokens of one user.
@@ -72,11 +72,11 @@ public final class TokenRevocations: Sendable {
 
     /// Refuses a revoked token as expired, so the SDKs refresh it (which fails for a revoked or
     /// disabled user, and signs them out).
-    func check(_ auth: JSONValue) throws(TokenError) {
+    package func check(_ auth: JSONValue) throws(TokenError) {
         if isRevoked(auth["token"]) { throw TokenError.expired }
     }
 
-    static func key(_ project: String, _ uid: String) -> String {
+    package static func key(_ project: String, _ uid: String) -> String {
         project + "\u{0}" + uid
     }
 }

@@ -72,14 +72,14 @@ public struct ServerClock: Sendable {
     }
 
     /// Wall-clock milliseconds from now until `secondsSince1970` (a token's `exp`), never negative.
-    func duration(untilWallSeconds secondsSince1970: Double) -> Duration {
+    package func duration(untilWallSeconds secondsSince1970: Double) -> Duration {
         .milliseconds(max(0, Int64((secondsSince1970 * 1000 - wallNow()).rounded(.up))))
     }
 
     /// The next deadline of a schedule that repeats every `interval`: one interval after `previous`, or
     /// the first one after `now` if the schedule fell behind (a late wake-up, or a test that advanced
     /// the clock by many intervals at once) — a missed tick is not made up for.
-    static func next(after previous: Duration, every interval: Duration, now: Duration) -> Duration {
+    package static func next(after previous: Duration, every interval: Duration, now: Duration) -> Duration {
         var deadline = previous + interval
         if deadline <= now {
             let missed = Int64(((now - deadline) / interval).rounded(.down)) + 1
@@ -88,7 +88,7 @@ public struct ServerClock: Sendable {
         return deadline
     }
 
-    static func milliseconds(_ duration: Duration) -> Double {
+    package static func milliseconds(_ duration: Duration) -> Double {
         let components = duration.components
         return Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }

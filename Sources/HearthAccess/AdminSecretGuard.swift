@@ -22,43 +22,35 @@ import Synchronization
 /// case .locked: …        // 429
 /// }
 /// ```
-final class AdminSecretGuard: Sendable {
+package final class AdminSecretGuard: Sendable {
     /// What a credential tried as the admin secret turned out to be.
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable {
         case admin
         case notAdmin
         /// The address has guessed wrong too often: not checked.
         case locked
     }
 
-    struct Entry {
-        var failures: Int
-        var windowStart: Duration
-        var lockedUntil: Duration?
+    package struct Entry {
+        package var failures: Int
+        package var windowStart: Duration
+        package var lockedUntil: Duration?
     }
 
     /// Wrong guesses allowed per address within ``window``; the next locks the address.
-    let limit: Int
-    let window: Duration
+    package let limit: Int
+    package let window: Duration
     /// How long a locked address stays locked.
-    let lockout: Duration
-    let clock: ServerClock
+    package let lockout: Duration
+    package let clock: ServerClock
     private let entries = Mutex<[String: Entry]>([:])
     /// Bounds memory under a flood of addresses: past this, expired entries are swept.
-    let capacity = 100_000
+    package let capacity = 100_000
 
-    static let defaultLimit = 10
-    static let defaultWindow: Duration = .seconds(60)
+    package static let defaultLimit = 10
+    package static let defaultWindow: Duration = .seconds(60)
 
-    /// The guard a server's settings ask for.
-    convenience init(configuration: ServerConfiguration) {
-        self.init(
-            clock: configuration.clock, limit: configuration.identity.adminSecretFailuresPerAddress,
-            window: configuration.identity.adminSecretFailuresWindow
-        )
-    }
-
-    init(clock: ServerClock, limit: Int = AdminSecretGuard.defaultLimit, window: Duration = AdminSecretGuard.defaultWindow, lockout: Duration? = nil) {
+    package init(clock: ServerClock, limit: Int = AdminSecretGuard.defaultLimit, window: Duration = AdminSecretGuard.defaultWindow, lockout: Duration? = nil) {
         self.clock = clock
         self.limit = limit
         self.window = window
@@ -67,16 +59,16 @@ final class AdminSecretGuard: Sendable {
 
     /// Whether `token` would be tried as the admin secret: not a JWT (an ID token, signed or the
     /// emulator's unsigned kind) and not a console session token.
-    static func isSecretGuess(_ token: String) -> Bool {
+    package static func isSecretGuess(_ token: String) -> Bool {
         if token.hasPrefix(ConsoleSessions.tokenPrefix) { return false }
         return token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count != 2
     }
 
     /// Compares `candidate` with the secret for the client at `address` (nil: unknown, counted together).
     /// Credentials that are not secret guesses (``isSecretGuess(_:)``) are compared without counting.
-    func check(_ candidate: String, against secret: AdminSecret, from address: String?) -> Verdict {
+    package func check(_ candidate: String, against secret: AdminSecret, from address: String?) -> Verdict {
         guard Self.isSecretGuess(candidate) else { return secret.verify(candidate) ? .admin : .notAdmin }
-        let key = IdentityService.addressKey(address)
+        let key = RequestClient.addressKey(address)
         guard let ticket = reserve(key) else { return .locked }
         guard secret.verify(candidate) else { return .notAdmin }
         refund(key, ticket: ticket)
@@ -84,8 +76,8 @@ final class AdminSecretGuard: Sendable {
     }
 
     /// Whether the address is locked out now.
-    func isLocked(_ address: String?) -> Bool {
-        let key = IdentityService.addressKey(address)
+    package func isLocked(_ address: String?) -> Bool {
+        let key = RequestClient.addressKey(address)
         let now = clock.elapsed
         return entries.withLock { entries in entries[key]?.lockedUntil.map { now < $0 } ?? false }
     }

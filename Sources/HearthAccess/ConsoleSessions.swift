@@ -12,23 +12,23 @@ import Synchronization
 /// let (token, expires) = sessions.open()
 /// sessions.isValid(token)  // true until `expires`, or until `close(token)`
 /// ```
-final class ConsoleSessions: Sendable {
+package final class ConsoleSessions: Sendable {
     /// How long a session lasts (not extended by use: the console signs in again).
-    let lifetime: Duration
-    let clock: ServerClock
+    package let lifetime: Duration
+    package let clock: ServerClock
     private let sessions = Mutex<[Data: Double]>([:])
     /// How session tokens begin, so they are never mistaken for guesses of the secret.
-    static let tokenPrefix = "hcs_"
+    package static let tokenPrefix = "hcs_"
 
-    init(clock: ServerClock, lifetime: Duration = .seconds(3600)) {
+    package init(clock: ServerClock, lifetime: Duration = .seconds(3600)) {
         self.clock = clock
         self.lifetime = lifetime
     }
 
-    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+    package static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// A new session token and its expiry (milliseconds since 1970).
-    func open() -> (token: String, expires: Double) {
+    package func open() -> (token: String, expires: Double) {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
         let token = Self.tokenPrefix + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
@@ -42,13 +42,13 @@ final class ConsoleSessions: Sendable {
         return (token, expires)
     }
 
-    func isValid(_ token: String) -> Bool {
+    package func isValid(_ token: String) -> Bool {
         guard token.hasPrefix(Self.tokenPrefix) else { return false }
         let now = clock.wallMilliseconds
         return sessions.withLock { ($0[Self.hash(token)] ?? 0) > now }
     }
 
-    func close(_ token: String) {
+    package func close(_ token: String) {
         _ = sessions.withLock { $0.removeValue(forKey: Self.hash(token)) }
     }
 }

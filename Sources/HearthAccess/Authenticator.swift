@@ -1,6 +1,5 @@
 import Foundation
 import HearthCore
-import HearthProtocol
 import HTTPTypes
 import Synchronization
 
@@ -9,37 +8,27 @@ import Synchronization
 /// The admin secret is admin. In emulator mode, `owner` is admin too, as in Firebase's emulator; in the
 /// default mode it is just an unknown token. With an admin credential, `auth_variable_override` makes
 /// the request act as the given `auth` value (`null` meaning unauthenticated).
-struct Authenticator: Sendable {
-    let adminSecret: AdminSecret?
-    let emulatorMode: Bool
-    let tokens: TokenSigner?
+package struct Authenticator: Sendable {
+    package let adminSecret: AdminSecret?
+    package let emulatorMode: Bool
+    package let tokens: TokenSigner?
     /// Sessions of the web console: their tokens are the admin until they expire.
-    var consoleSessions: ConsoleSessions?
+    package var consoleSessions: ConsoleSessions?
     /// Expiry is checked against the server's clock, so tests decide when a token expires.
-    let clock: ServerClock
+    package let clock: ServerClock
     /// Signature checks cost tens of microseconds; a client sends the same token many times.
-    let verified = VerifiedTokenCache()
+    package let verified = VerifiedTokenCache()
 
-    func identity(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Identity {
-        try authentication(bearer: bearer, parameters: parameters).identity
-    }
-
-    /// Who a REST request comes from, and until when its credential is valid.
-    func authentication(bearer: String?, parameters: RESTParameters) throws(RESTError) -> Authentication {
-        guard let token = bearer ?? parameters.authToken, !token.isEmpty else { return Authentication(identity: .anonymous) }
-        do {
-            return try authenticate(token, override: parameters.authVariableOverride)
-        } catch .expired {
-            throw RESTError(.unauthorized, "Auth token is expired")
-        } catch .tooManyGuesses {
-            throw RESTError(.tooManyRequests, Self.tooManyGuessesMessage)
-        } catch {
-            throw RESTError(.unauthorized, "Could not parse auth token.")
-        }
+    package init(adminSecret: AdminSecret?, emulatorMode: Bool, tokens: TokenSigner?, consoleSessions: ConsoleSessions? = nil, clock: ServerClock) {
+        self.adminSecret = adminSecret
+        self.emulatorMode = emulatorMode
+        self.tokens = tokens
+        self.consoleSessions = consoleSessions
+        self.clock = clock
     }
 
     /// What a client locked out of the admin secret is told (429).
-    static let tooManyGuessesMessage = "Too many wrong admin secrets from this address; try again in a minute."
+    package static let tooManyGuessesMessage = "Too many wrong admin secrets from this address; try again in a minute."
 
     /// Checks a credential (REST `auth=`/Bearer, or the WebSocket `auth`/`gauth` message). An admin
     /// credential may act as another `auth` value (`override`, `.some(.null)` meaning unauthenticated).
@@ -47,7 +36,7 @@ struct Authenticator: Sendable {
     /// During an HTTP request a wrong admin secret counts against the client's address
     /// (``AdminSecretGuard``): once it is locked out, secret-shaped credentials from it throw
     /// ``TokenError/tooManyGuesses`` unchecked; ID tokens are unaffected.
-    func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
+    package func authenticate(_ token: String, override: JSONValue?) throws(TokenError) -> Authentication {
         // An ID token seen before needs neither the admin check (a salted hash) nor a signature check.
         if let tokens, let cached = try verified.cached(token, now: clock.wallDate, skew: tokens.allowedSkew) {
             try tokens.revocations?.check(cached.auth)
@@ -78,7 +67,7 @@ struct Authenticator: Sendable {
     }
 
     /// The token from an `Authorization: Bearer <token>` header value.
-    static func bearerToken(_ header: String?) -> String? {
+    package static func bearerToken(_ header: String?) -> String? {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
@@ -92,18 +81,18 @@ struct Authenticator: Sendable {
 
 /// Tokens whose signature was already checked, with their `auth` and expiry. Bounded: emptied when full.
 /// Expiry is checked on every use, so a cached token stops working when it expires.
-final class VerifiedTokenCache: Sendable {
+package final class VerifiedTokenCache: Sendable {
     private let entries = Mutex<[String: VerifiedToken]>([:])
-    let capacity = 10_000
+    package let capacity = 10_000
 
     /// A token verified before, if it is still valid.
-    func cached(_ token: String, now: Date, skew: Double) throws(TokenError) -> VerifiedToken? {
+    package func cached(_ token: String, now: Date, skew: Double) throws(TokenError) -> VerifiedToken? {
         guard let entry = entries.withLock({ $0[token] }) else { return nil }
         if let expires = entry.expires, expires + skew <= now.timeIntervalSince1970 { throw TokenError.expired }
         return entry
     }
 
-    func token(
+    package func token(
         for token: String,
         now: Date,
         skew: Double,
@@ -120,7 +109,12 @@ final class VerifiedTokenCache: Sendable {
 }
 
 /// Who a request or connection acts as, and when that stops being valid (seconds since 1970).
-struct Authentication: Sendable {
-    var identity: Identity
-    var expires: Double?
+package struct Authentication: Sendable {
+    package var identity: Identity
+    package var expires: Double?
+
+    package init(identity: Identity, expires: Double? = nil) {
+        self.identity = identity
+        self.expires = expires
+    }
 }

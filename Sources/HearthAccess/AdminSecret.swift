@@ -45,7 +45,7 @@ public struct AdminSecret: Sendable, Equatable {
         return difference == 0
     }
 
-    static func hash(_ secret: String, salt: [UInt8]) -> [UInt8] {
+    package static func hash(_ secret: String, salt: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: salt)
         hasher.update(data: Data(secret.utf8))
@@ -65,11 +65,11 @@ public struct AdminSecret: Sendable, Equatable {
         self.init(salt: salt, digest: digest)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    static func unhex(_ text: Substring) -> [UInt8]? {
+    package static func unhex(_ text: Substring) -> [UInt8]? {
         guard text.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
         var index = text.startIndex

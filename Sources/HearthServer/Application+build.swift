@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthFiles
 public import HearthStorage
 import HearthWeb
 public import Hummingbird

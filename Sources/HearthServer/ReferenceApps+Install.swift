@@ -1,3 +1,4 @@
+import HearthFiles
 import HearthRules
 import HearthStorage
 import HearthWeb

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthFiles
 /// Settings of a Hearth server, independent of where data is stored.
 ///
 /// For example:

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthFiles
 import HearthRealtimeClient
 @testable import HearthServer
 import HTTPTypes

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthFiles
 import HearthRules
 import HearthStorage
 import HearthStorageRules

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+@testable import HearthFiles
 @testable import HearthServer
 import HearthSQLite
 import HearthStorage

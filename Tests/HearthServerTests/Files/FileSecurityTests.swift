@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthFiles
 import HearthProtocol
 @testable import HearthServer
 import HearthSQLite

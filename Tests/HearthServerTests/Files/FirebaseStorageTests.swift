@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthFiles
 import HearthProtocol
 @testable import HearthServer
 import HTTPTypes

@@ -22,15 +22,21 @@ import NIOCore
 /// ```swift
 /// FirebaseStorageController(files: files, authenticator: authenticator, logger: logger).register(on: router)
 /// ```
-struct FirebaseStorageController: Sendable {
+package struct FirebaseStorageController: Sendable {
     let files: FileService
     let authenticator: Authenticator
     let logger: Logger
 
+    package init(files: FileService, authenticator: Authenticator, logger: Logger) {
+        self.files = files
+        self.authenticator = authenticator
+        self.logger = logger
+    }
+
     /// Chunks of a resumable upload are multiples of this (except the last); the emulator's value.
     static let chunkGranularity = "262144"
 
-    func register(on router: Router<HearthRequestContext>) {
+    package func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
             router.on("/v0/b/**", method: method) { request, context in
                 await self.respond(to: request, address: FilesHTTP.clientAddress(context: context))

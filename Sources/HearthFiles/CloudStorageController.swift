@@ -25,12 +25,18 @@ import NIOCore
 /// ```swift
 /// CloudStorageController(files: files, authenticator: authenticator, logger: logger).register(on: router)
 /// ```
-struct CloudStorageController: Sendable {
+package struct CloudStorageController: Sendable {
     let files: FileService
     let authenticator: Authenticator
     let logger: Logger
 
-    func register(on router: Router<HearthRequestContext>) {
+    package init(files: FileService, authenticator: Authenticator, logger: Logger) {
+        self.files = files
+        self.authenticator = authenticator
+        self.logger = logger
+    }
+
+    package func register(on router: Router<HearthRequestContext>) {
         for prefix in ["/storage/v1/b", "/storage/v1/b/**", "/upload/storage/v1/b/**", "/download/storage/v1/b/**"] {
             for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
                 router.on(RouterPath(prefix), method: method) { request, _ in await self.respond(to: request) }

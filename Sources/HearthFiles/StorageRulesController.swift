@@ -14,14 +14,22 @@ import NIOCore
 /// ```sh
 /// curl -X PUT --data-binary @storage.rules -H "Authorization: Bearer $SECRET" http://127.0.0.1:9000/.settings/storage.rules
 /// ```
-struct StorageRulesController: Sendable {
+package struct StorageRulesController: Sendable {
     let files: FileService
     let authenticator: Authenticator
     /// The database's REST API: a route of ours under `/.settings/` would otherwise hide
     /// `/.settings/rules.json` from its catch-all route, so everything else there is handed on.
     let database: @Sendable (Request, HearthRequestContext) async -> Response
 
-    func register(on router: Router<HearthRequestContext>) {
+    package init(
+        files: FileService, authenticator: Authenticator, database: @escaping @Sendable (Request, HearthRequestContext) async -> Response
+    ) {
+        self.files = files
+        self.authenticator = authenticator
+        self.database = database
+    }
+
+    package func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
             router.on("/.settings/**", method: method) { request, context in
                 guard request.uri.path == "/.settings/storage.rules", request.method == .get || request.method == .put else {

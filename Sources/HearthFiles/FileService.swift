@@ -74,8 +74,8 @@ struct FileListing: Sendable {
 /// ```swift
 /// let files = try await FileService.open(directory: dataDirectory, catalog: catalog, project: "demo", emulatorMode: true)
 /// ```
-final class FileService: Sendable {
-    let catalog: any ObjectCatalog
+package final class FileService: Sendable {
+    package let catalog: any ObjectCatalog
     let blobs: BlobStore
     let project: String
     let emulatorMode: Bool
@@ -125,7 +125,7 @@ final class FileService: Sendable {
     }
 
     /// Opens the service: removes what a crash left, creates the default buckets, loads the rules.
-    static func open(
+    package static func open(
         directory: URL, catalog: any ObjectCatalog, project: String, emulatorMode: Bool,
         configuration: FilesConfiguration = FilesConfiguration(), clock: ServerClock = .system, logger: Logger
     ) async throws -> FileService {
@@ -160,7 +160,7 @@ final class FileService: Sendable {
     // MARK: - Rules
 
     /// Replaces the storage rules (they apply to the next request) and records them in the history.
-    func setRules(_ source: String) async throws(RulesError) -> StorageRules {
+    package func setRules(_ source: String) async throws(RulesError) -> StorageRules {
         let rules = try StorageRules(source: source)
         do {
             try await catalog.saveRules(source, time: Int64(clock.wallMilliseconds))
@@ -172,7 +172,7 @@ final class FileService: Sendable {
     }
 
     /// The saved versions of the storage rules, newest first.
-    func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+    package func rulesHistory(limit: Int) async throws -> [RulesVersion] {
         try await catalog.rulesHistory(limit: limit)
     }
 

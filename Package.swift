@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthFiles", "HearthWeb",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -119,6 +119,21 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // Identity: Firebase Authentication's API — accounts, sign-in, ID and refresh tokens, out-of-band
+        // codes and the mail that carries them.
+        .target(
+            name: "HearthIdentity",
+            dependencies: [
+                "HearthAccess", "HearthCore", "HearthProtocol", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // Files: Firebase Storage's and Cloud Storage's APIs, blobs on disk, uploads, storage rules.
@@ -194,7 +209,7 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthAccess", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthAccess", "HearthIdentity", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -221,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthFiles", "HearthWeb",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -234,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "HearthTests",
             dependencies: [
-                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthSQLite", "HearthStorage", "HearthRules",
+                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthIdentity", "HearthSQLite", "HearthStorage", "HearthRules",
                 "HearthOfflineWriter",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -247,7 +262,7 @@ let package = Package(
         .target(
             name: "HearthTestSupport",
             dependencies: [
-                "Hearth", "HearthServer", "HearthAccess", "HearthStorage", "HearthSQLite",
+                "Hearth", "HearthServer", "HearthAccess", "HearthIdentity", "HearthStorage", "HearthSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Tests/Support/HearthTestSupport"

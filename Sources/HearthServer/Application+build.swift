@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthFiles
+import HearthIdentity
 public import HearthStorage
 import HearthWeb
 public import Hummingbird
@@ -145,10 +146,10 @@ func makeApplication(
             store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode,
             clock: configuration.clock, logger: logger
         )
-        var identity = IdentityToolkitController(
-            service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, links: actionLinks, logger: logger
+        let identity = IdentityToolkitController(
+            service: service, adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, links: actionLinks, logger: logger,
+            consoleSessions: consoleSessions
         )
-        identity.consoleSessions = consoleSessions
         identity.register(on: router)
     }
     var fileService: FileService?

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthIdentity
 import Hummingbird
 
 /// Sets ``RequestClient/current`` for every request: its address (honouring

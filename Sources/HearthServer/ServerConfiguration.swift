@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthFiles
+import HearthIdentity
 /// Settings of a Hearth server, independent of where data is stored.
 ///
 /// For example:

@@ -3,6 +3,7 @@ import Foundation
 import HearthAccess
 import HearthCore
 @testable import HearthFiles
+import HearthIdentity
 import HearthRealtimeClient
 @testable import HearthServer
 import HTTPTypes

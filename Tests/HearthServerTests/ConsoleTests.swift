@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+import HearthIdentity
 import HearthRealtimeClient
 import HummingbirdTesting
 @testable import HearthServer

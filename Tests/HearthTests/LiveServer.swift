@@ -3,6 +3,7 @@ import Foundation
 @testable import Hearth
 import HearthAccess
 import HearthCore
+import HearthIdentity
 import HearthRules
 import Hummingbird
 @testable import HearthServer

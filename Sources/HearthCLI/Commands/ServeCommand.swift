@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HearthAccess
+import HearthIdentity
 import HearthServer
 import HearthSQLite
 import HearthPostgres

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthIdentity
 import HearthServer
 import HearthSQLite
 import HearthStorage

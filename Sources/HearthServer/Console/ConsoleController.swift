@@ -2,6 +2,7 @@ import Foundation
 import HearthAccess
 import HearthCore
 import HearthFiles
+import HearthIdentity
 import HearthRules
 import HearthStorage
 import HearthStorageRules

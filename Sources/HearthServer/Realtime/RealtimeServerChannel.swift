@@ -1,5 +1,6 @@
 import HTTPTypes
 import HearthAccess
+import HearthIdentity
 import HearthProtocol
 public import HummingbirdCore
 public import Logging

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthIdentity
 import HearthProtocol
 @testable import HearthServer
 import HearthSQLite

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthIdentity
 import HearthStorage
 @testable import HearthServer
 import HTTPTypes

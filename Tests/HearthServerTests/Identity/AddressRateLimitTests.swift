@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthIdentity
 import HearthStorage
 @testable import HearthServer
 import HTTPTypes

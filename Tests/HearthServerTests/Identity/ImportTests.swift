@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthIdentity
 @testable import HearthServer
 import HearthSQLite
 import HearthStorage

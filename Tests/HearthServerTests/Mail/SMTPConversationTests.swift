@@ -1,4 +1,5 @@
 import Foundation
+@testable import HearthIdentity
 @testable import HearthServer
 import Testing
 

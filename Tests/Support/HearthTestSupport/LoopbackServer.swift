@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 public import Hearth
 import HearthAccess
+import HearthIdentity
 import HearthServer
 import HearthSQLite
 import HearthStorage

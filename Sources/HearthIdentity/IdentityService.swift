@@ -17,7 +17,7 @@ enum IdentityCaller: Sendable, Equatable {
 ///
 /// Every response is the JSON Firebase answers with; every failure is an ``IdentityError`` with
 /// Firebase's code. Passwords and tokens are never logged.
-struct IdentityService: Sendable {
+package struct IdentityService: Sendable {
     let store: any UserStore
     let signer: TokenSigner
     let configuration: IdentityConfiguration
@@ -35,7 +35,7 @@ struct IdentityService: Sendable {
     /// Password-reset and email codes issued and not yet used.
     let oobCodes = OobCodeBook()
 
-    init(
+    package init(
         store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
         clock: ServerClock = .system, logger: Logger = Logger(label: "hearth")
     ) {

@@ -15,7 +15,7 @@ import NIOCore
 /// Clients authenticate with an API key (`?key=` or `x-goog-api-key`); admin calls with
 /// `Authorization: Bearer <admin secret>` (or `Bearer owner` in emulator mode). Every answer is JSON,
 /// errors in Firebase's envelope, with CORS headers for browsers.
-struct IdentityToolkitController: Sendable {
+package struct IdentityToolkitController: Sendable {
     let service: IdentityService
     let adminSecret: AdminSecret?
     let emulatorMode: Bool
@@ -24,6 +24,18 @@ struct IdentityToolkitController: Sendable {
     let logger: Logger
     /// The web console's sessions act as the admin too.
     var consoleSessions: ConsoleSessions?
+
+    package init(
+        service: IdentityService, adminSecret: AdminSecret?, emulatorMode: Bool, links: ActionLinks, logger: Logger,
+        consoleSessions: ConsoleSessions? = nil
+    ) {
+        self.service = service
+        self.adminSecret = adminSecret
+        self.emulatorMode = emulatorMode
+        self.links = links
+        self.logger = logger
+        self.consoleSessions = consoleSessions
+    }
 
     var configuration: IdentityConfiguration { service.configuration }
 
@@ -51,7 +63,7 @@ struct IdentityToolkitController: Sendable {
         "accounts:revokeToken", "signOutUser",
     ]
 
-    func register(on router: Router<HearthRequestContext>) {
+    package func register(on router: Router<HearthRequestContext>) {
         var prefixes = ["/identitytoolkit.googleapis.com/**", "/securetoken.googleapis.com/**", "/www.googleapis.com/identitytoolkit/v3/relyingparty/**"]
         if emulatorMode { prefixes.append("/emulator/v1/**") }
         for prefix in prefixes {

@@ -30,22 +30,15 @@ public final class ActionLinks: Sendable {
     private let listeningPort: Atomic<Int>
     let configuredDomains: [String]
 
-    init(publicURL: String?, host: String, port: Int, authorizedDomains: [String]) {
+    package init(publicURL: String?, host: String, port: Int, authorizedDomains: [String]) {
         publicOrigin = publicURL.flatMap { try? Self.validatedOrigin($0) }
         listeningHost = host
         listeningPort = Atomic(port)
         configuredDomains = authorizedDomains.compactMap(Self.normalizedDomain)
     }
 
-    convenience init(configuration: ServerConfiguration) {
-        self.init(
-            publicURL: configuration.identity.publicURL, host: configuration.host, port: configuration.port,
-            authorizedDomains: configuration.identity.authorizedDomains
-        )
-    }
-
     /// The port the server turned out to listen on (for `--port 0`).
-    func listening(on port: Int) {
+    package func listening(on port: Int) {
         listeningPort.store(port, ordering: .relaxed)
     }
 

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 
 from app_windows import open_signed_out
@@ -16,7 +17,10 @@ WAIT = 20
 
 
 def wait(driver, condition, message):
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(d), message)
+    # The pages re-render live lists and tables: an element found a moment ago may be replaced
+    # before it is read, which is a reason to look again, not a failure.
+    return WebDriverWait(driver, WAIT, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        lambda d: condition(d), message)
 
 
 class Person:

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -14,7 +15,10 @@ WAIT = 20
 
 
 def wait(driver, condition, message):
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(d), message)
+    # The pages re-render live lists and tables: an element found a moment ago may be replaced
+    # before it is read, which is a reason to look again, not a failure.
+    return WebDriverWait(driver, WAIT, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(
+        lambda d: condition(d), message)
 
 
 class App:

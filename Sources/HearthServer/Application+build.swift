@@ -115,7 +115,7 @@ func makeApplication(
         // A member before it opens any database, so the others see its leases held by a live node.
         try await shared.join(address: cluster.address)
     }
-    let registry = DatabaseRegistry(storage: storage, configuration: configuration, logger: logger, cluster: clusterContext)
+    let registry = DatabaseRegistry(storage: storage, configuration: configuration.engine, logger: logger, cluster: clusterContext)
     try await registry.preload()
     if configuration.referenceApps {
         try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)

@@ -56,4 +56,15 @@ public struct ServerConfiguration: Sendable {
     public var requestReadTimeout: Duration = .seconds(60)
 
     public init() {}
+
+    /// What the database engine reads of these settings.
+    public var engine: EngineConfiguration {
+        var engine = EngineConfiguration()
+        engine.clock = clock
+        engine.emulatorMode = emulatorMode
+        engine.eventStreamBufferLimit = eventStreamBufferLimit
+        engine.warmStartBytes = warmStartBytes
+        engine.memoryLimit = memoryLimit
+        return engine
+    }
 }

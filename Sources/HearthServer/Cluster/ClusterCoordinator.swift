@@ -7,7 +7,7 @@ import Synchronization
 
 /// What every database of a cluster node shares: the shared storage, this node's name, the client that
 /// forwards writes to owners, the commit push (both sides), and the cluster's metrics.
-final class ClusterContext: Sendable {
+final class ClusterContext: ClusterLink {
     let storage: any SharedDatabaseStorage
     var nodeName: String { storage.nodeName }
     let client: OwnerClient
@@ -23,15 +23,6 @@ final class ClusterContext: Sendable {
     let appliedFromPush: Counter
     let appliedFromLog: Counter
     let registry: PrometheusCollectorRegistry
-
-    /// How long a write waits for an owner to appear, and for the log to bring its result here.
-    static let forwardPatience: Duration = .seconds(5)
-
-    static let unknownOutcome = WriteError(
-        .unavailable, "The database's owner failed while storing the write, which may or may not have happened; read it back, then try again"
-    )
-    static let noOwner = WriteError(.unavailable, "No node owns the database right now; try again")
-    static let behind = WriteError(.unavailable, "This node fell behind the database's log; try again")
 
     init(storage: any SharedDatabaseStorage, secret: String, push: Bool = true, registry: PrometheusCollectorRegistry, logger: Logger) {
         self.storage = storage
@@ -50,6 +41,12 @@ final class ClusterContext: Sendable {
         appliedFromPush = registry.makeCounter(descriptor: applied, labels: [("source", "push")])
         appliedFromLog = registry.makeCounter(descriptor: applied, labels: [("source", "log")])
     }
+
+    func isPeerLive(_ node: String) -> Bool { peers.isLive(node) }
+
+    func publishCommitted(namespace: String, _ entry: LogEntry) { feed.publish(namespace: namespace, entry) }
+
+    func noteApplied(fromPush: Bool) { (fromPush ? appliedFromPush : appliedFromLog).increment() }
 }
 
 /// Runs a node's part of the cluster: membership, the wake-ups of other nodes' commits, and ownership

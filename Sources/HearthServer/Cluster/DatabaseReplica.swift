@@ -31,6 +31,9 @@ enum ReplicaControl: Sendable {
 /// if database.replica?.isOwner == false { try await database.readBarrier() }
 /// ```
 final class DatabaseReplica: Sendable {
+    /// How long a write waits for an owner to appear, and for the log to bring its result here.
+    static let forwardPatience: Duration = .seconds(5)
+
     enum Role: Sendable, Equatable {
         case follower
         case owner(epoch: Int64)
@@ -78,11 +81,11 @@ final class DatabaseReplica: Sendable {
     }
 
     let shared: any SharedNamespaceStorage
-    let cluster: ClusterContext
+    let cluster: any ClusterLink
     let state: Mutex<State>
     let forwards = Mutex(ForwardQueue())
 
-    init(shared: any SharedNamespaceStorage, cluster: ClusterContext, applied: Int64) {
+    init(shared: any SharedNamespaceStorage, cluster: any ClusterLink, applied: Int64) {
         self.shared = shared
         self.cluster = cluster
         self.state = Mutex(State(applied: applied))
@@ -185,7 +188,7 @@ final class DatabaseReplica: Sendable {
     /// owner's push stream is live (the entry is then expected, and read from the log only if it has
     /// not come a round later); false when the log must be read now.
     func awaitsPush(_ sequence: Int64) -> Bool {
-        guard let owner = cachedLease?.owner, owner != cluster.nodeName, cluster.peers.isLive(owner) else { return false }
+        guard let owner = cachedLease?.owner, owner != cluster.nodeName, cluster.isPeerLive(owner) else { return false }
         state.withLock { _ = $0.inbox.expect(sequence) }
         return true
     }
@@ -321,94 +324,7 @@ final class DatabaseReplica: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            await send(batch, database)
-        }
-    }
-
-    /// Sends a batch to the owner, giving up (nil) as soon as the lease it was sent under moves to another
-    /// node or epoch: a hung owner must not hold up the writes behind this batch past the lease time.
-    private func forwardWatchingLease(
-        _ batch: [Database.Pending], _ database: Database, to address: String, lease: DatabaseLease
-    ) async throws -> OwnerClient.Answer? {
-        let requests = batch.map(\.request)
-        let namespace = database.namespace
-        let client = cluster.client
-        let secret = cluster.secret
-        return try await withThrowingTaskGroup(of: OwnerClient.Answer?.self) { group in
-            group.addTask { try await client.forward(requests, namespace: namespace, to: address, secret: secret) }
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: .milliseconds(25))
-                    if let now = self.cachedLease, now.owner != lease.owner || now.epoch != lease.epoch { return nil }
-                }
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-    }
-
-    /// One batch to the owner: retried while it surely did not arrive (no owner, refused, not the
-    /// owner any more), failed as unknown when it may have.
-    private func send(_ batch: [Database.Pending], _ database: Database) async {
-        let deadline = ContinuousClock.now + ClusterContext.forwardPatience
-        var lease = cachedLease
-        while true {
-            if let current = lease, current.owner == cluster.nodeName, isOwner {
-                // This node owns the database (again): its own writer runs the writes.
-                database.requeue(batch)
-                return
-            }
-            if let current = lease, current.owner != cluster.nodeName, let address = current.ownerAddress {
-                do {
-                    guard let answer = try await forwardWatchingLease(batch, database, to: address, lease: current) else {
-                        // The owner hung and lost the lease with the writes in flight: they may have committed
-                        // before it stopped, or not at all (it can never commit them now).
-                        for pending in batch { pending.complete(.failure(ClusterContext.unknownOutcome)) }
-                        return
-                    }
-                    let refused = answer.outcomes.allSatisfy { outcome in
-                        if case .failure(let error) = outcome { return error.message == ClusterContext.noOwner.message }
-                        return false
-                    }
-                    if refused && ContinuousClock.now < deadline {
-                        // The node gave the database up as the writes arrived and applied none: send them
-                        // again, in the same order, to the new owner.
-                        try? await Task.sleep(for: .milliseconds(20))
-                        lease = try? await shared.lease()
-                        noteLease(lease)
-                        continue
-                    }
-                    // Pipelined: the next batch goes out while this one waits for the log to arrive here.
-                    Task {
-                        let reached = await self.wait(for: answer.sequence, timeout: ClusterContext.forwardPatience)
-                        if !reached {
-                            for pending in batch { pending.complete(.failure(ClusterContext.behind)) }
-                            return
-                        }
-                        for (pending, outcome) in zip(batch, answer.outcomes) {
-                            pending.complete(outcome.mapError { $0 })
-                        }
-                    }
-                    database.expectCommitted(answer.sequence)
-                    return
-                } catch let error as OwnerClient.Failure where !error.mayHaveArrived {
-                    // Not applied anywhere: try again, with the lease read again.
-                } catch {
-                    cluster.logger.warning(
-                        "A forwarded write's outcome is unknown",
-                        metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"]
-                    )
-                    for pending in batch { pending.complete(.failure(ClusterContext.unknownOutcome)) }
-                    return
-                }
-            }
-            if ContinuousClock.now > deadline {
-                for pending in batch { pending.complete(.failure(ClusterContext.noOwner)) }
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(20))
-            lease = try? await shared.lease()
-            noteLease(lease)
+            await cluster.sendToOwner(batch, of: database, replica: self)
         }
     }
 }
@@ -433,7 +349,7 @@ extension Database {
             let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch) }
             // Committed under the fence, so it is the log's entry at `sequence` for good: the other nodes
             // may apply it at once. Pushed before this node publishes: their listeners need not wait for ours.
-            replica.cluster.feed.publish(namespace: namespace, LogEntry(sequence: sequence, payload: entry))
+            replica.cluster.publishCommitted(namespace: namespace, LogEntry(sequence: sequence, payload: entry))
             if !replica.committed(sequence) { requestCatchUp() }
             Task { try? await shared.notify(sequence: sequence) }
             return .committed
@@ -448,7 +364,7 @@ extension Database {
             // applies the log, which tells.
             _ = replica.demote()
             requestCatchUp()
-            return .failed(ClusterContext.unknownOutcome)
+            return .failed(WriteError.unknownOutcome)
         }
     }
 
@@ -512,7 +428,7 @@ extension Database {
         }
         if replica.applied >= sequence { return }
         requestCatchUp()
-        guard await replica.wait(for: sequence, timeout: ClusterContext.forwardPatience) else { throw ClusterContext.behind }
+        guard await replica.wait(for: sequence, timeout: DatabaseReplica.forwardPatience) else { throw WriteError.behind }
     }
 
     /// Runs one control in the writer. Returns the new root.
@@ -586,7 +502,7 @@ extension Database {
             for entry in entries {
                 (root, reloaded) = await applyEntry(entry, root: root, replica)
                 if reloaded { break }
-                replica.cluster.appliedFromLog.increment()
+                replica.cluster.noteApplied(fromPush: false)
             }
             replica.resumeWaiters()
             if !reloaded && entries.count < page { break }
@@ -611,7 +527,7 @@ extension Database {
             case .apply:
                 let reloaded: Bool
                 (root, reloaded) = await applyEntry(entry, root: root, replica)
-                if !reloaded { replica.cluster.appliedFromPush.increment() }
+                if !reloaded { replica.cluster.noteApplied(fromPush: true) }
             }
         }
         replica.resumeWaiters()

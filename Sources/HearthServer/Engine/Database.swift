@@ -69,7 +69,7 @@ public final class Database: Sendable {
         storage: any NamespaceStorage,
         loaded: StoredDatabase,
         rules: RulesDocument,
-        configuration: ServerConfiguration,
+        configuration: EngineConfiguration,
         logger: Logger,
         replica: DatabaseReplica? = nil,
         warming: Bool = false,
@@ -225,7 +225,7 @@ public final class Database: Sendable {
                     // Another node owns the database: the writes go there, in order (never writes forwarded
                     // here, which this node accepted as the owner: they fail and their sender says so).
                     replica.forward(batch.filter { !$0.forwarded }, from: self)
-                    for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
+                    for pending in batch where pending.forwarded { pending.complete(.failure(WriteError.noOwner)) }
                 } else {
                     root = await process(batch, root: root)
                     if residency?.committed(now: .now, residentBytes: ProcessMemory.residentBytes) == true {
@@ -275,7 +275,7 @@ public final class Database: Sendable {
             // Answers drawn from this tree (a failed compare-and-set, a refusal) are only right while this
             // node surely owns the database: else the owner, whoever it is now, decides.
             replica.forward(batch.filter { !$0.forwarded }, from: self)
-            for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
+            for pending in batch where pending.forwarded { pending.complete(.failure(WriteError.noOwner)) }
             return root
         }
         if let replica, !changes.isEmpty {
@@ -289,7 +289,7 @@ public final class Database: Sendable {
                 // node's own clients' writes, against its tree. Writes other nodes forwarded here fail:
                 // their senders gave up on them when the lease moved, and told their clients so.
                 replica.forward(batch.filter { !$0.forwarded }, from: self)
-                for pending in batch where pending.forwarded { pending.complete(.failure(ClusterContext.noOwner)) }
+                for pending in batch where pending.forwarded { pending.complete(.failure(WriteError.noOwner)) }
                 return root
             case .failed(let failure):
                 for pending in batch { pending.complete(.failure(failure)) }

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// For example:
 /// ```swift
-/// let registry = DatabaseRegistry(storage: InMemoryStorage(), configuration: .init(), logger: logger)
+/// let registry = DatabaseRegistry(storage: InMemoryStorage(), logger: logger)
 /// let database = try await registry.database("demo")
 /// ```
 public final class DatabaseRegistry: Service, Sendable {
@@ -18,20 +18,20 @@ public final class DatabaseRegistry: Service, Sendable {
     }
 
     let storage: any DatabaseStorage
-    let configuration: ServerConfiguration
+    let configuration: EngineConfiguration
     let logger: Logger
     /// In a cluster: what the databases share; nil on a single node.
-    let cluster: ClusterContext?
+    let cluster: (any ClusterLink)?
     private let entries = Mutex<[String: Entry]>([:])
     // Unbounded, but it carries one element per namespace ever opened.
     private let opened: AsyncStream<Database>
     private let announce: AsyncStream<Database>.Continuation
 
-    public convenience init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger) {
+    public convenience init(storage: any DatabaseStorage, configuration: EngineConfiguration = EngineConfiguration(), logger: Logger) {
         self.init(storage: storage, configuration: configuration, logger: logger, cluster: nil)
     }
 
-    init(storage: any DatabaseStorage, configuration: ServerConfiguration, logger: Logger, cluster: ClusterContext?) {
+    init(storage: any DatabaseStorage, configuration: EngineConfiguration, logger: Logger, cluster: (any ClusterLink)?) {
         self.storage = storage
         self.configuration = configuration
         self.logger = logger

@@ -4,6 +4,17 @@ import HearthProtocol
 import NIOCore
 import Synchronization
 
+/// A connection that listens through a ``RealtimeHub``: the realtime transports (WebSocket and long
+/// polling sessions) implement it, so the engine pushes to them without knowing them.
+protocol RealtimeListener: AnyObject, Sendable {
+    /// Who the connection acts as, for the rules check after a rules change.
+    var identity: Identity { get }
+    /// Queues an encoded push on the connection; must not block (it runs under the hub's lock).
+    func send(_ buffer: ByteBuffer)
+    /// Ends a listen the connection may no longer read (`permission_denied` to the client).
+    func revoke(_ key: ListenKey, tag: Int?)
+}
+
 /// The WebSocket listens of one database, grouped by path and query.
 ///
 /// Each change is turned into pushes once per group, and each push is encoded once per tag: connections
@@ -16,21 +27,21 @@ final class RealtimeHub: Sendable {
     }
 
     struct Group {
-        var members: [Member: RealtimeSession] = [:]
+        var members: [Member: any RealtimeListener] = [:]
     }
 
     private let groups = Mutex<[ListenKey: Group]>([:])
 
     /// Registers a listen. `initial` gets the current view under the hub's lock, so no change is missed
     /// or delivered twice.
-    func listen(_ key: ListenKey, session: RealtimeSession, tag: Int?, snapshot: () -> Node, initial: (Node) -> Void) {
+    func listen(_ key: ListenKey, session: any RealtimeListener, tag: Int?, snapshot: () -> Node, initial: (Node) -> Void) {
         groups.withLock { groups in
             initial(RealtimeHub.view(of: key, tagged: tag != nil, root: snapshot()))
             groups[key, default: Group()].members[Member(connection: ObjectIdentifier(session), tag: tag)] = session
         }
     }
 
-    func unlisten(_ key: ListenKey, session: RealtimeSession, tag: Int?) {
+    func unlisten(_ key: ListenKey, session: any RealtimeListener, tag: Int?) {
         groups.withLock { groups in
             groups[key]?.members.removeValue(forKey: Member(connection: ObjectIdentifier(session), tag: tag))
             if groups[key]?.members.isEmpty == true { groups.removeValue(forKey: key) }
@@ -75,7 +86,7 @@ final class RealtimeHub: Sendable {
 
     /// Revokes the listens whose connection may no longer read them (after a rules change).
     func recheck(_ canRead: (DatabasePath, Query, Identity) -> Bool) {
-        var revoked: [(RealtimeSession, ListenKey, Int?)] = []
+        var revoked: [(any RealtimeListener, ListenKey, Int?)] = []
         groups.withLock { groups in
             for (key, group) in groups {
                 for (member, session) in group.members where !canRead(key.path, key.query, session.identity) {

@@ -21,7 +21,7 @@ import Synchronization
 /// queue, drained on the channel's event loop; messages queued together leave in one write. A client
 /// whose queue passes ``ServerConfiguration/realtimeOutboundLimit`` bytes (it does not read fast enough)
 /// is disconnected; its SDK reconnects and resynchronises.
-final class RealtimeSession: Sendable {
+final class RealtimeSession: RealtimeListener {
     /// A listen as the connection knows it: by path and tag (default listens have none).
     struct ListenID: Hashable {
         var path: DatabasePath

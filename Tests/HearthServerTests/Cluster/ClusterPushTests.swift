@@ -20,7 +20,7 @@ import Testing
         _ = try await nodes.call("a", .PUT, "/n.json", "0")
         try await nodes.start("b", tick: .seconds(600), pushGrace: .seconds(60), pushReadTimeout: .seconds(60))
         let registry = try nodes.registry("b")
-        try await eventually { registry.cluster?.peers.isLive("a") == true }
+        try await eventually { (registry.cluster as? ClusterContext)?.peers.isLive("a") == true }
         nodes.cluster.silenceWakeUps()
         let database = try #require(registry.openDatabase("demo"))
         return (nodes, database)
@@ -32,7 +32,7 @@ import Testing
 
     @Test func anOwnersCommitsReachAnotherNodeByPushAlone() async throws {
         let (nodes, onB) = try await ownerAndQuietFollower()
-        let feedOfA = try #require(try nodes.registry("a").cluster?.feed)
+        let feedOfA = try #require((try nodes.registry("a").cluster as? ClusterContext)?.feed)
         let streamsBefore = feedOfA.subscriptionsOpened
         let readsBefore = nodes.cluster.logReads(by: "b")
         for value in 1...20 {

@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -119,6 +119,18 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The database engine: namespaces, the writer and its group commit, rules on writes, the
+        // subscriptions that fan changes out to the transports, and a database's replica in a cluster.
+        .target(
+            name: "HearthEngine",
+            dependencies: [
+                "HearthAccess", "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // Identity: Firebase Authentication's API — accounts, sign-in, ID and refresh tokens, out-of-band
@@ -209,7 +221,7 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthAccess", "HearthIdentity", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthAccess", "HearthEngine", "HearthIdentity", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -236,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -249,7 +261,7 @@ let package = Package(
         .testTarget(
             name: "HearthTests",
             dependencies: [
-                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthIdentity", "HearthSQLite", "HearthStorage", "HearthRules",
+                "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthEngine", "HearthIdentity", "HearthSQLite", "HearthStorage", "HearthRules",
                 "HearthOfflineWriter",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthEngine
 import HearthFiles
 import HearthIdentity
 public import HearthStorage

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthEngine
 import HearthFiles
 import HearthIdentity
 /// Settings of a Hearth server, independent of where data is stored.

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 import HearthRealtimeClient
 import HearthStorage
 @testable import HearthServer

@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+@testable import HearthEngine
 import HearthProtocol
 @testable import HearthServer
 import HearthStorage

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthRealtimeClient
 @testable import HearthServer
 import HearthSQLite

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 @testable import HearthServer
 import HTTPTypes
 import HummingbirdTesting

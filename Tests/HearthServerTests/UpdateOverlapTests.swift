@@ -1,5 +1,6 @@
 import HearthCore
 import HTTPTypes
+@testable import HearthEngine
 import HummingbirdTesting
 @testable import HearthServer
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthRules
 import HearthStorage
 @testable import HearthServer

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Hearth
 import HearthCore
+import HearthEngine
 import HearthServer
 import Synchronization
 import Testing

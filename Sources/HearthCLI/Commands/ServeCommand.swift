@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HearthAccess
+import HearthEngine
 import HearthIdentity
 import HearthServer
 import HearthSQLite

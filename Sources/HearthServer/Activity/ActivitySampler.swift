@@ -1,3 +1,4 @@
+import HearthEngine
 import HearthStorage
 
 /// Reads the live state (connections, listens, stored bytes) and the counters into one view, for the

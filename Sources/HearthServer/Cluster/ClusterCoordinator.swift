@@ -1,4 +1,5 @@
 import Foundation
+import HearthEngine
 import HearthStorage
 import Logging
 import Prometheus

@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+import HearthEngine
 
 /// The body of `POST /.cluster/v1/write`: writes a node forwards to a database's owner, in order, and
 /// the owner's answer (each write's outcome, and the log sequence number that includes them all).

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HearthCore
+import HearthEngine
 import NIOCore
 import NIOHTTP1
 import NIOPosix

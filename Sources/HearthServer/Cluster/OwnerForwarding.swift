@@ -1,3 +1,4 @@
+import HearthEngine
 import HearthStorage
 import Logging
 

@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+import HearthEngine
 import Hummingbird
 import NIOCore
 import Synchronization

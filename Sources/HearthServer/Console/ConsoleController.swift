@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthFiles
 import HearthIdentity
 import HearthRules

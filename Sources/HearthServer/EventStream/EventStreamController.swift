@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthProtocol
 
 import Hummingbird

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthEngine
 import HearthProtocol
 public import ServiceLifecycle
 

@@ -3,6 +3,7 @@ import HashTreeCollections
 import HearthAccess
 import HearthCore
 import HTTPTypes
+import HearthEngine
 import HearthProtocol
 import HearthRules
 import HearthStorage

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 import HearthProtocol
 import HearthRules
 import HearthStorage

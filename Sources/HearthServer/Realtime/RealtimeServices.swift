@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthEngine
 import Logging
 import NIOWebSocket
 import ServiceLifecycle

@@ -2,6 +2,7 @@ import DequeModule
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthProtocol
 import HearthRules
 import HearthStorage

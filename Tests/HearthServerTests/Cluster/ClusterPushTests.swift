@@ -1,4 +1,5 @@
 import HearthCore
+import HearthEngine
 import HearthRules
 @testable import HearthServer
 import HearthStorage

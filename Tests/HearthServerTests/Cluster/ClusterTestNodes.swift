@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 @testable import HearthServer
 import HearthStorage
 import Hummingbird

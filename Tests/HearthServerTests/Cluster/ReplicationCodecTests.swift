@@ -1,5 +1,6 @@
 import HearthAccess
 import HearthCore
+import HearthEngine
 @testable import HearthServer
 import Testing
 

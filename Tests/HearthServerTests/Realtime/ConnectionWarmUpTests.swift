@@ -1,3 +1,4 @@
+import HearthEngine
 @testable import HearthServer
 import HTTPTypes
 import HummingbirdTesting

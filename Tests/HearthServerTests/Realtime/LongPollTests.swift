@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HearthCore
+import HearthEngine
 import HearthProtocol
 import HearthRealtimeClient
 @testable import HearthServer

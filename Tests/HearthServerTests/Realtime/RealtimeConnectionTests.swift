@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthEngine
 import HearthProtocol
 import HearthRealtimeClient
 import HearthRules

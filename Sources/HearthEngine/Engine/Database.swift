@@ -20,7 +20,7 @@ import Synchronization
 /// ```
 public final class Database: Sendable {
     public let namespace: String
-    let storage: any NamespaceStorage
+    package let storage: any NamespaceStorage
     let logger: Logger
     let clock: @Sendable () -> Double
 
@@ -29,12 +29,12 @@ public final class Database: Sendable {
     let queue = Mutex(WriteQueue())
     private let wakeups: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
-    let hub: SubscriptionHub
-    let realtime: RealtimeHub
+    package let hub: SubscriptionHub
+    package let realtime: RealtimeHub
     let rulesState: Mutex<RulesDocument>
     /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
     /// single node.
-    let replica: DatabaseReplica?
+    package let replica: DatabaseReplica?
     /// Whether the tree is all in memory yet: after a start, a large database answers reads from its file
     /// while it loads, and writes and listens wait (`docs/decisions/0012-compact-tree-and-warm-start.md`).
     let warmth: Mutex<Warmth>
@@ -57,9 +57,9 @@ public final class Database: Sendable {
         var controls: [ReplicaControl] = []
     }
 
-    struct Pending: Sendable {
-        var request: WriteRequest
-        var complete: @Sendable (Result<WriteOutcome, any Error>) -> Void
+    package struct Pending: Sendable {
+        package var request: WriteRequest
+        package var complete: @Sendable (Result<WriteOutcome, any Error>) -> Void
         /// Forwarded by another node of a cluster, which gives up on it if this node loses the database.
         var forwarded = false
     }
@@ -149,7 +149,7 @@ public final class Database: Sendable {
     }
 
     /// Queues a write; `forwarded` marks one another node of the cluster sent here as the owner.
-    func submit(
+    package func submit(
         _ request: WriteRequest, forwarded: Bool, completion: @escaping @Sendable (Result<WriteOutcome, any Error>) -> Void
     ) {
         let accepted = queue.withLock { queue in
@@ -183,7 +183,7 @@ public final class Database: Sendable {
     }
 
     /// The saved versions of the rules, newest first.
-    func rulesHistory(limit: Int) async throws -> [RulesVersion] {
+    package func rulesHistory(limit: Int) async throws -> [RulesVersion] {
         try await storage.rulesHistory(limit: limit)
     }
 

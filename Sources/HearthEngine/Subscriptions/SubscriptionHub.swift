@@ -72,7 +72,7 @@ public final class SubscriptionHub: Sendable {
 
     /// Registers a listener. The initial snapshot is read under the hub's lock, so no change is missed
     /// or delivered twice.
-    func subscribe(_ key: ListenKey, identity: Identity, snapshot: () -> Node) -> Subscription {
+    package func subscribe(_ key: ListenKey, identity: Identity, snapshot: () -> Node) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id: UInt64 = state.withLock { state in
             state.nextID += 1
@@ -88,7 +88,7 @@ public final class SubscriptionHub: Sendable {
     }
 
     /// Ends one listener's stream, after a last event if given (`auth_revoked` when its token expires).
-    func finish(_ subscription: Subscription, with last: ServerSentEvent? = nil) {
+    package func finish(_ subscription: Subscription, with last: ServerSentEvent? = nil) {
         let continuation = state.withLock { $0.groups[subscription.key]?.listeners[subscription.id]?.continuation }
         if let last { continuation?.yield(ByteBuffer(bytes: last.encoded())) }
         continuation?.finish()
@@ -125,7 +125,7 @@ public final class SubscriptionHub: Sendable {
     }
 
     /// Sends an event to every listener (keep-alive).
-    func broadcast(_ event: ServerSentEvent) {
+    package func broadcast(_ event: ServerSentEvent) {
         let buffer = ByteBuffer(bytes: event.encoded())
         var cutOff: [AsyncStream<ByteBuffer>.Continuation] = []
         state.withLock { state in

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A connection that listens through a ``RealtimeHub``: the realtime transports (WebSocket and long
 /// polling sessions) implement it, so the engine pushes to them without knowing them.
-protocol RealtimeListener: AnyObject, Sendable {
+package protocol RealtimeListener: AnyObject, Sendable {
     /// Who the connection acts as, for the rules check after a rules change.
     var identity: Identity { get }
     /// Queues an encoded push on the connection; must not block (it runs under the hub's lock).
@@ -20,7 +20,7 @@ protocol RealtimeListener: AnyObject, Sendable {
 /// Each change is turned into pushes once per group, and each push is encoded once per tag: connections
 /// listening to the same path and query (and, usually, the same tag, since every client counts tags from
 /// 1) share one buffer.
-final class RealtimeHub: Sendable {
+package final class RealtimeHub: Sendable {
     struct Member: Hashable {
         var connection: ObjectIdentifier
         var tag: Int?
@@ -34,21 +34,21 @@ final class RealtimeHub: Sendable {
 
     /// Registers a listen. `initial` gets the current view under the hub's lock, so no change is missed
     /// or delivered twice.
-    func listen(_ key: ListenKey, session: any RealtimeListener, tag: Int?, snapshot: () -> Node, initial: (Node) -> Void) {
+    package func listen(_ key: ListenKey, session: any RealtimeListener, tag: Int?, snapshot: () -> Node, initial: (Node) -> Void) {
         groups.withLock { groups in
             initial(RealtimeHub.view(of: key, tagged: tag != nil, root: snapshot()))
             groups[key, default: Group()].members[Member(connection: ObjectIdentifier(session), tag: tag)] = session
         }
     }
 
-    func unlisten(_ key: ListenKey, session: any RealtimeListener, tag: Int?) {
+    package func unlisten(_ key: ListenKey, session: any RealtimeListener, tag: Int?) {
         groups.withLock { groups in
             groups[key]?.members.removeValue(forKey: Member(connection: ObjectIdentifier(session), tag: tag))
             if groups[key]?.members.isEmpty == true { groups.removeValue(forKey: key) }
         }
     }
 
-    var listenCount: Int { groups.withLock { $0.values.reduce(0) { $0 + $1.members.count } } }
+    package var listenCount: Int { groups.withLock { $0.values.reduce(0) { $0 + $1.members.count } } }
 
     /// Distinct (path, query) groups: listens that share one are computed and encoded once.
     var groupCount: Int { groups.withLock { $0.count } }

@@ -21,7 +21,7 @@ public final class DatabaseRegistry: Service, Sendable {
     let configuration: EngineConfiguration
     let logger: Logger
     /// In a cluster: what the databases share; nil on a single node.
-    let cluster: (any ClusterLink)?
+    package let cluster: (any ClusterLink)?
     private let entries = Mutex<[String: Entry]>([:])
     // Unbounded, but it carries one element per namespace ever opened.
     private let opened: AsyncStream<Database>
@@ -31,7 +31,7 @@ public final class DatabaseRegistry: Service, Sendable {
         self.init(storage: storage, configuration: configuration, logger: logger, cluster: nil)
     }
 
-    init(storage: any DatabaseStorage, configuration: EngineConfiguration, logger: Logger, cluster: (any ClusterLink)?) {
+    package init(storage: any DatabaseStorage, configuration: EngineConfiguration, logger: Logger, cluster: (any ClusterLink)?) {
         self.storage = storage
         self.configuration = configuration
         self.logger = logger
@@ -210,7 +210,7 @@ public final class DatabaseRegistry: Service, Sendable {
     }
 
     /// Whether the namespace's database is open (loaded and serving).
-    func isOpen(_ namespace: String) -> Bool {
+    package func isOpen(_ namespace: String) -> Bool {
         entries.withLock { entries in
             if case .ready? = entries[namespace] { return true }
             return false
@@ -218,7 +218,7 @@ public final class DatabaseRegistry: Service, Sendable {
     }
 
     /// The namespace's database if it is open (loaded), without loading it.
-    func openDatabase(_ namespace: String) -> Database? {
+    package func openDatabase(_ namespace: String) -> Database? {
         entries.withLock { entries in
             if case .ready(let database)? = entries[namespace] { return database }
             return nil

@@ -5,7 +5,7 @@ import Logging
 /// What a database's replica needs of the cluster it belongs to: the shared storage, the node's name,
 /// which peers are live, the commit push, the metrics, and the way to the owner. ``ClusterContext``
 /// implements it; the engine knows the cluster only through it.
-protocol ClusterLink: AnyObject, Sendable {
+package protocol ClusterLink: AnyObject, Sendable {
     var storage: any SharedDatabaseStorage { get }
     var nodeName: String { get }
     var logger: Logger { get }
@@ -22,9 +22,9 @@ protocol ClusterLink: AnyObject, Sendable {
 
 extension WriteError {
     /// A forwarded write whose owner failed while storing it.
-    static let unknownOutcome = WriteError(
+    package static let unknownOutcome = WriteError(
         .unavailable, "The database's owner failed while storing the write, which may or may not have happened; read it back, then try again"
     )
-    static let noOwner = WriteError(.unavailable, "No node owns the database right now; try again")
-    static let behind = WriteError(.unavailable, "This node fell behind the database's log; try again")
+    package static let noOwner = WriteError(.unavailable, "No node owns the database right now; try again")
+    package static let behind = WriteError(.unavailable, "This node fell behind the database's log; try again")
 }

@@ -2,11 +2,10 @@ import HearthCore
 import HearthRules
 import HearthStorage
 import Logging
-import Prometheus
 import Synchronization
 
 /// What the writer runs between batches in a cluster.
-enum ReplicaControl: Sendable {
+package enum ReplicaControl: Sendable {
     /// Apply the log entries committed since the last applied one.
     case catchUp
     /// Apply the entries owners pushed (``PushInbox``), reading the log if one is missing.
@@ -30,11 +29,11 @@ enum ReplicaControl: Sendable {
 /// ```swift
 /// if database.replica?.isOwner == false { try await database.readBarrier() }
 /// ```
-final class DatabaseReplica: Sendable {
+package final class DatabaseReplica: Sendable {
     /// How long a write waits for an owner to appear, and for the log to bring its result here.
-    static let forwardPatience: Duration = .seconds(5)
+    package static let forwardPatience: Duration = .seconds(5)
 
-    enum Role: Sendable, Equatable {
+    package enum Role: Sendable, Equatable {
         case follower
         case owner(epoch: Int64)
     }
@@ -80,8 +79,8 @@ final class DatabaseReplica: Sendable {
         var running = false
     }
 
-    let shared: any SharedNamespaceStorage
-    let cluster: any ClusterLink
+    package let shared: any SharedNamespaceStorage
+    package let cluster: any ClusterLink
     let state: Mutex<State>
     let forwards = Mutex(ForwardQueue())
 
@@ -91,20 +90,20 @@ final class DatabaseReplica: Sendable {
         self.state = Mutex(State(applied: applied))
     }
 
-    var role: Role { state.withLock { $0.role } }
-    var applied: Int64 { state.withLock { $0.applied } }
-    var isOwner: Bool { role != .follower }
+    package var role: Role { state.withLock { $0.role } }
+    package var applied: Int64 { state.withLock { $0.applied } }
+    package var isOwner: Bool { role != .follower }
     /// Whether this node surely owns the database now: it holds the lease, its heartbeat is fresh, and its
     /// storage session has not broken since it last saw the lease in the storage (others may have taken
     /// it then).
-    var isLeaseFresh: Bool {
+    package var isLeaseFresh: Bool {
         let storage = cluster.storage
         let (owner, verified) = state.withLock { ($0.role != .follower, $0.verifiedGeneration) }
         return owner && storage.isLeaseFresh && verified == storage.sessionGeneration
     }
 
     /// The storage shows this node's lease as current, as seen in session `generation`.
-    func verify(epoch: Int64, generation: Int) {
+    package func verify(epoch: Int64, generation: Int) {
         state.withLock { state in
             if state.role == .owner(epoch: epoch) { state.verifiedGeneration = generation }
         }
@@ -112,7 +111,7 @@ final class DatabaseReplica: Sendable {
 
     /// Gives up ownership at once (not after the writer's current batch): another node has the lease,
     /// so this tree must no longer answer alone. The writer's commits are fenced anyway.
-    func demote() -> Bool {
+    package func demote() -> Bool {
         state.withLock { state in
             guard state.role != .follower else { return false }
             state.role = .follower
@@ -121,13 +120,13 @@ final class DatabaseReplica: Sendable {
         }
     }
 
-    func setClaimPending(_ pending: Bool) {
+    package func setClaimPending(_ pending: Bool) {
         state.withLock { $0.claimPending = pending }
     }
 
-    var isClaimPending: Bool { state.withLock { $0.claimPending } }
+    package var isClaimPending: Bool { state.withLock { $0.claimPending } }
     /// The highest entry this node knows to be committed: what a forwarding node must reach.
-    var visibleSequence: Int64 { state.withLock { max($0.applied, $0.lastCommitted) } }
+    package var visibleSequence: Int64 { state.withLock { max($0.applied, $0.lastCommitted) } }
 
     func setRole(_ role: Role) {
         state.withLock { $0.role = role }
@@ -195,7 +194,7 @@ final class DatabaseReplica: Sendable {
 
     /// One round of the push's grace: true when an entry known committed a round ago has neither been
     /// pushed nor applied.
-    func pushOverdue() -> Bool {
+    package func pushOverdue() -> Bool {
         state.withLock { state in state.inbox.overdue(applied: state.applied) }
     }
 
@@ -227,7 +226,7 @@ final class DatabaseReplica: Sendable {
     }
 
     /// Waits until the published tree includes `sequence`; false after `timeout`.
-    func wait(for sequence: Int64, timeout: Duration) async -> Bool {
+    package func wait(for sequence: Int64, timeout: Duration) async -> Bool {
         await withCheckedContinuation { continuation in
             let id: Int? = state.withLock { state in
                 if state.applied >= sequence { return nil }
@@ -266,7 +265,7 @@ final class DatabaseReplica: Sendable {
     }
 
     /// Shutting down: nobody waits any longer.
-    func resumeAllWaiters() {
+    package func resumeAllWaiters() {
         let all = state.withLock { state in
             let all = Array(state.waiters.values)
             state.waiters = [:]
@@ -278,14 +277,14 @@ final class DatabaseReplica: Sendable {
         }
     }
 
-    func noteLease(_ lease: DatabaseLease?) {
+    package func noteLease(_ lease: DatabaseLease?) {
         state.withLock { $0.lease = lease }
     }
 
-    var cachedLease: DatabaseLease? { state.withLock { $0.lease } }
+    package var cachedLease: DatabaseLease? { state.withLock { $0.lease } }
 
     /// How long the database has been without a live owner (nil while it has one), updating the record.
-    func orphaned(_ orphaned: Bool, now: ContinuousClock.Instant) -> Duration? {
+    package func orphaned(_ orphaned: Bool, now: ContinuousClock.Instant) -> Duration? {
         state.withLock { state in
             guard orphaned else {
                 state.orphanedSince = nil
@@ -369,7 +368,7 @@ extension Database {
     }
 
     /// Entries an owner pushed: the writer applies them between batches.
-    func receivePushed(_ entries: [LogEntry]) {
+    package func receivePushed(_ entries: [LogEntry]) {
         guard let replica, replica.receivePushed(entries) else { return }
         queue.withLock { $0.controls.append(.applyPushed) }
         wake.yield()
@@ -377,27 +376,27 @@ extension Database {
 
     /// Another node committed `sequence` (a wake-up, a lease check or a forwarded write's answer tells):
     /// left to the owner's push while its stream is live, else read from the log at once.
-    func expectCommitted(_ sequence: Int64) {
+    package func expectCommitted(_ sequence: Int64) {
         guard let replica, replica.applied < sequence else { return }
         if replica.awaitsPush(sequence) { return }
         requestCatchUp()
     }
 
     /// Queues a catch-up with the change log (once, however often asked).
-    func requestCatchUp() {
+    package func requestCatchUp() {
         guard let replica, replica.queueCatchUp() else { return }
         queue.withLock { $0.controls.append(.catchUp) }
         wake.yield()
     }
 
     /// A node took (or lost) the lease: the writer switches roles between batches.
-    func changeRole(_ control: ReplicaControl) {
+    package func changeRole(_ control: ReplicaControl) {
         queue.withLock { $0.controls.append(control) }
         wake.yield()
     }
 
     /// Writes forwarded back because this node owns the database after all.
-    func requeue(_ batch: [Pending]) {
+    package func requeue(_ batch: [Pending]) {
         let accepted = queue.withLock { queue in
             guard !queue.closed else { return false }
             queue.pending.insert(contentsOf: batch, at: 0)

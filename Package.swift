@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -131,6 +131,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // Several nodes on shared storage: which node owns a database, forwarding writes to it, and the
+        // push of its commits to the others (docs/cluster.md).
+        .target(
+            name: "HearthCluster",
+            dependencies: [
+                "HearthEngine", "HearthAccess", "HearthCore", "HearthProtocol", "HearthStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Identity: Firebase Authentication's API — accounts, sign-in, ID and refresh tokens, out-of-band
@@ -248,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthCluster
 import HearthEngine
 import HearthFiles
 import HearthIdentity

@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import HearthAccess
+import HearthCluster
 import HearthCore
 import HearthEngine
 import HearthProtocol

@@ -1,3 +1,4 @@
+@testable import HearthCluster
 import HearthCore
 import HearthEngine
 import HearthRules

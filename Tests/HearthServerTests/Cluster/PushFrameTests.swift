@@ -1,3 +1,4 @@
+@testable import HearthCluster
 @testable import HearthServer
 import HearthStorage
 import NIOCore

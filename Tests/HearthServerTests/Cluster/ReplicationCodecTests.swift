@@ -1,4 +1,5 @@
 import HearthAccess
+@testable import HearthCluster
 import HearthCore
 import HearthEngine
 @testable import HearthServer

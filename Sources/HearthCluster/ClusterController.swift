@@ -21,13 +21,20 @@ import Synchronization
 /// ```sh
 /// curl -H "Authorization: Bearer $SECRET" http://127.0.0.1:9001/.cluster/v1/status
 /// ```
-struct ClusterController: Sendable {
+package struct ClusterController: Sendable {
     let context: ClusterContext
     let registry: DatabaseRegistry
     let authenticator: Authenticator
     let address: String
 
-    func register(on router: Router<HearthRequestContext>) {
+    package init(context: ClusterContext, registry: DatabaseRegistry, authenticator: Authenticator, address: String) {
+        self.context = context
+        self.registry = registry
+        self.authenticator = authenticator
+        self.address = address
+    }
+
+    package func register(on router: Router<HearthRequestContext>) {
         router.post("/.cluster/v1/write") { request, _ in await self.guarded(request) { try await self.write(request) } }
         router.get("/.cluster/v1/status") { request, _ in await self.guarded(request) { try await self.status() } }
         router.get("/.cluster/v1/push") { request, _ in await self.guarded(request) { self.pushStream() } }
@@ -35,13 +42,15 @@ struct ClusterController: Sendable {
 
     private func guarded(_ request: Request, _ body: () async throws -> Response) async -> Response {
         let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
-        let identity: Identity?
-        do {
-            identity = try authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
-        } catch where error.status == .tooManyRequests {
-            return ClusterController.json(.tooManyRequests, JSONValue.object([("error", .string(Authenticator.tooManyGuessesMessage))]).jsonText)
-        } catch {
-            identity = nil
+        var identity: Identity?
+        if let token = Authenticator.bearerToken(request.headers[.authorization]) ?? parameters.authToken, !token.isEmpty {
+            do {
+                identity = try authenticator.authenticate(token, override: parameters.authVariableOverride).identity
+            } catch .tooManyGuesses {
+                return ClusterController.json(.tooManyRequests, JSONValue.object([("error", .string(Authenticator.tooManyGuessesMessage))]).jsonText)
+            } catch {
+                identity = nil
+            }
         }
         guard identity?.isAdmin == true else {
             return ClusterController.json(.unauthorized, #"{"error":"The cluster API needs the admin secret as a Bearer token."}"#)

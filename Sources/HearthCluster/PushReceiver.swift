@@ -21,18 +21,18 @@ import Synchronization
 /// ```swift
 /// services.append(PushReceiver(context: context, registry: registry, readTimeout: .seconds(2)))
 /// ```
-final class PushReceiver: Service, Sendable {
+package final class PushReceiver: Service, Sendable {
     /// How often the owner writes a heartbeat on a quiet stream.
     static let heartbeat: Duration = .milliseconds(250)
     /// A stream that stays silent this long (several heartbeats) is given up on and opened again.
-    static let defaultReadTimeout: Duration = .seconds(2)
+    package static let defaultReadTimeout: Duration = .seconds(2)
 
     let context: ClusterContext
     let registry: DatabaseRegistry
     let http: HTTPClient
     private let running = Mutex<Set<String>>([])
 
-    init(context: ClusterContext, registry: DatabaseRegistry, readTimeout: Duration = defaultReadTimeout) {
+    package init(context: ClusterContext, registry: DatabaseRegistry, readTimeout: Duration = defaultReadTimeout) {
         self.context = context
         self.registry = registry
         var configuration = HTTPClient.Configuration()
@@ -42,7 +42,7 @@ final class PushReceiver: Service, Sendable {
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    func run() async throws {
+    package func run() async throws {
         if context.feed.enabled {
             await cancelWhenGracefulShutdown { await self.followPeers() }
         } else {

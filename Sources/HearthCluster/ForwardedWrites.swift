@@ -14,8 +14,8 @@ import HearthEngine
 /// let body = ForwardedWrites.encode([request])
 /// let requests = try ForwardedWrites.decodeRequests(body)
 /// ```
-enum ForwardedWrites {
-    static func encode(_ requests: [WriteRequest]) -> String {
+package enum ForwardedWrites {
+    package static func encode(_ requests: [WriteRequest]) -> String {
         JSONValue.array(requests.map(json(of:))).jsonText
     }
 

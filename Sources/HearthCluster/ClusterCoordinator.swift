@@ -8,9 +8,9 @@ import Synchronization
 
 /// What every database of a cluster node shares: the shared storage, this node's name, the client that
 /// forwards writes to owners, the commit push (both sides), and the cluster's metrics.
-final class ClusterContext: ClusterLink {
-    let storage: any SharedDatabaseStorage
-    var nodeName: String { storage.nodeName }
+package final class ClusterContext: ClusterLink {
+    package let storage: any SharedDatabaseStorage
+    package var nodeName: String { storage.nodeName }
     let client: OwnerClient
     /// The entries this node commits, pushed to the nodes subscribed to it.
     let feed: CommitFeed
@@ -18,14 +18,14 @@ final class ClusterContext: ClusterLink {
     let peers = PushPeers()
     /// The admin secret, sent with forwarded writes (every node has the same).
     let secret: String
-    let logger: Logger
+    package let logger: Logger
     let failovers: Counter
     /// Log entries applied here, by how they arrived: pushed by the owner, or read from the log.
     let appliedFromPush: Counter
     let appliedFromLog: Counter
     let registry: PrometheusCollectorRegistry
 
-    init(storage: any SharedDatabaseStorage, secret: String, push: Bool = true, registry: PrometheusCollectorRegistry, logger: Logger) {
+    package init(storage: any SharedDatabaseStorage, secret: String, push: Bool = true, registry: PrometheusCollectorRegistry, logger: Logger) {
         self.storage = storage
         self.client = OwnerClient()
         self.feed = CommitFeed(enabled: push)
@@ -43,11 +43,11 @@ final class ClusterContext: ClusterLink {
         appliedFromLog = registry.makeCounter(descriptor: applied, labels: [("source", "log")])
     }
 
-    func isPeerLive(_ node: String) -> Bool { peers.isLive(node) }
+    package func isPeerLive(_ node: String) -> Bool { peers.isLive(node) }
 
-    func publishCommitted(namespace: String, _ entry: LogEntry) { feed.publish(namespace: namespace, entry) }
+    package func publishCommitted(namespace: String, _ entry: LogEntry) { feed.publish(namespace: namespace, entry) }
 
-    func noteApplied(fromPush: Bool) { (fromPush ? appliedFromPush : appliedFromLog).increment() }
+    package func noteApplied(fromPush: Bool) { (fromPush ? appliedFromPush : appliedFromLog).increment() }
 }
 
 /// Runs a node's part of the cluster: membership, the wake-ups of other nodes' commits, and ownership
@@ -63,7 +63,7 @@ final class ClusterContext: ClusterLink {
 /// ```swift
 /// services.append(ClusterCoordinator(context: context, registry: registry, address: "http://10.0.0.5:9000"))
 /// ```
-final class ClusterCoordinator: Service, Sendable {
+package final class ClusterCoordinator: Service, Sendable {
     let context: ClusterContext
     let registry: DatabaseRegistry
     let address: String
@@ -75,9 +75,9 @@ final class ClusterCoordinator: Service, Sendable {
     /// How long an entry known committed waits for the owner's push (one to two rounds of this) before
     /// it is read from the log: pushes arrive within milliseconds, the wake-up a round trip later.
     let pushGrace: Duration
-    static let defaultPushGrace: Duration = .milliseconds(50)
+    package static let defaultPushGrace: Duration = .milliseconds(50)
 
-    init(
+    package init(
         context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100),
         pushGrace: Duration = defaultPushGrace
     ) {
@@ -88,7 +88,7 @@ final class ClusterCoordinator: Service, Sendable {
         self.pushGrace = pushGrace
     }
 
-    func run() async throws {
+    package func run() async throws {
         let storage = context.storage
         context.logger.notice("Joined the cluster", metadata: ["hearth.cluster.node": "\(storage.nodeName)", "hearth.cluster.address": "\(address)"])
         await withTaskGroup(of: Void.self) { group in

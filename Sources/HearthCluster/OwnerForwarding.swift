@@ -28,7 +28,7 @@ extension ClusterContext {
 
     /// One batch to the owner: retried while it surely did not arrive (no owner, refused, not the
     /// owner any more), failed as unknown when it may have.
-    func sendToOwner(_ batch: [Database.Pending], of database: Database, replica: DatabaseReplica) async {
+    package func sendToOwner(_ batch: [Database.Pending], of database: Database, replica: DatabaseReplica) async {
         let deadline = ContinuousClock.now + DatabaseReplica.forwardPatience
         var lease = replica.cachedLease
         while true {

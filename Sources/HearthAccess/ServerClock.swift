@@ -13,7 +13,7 @@ import HearthCore
 /// For example:
 /// ```swift
 /// let clock = TestClock()
-/// var configuration = ServerConfiguration()
+/// var configuration = ServerConfiguration()   // HearthServer's settings
 /// configuration.clock = ServerClock(clock, wallMillisecondsAtStart: 1_700_000_000_000)
 /// // … connect, then:
 /// await clock.advance(by: .seconds(121))   // past the idle timeout: the silent connection is closed

@@ -12,8 +12,8 @@ import Synchronization
 ///
 /// For example:
 /// ```swift
-/// var configuration = ServerConfiguration()
-/// configuration.files.maximumUploadBytes = 100 << 20
+/// var files = FilesConfiguration()   // ServerConfiguration.files
+/// files.maximumUploadBytes = 100 << 20
 /// ```
 public struct FilesConfiguration: Sendable {
     /// The largest object accepted, in bytes; nil for no limit (Cloud Storage's is 5 TiB).

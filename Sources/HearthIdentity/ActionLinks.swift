@@ -16,10 +16,9 @@ import Synchronization
 ///
 /// For example:
 /// ```swift
-/// var configuration = ServerConfiguration()
-/// configuration.identity.publicURL = "https://hearth.example.com"
-/// configuration.identity.authorizedDomains = ["app.example.com"]
-/// let links = ActionLinks(configuration: configuration)
+/// let links = ActionLinks(
+///     publicURL: "https://hearth.example.com", host: "0.0.0.0", port: 9000, authorizedDomains: ["app.example.com"]
+/// )
 /// links.origin                                             // "https://hearth.example.com"
 /// links.check(continueURL: "https://shop.app.example.com/done")  // .authorized
 /// ```

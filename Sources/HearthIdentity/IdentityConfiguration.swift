@@ -3,9 +3,9 @@ import HearthAccess
 ///
 /// For example:
 /// ```swift
-/// var configuration = ServerConfiguration()
-/// configuration.identity.projectID = "demo-timeline"
-/// configuration.identity.apiKeys = ["AIza-demo"]
+/// var identity = IdentityConfiguration()   // ServerConfiguration.identity
+/// identity.projectID = "demo-timeline"
+/// identity.apiKeys = ["AIza-demo"]
 /// ```
 public struct IdentityConfiguration: Sendable {
     /// The project: `aud` of ID tokens, `iss` = `https://securetoken.google.com/<project>`, and the only

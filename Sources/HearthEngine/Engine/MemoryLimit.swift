@@ -6,7 +6,7 @@
 ///
 /// For example:
 /// ```swift
-/// var configuration = ServerConfiguration()
+/// var configuration = EngineConfiguration()
 /// configuration.memoryLimit = MemoryLimit(bytes: 1 << 30)   // hearth serve --memory-limit 1GB
 /// ```
 public struct MemoryLimit: Sendable {

@@ -87,7 +87,8 @@ let package = Package(
         .target(
             name: "HearthServer",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules",
+                "HearthAccess", "HearthEngine", "HearthCluster", "HearthFiles", "HearthIdentity", "HearthWeb",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -95,7 +96,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -105,9 +105,6 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                // Cluster: forwarding writes to a database's owner node.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Who a request comes from: the request context, the admin secret and its guard, ID tokens,

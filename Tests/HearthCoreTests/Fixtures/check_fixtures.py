@@ -2,7 +2,7 @@
 """Independent reference evaluator for ordering.json and queries.json (not run in CI).
 
 Implements Firebase Realtime Database ordering and query semantics as described in
-docs/rest-and-rules.md sections 1.7 and 3, following the Firebase JS SDK
+docs/specs/rest-and-rules.md sections 1.7 and 3, following the Firebase JS SDK
 (util.ts nameCompare/tryParseInt, snap/indexes/*, view/filter/RangedFilter.ts,
 LimitedFilter.ts, QueryParams.ts):
 

@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// Files the server hands to browsers: `/hearth.js`, the browser client, `/hearth-auth.js` and
-/// `/hearth-storage.js`, its accounts and files parts; the start page (`/`), the shared stylesheet
+/// Files the server hands to browsers: `/hearth.js`, the browser client (its modules under
+/// `/hearth/`), `/hearth-auth.js` and `/hearth-storage.js`, its accounts and files parts; the start
+/// page (`/`), the shared stylesheet
 /// (`/ui/…`), the reference apps (`/apps/<name>/…`) and the console (`/console/`). Compiled into the binary from
 /// `Sources/HearthWeb/Web` by the EmbedWebAssets build plugin, so a copied binary serves them too.
 package enum WebAssets {
@@ -25,17 +26,23 @@ package enum WebAssets {
             let bytes = EmbeddedWebAssets.files[file.resource]
             let respond: @Sendable (Request, Context) -> Response = { _, _ in
                 guard let bytes else { return Response(status: .notFound) }
-                let headers: HTTPFields = [
-                    .contentType: file.contentType,
-                    .accessControlAllowOrigin: "*",
-                    .cacheControl: "no-cache",
-                    .contentLength: String(bytes.count),
-                    contentTypeOptions: "nosniff",
-                ]
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                return clientModule(bytes, contentType: file.contentType)
             }
             router.get(RouterPath(file.route), use: respond)
             router.head(RouterPath(file.route), use: respond)
+        }
+        // The modules `/hearth.js` imports (`Web/hearth/*.js`), served like it: other origins' pages
+        // import them too. Every method, and what is not one of them goes to `database`, so a database
+        // location named `hearth` stays reachable (this route takes `/hearth/…` from the REST API's catch-all).
+        let module: @Sendable (Request, Context) async -> Response = { request, context in
+            let name = String(request.uri.path.drop { $0 == "/" })
+            guard request.method == .get || request.method == .head, name.hasSuffix(".js"), let bytes = EmbeddedWebAssets.files[name] else {
+                return await database(request, context)
+            }
+            return clientModule(bytes, contentType: "text/javascript; charset=utf-8")
+        }
+        for method: HTTPRequest.Method in [.get, .head, .put, .post, .patch, .delete, .options] {
+            router.on("/hearth/**", method: method, use: module)
         }
         // Account email links (Firebase Hosting's handler path, and the Auth emulator's).
         for route in ["/__/auth/action", "/emulator/action"] {
@@ -66,6 +73,18 @@ package enum WebAssets {
                 router.on(RouterPath(route), method: method, use: page)
             }
         }
+    }
+
+    /// A client module's response: no page policy (other origins' pages import it), any origin may read it.
+    static func clientModule(_ bytes: Data, contentType: String) -> Response {
+        let headers: HTTPFields = [
+            .contentType: contentType,
+            .accessControlAllowOrigin: "*",
+            .cacheControl: "no-cache",
+            .contentLength: String(bytes.count),
+            contentTypeOptions: "nosniff",
+        ]
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// For development only: `HEARTH_WEB_DIR=Sources/HearthWeb/Web` serves the pages (start page,

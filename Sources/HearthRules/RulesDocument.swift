@@ -244,7 +244,7 @@ enum CompiledRule: Sendable {
     func evaluate(in context: RuleContext) -> Bool {
         switch self {
         case .literal(let value): return value
-        case .expression(let expression): return Evaluator(context: context).evaluate(expression)
+        case .expression(let expression): return RulesEvaluator(context: context).evaluate(expression)
         }
     }
 }
@@ -347,7 +347,7 @@ final class RuleNode: Sendable {
 }
 
 /// A rules document that cannot be loaded: every problem found, with its place.
-public struct RulesError: Error, Sendable, CustomStringConvertible {
+public struct RulesError: HearthError {
     public var diagnostics: [Diagnostic]
 
     public init(_ diagnostics: [Diagnostic]) {
@@ -355,5 +355,4 @@ public struct RulesError: Error, Sendable, CustomStringConvertible {
     }
 
     public var message: String { diagnostics.map(\.description).joined(separator: "\n") }
-    public var description: String { message }
 }

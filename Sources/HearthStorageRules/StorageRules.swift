@@ -94,7 +94,7 @@ public struct StorageRules: Sendable {
         let noRule = "no rule allows \(request.method.rawValue) on \(pathText)"
         guard !candidates.isEmpty else { return StorageRuleDecision(allowed: false, explanation: noRule) }
 
-        var evaluator = Evaluator(
+        var evaluator = StorageRulesEvaluator(
             functions: file.functions, source: text,
             request: StorageRules.requestValue(request, segments: segments),
             resource: request.resource?.ruleValue ?? .null)
@@ -107,7 +107,7 @@ public struct StorageRules: Sendable {
             // Each condition gets the whole call budget.
             evaluator.calls = 0
             do throws(EvaluationError) {
-                let value = try evaluator.evaluate(condition, in: Evaluator.Scope(wildcards: candidate.frames[...]))
+                let value = try evaluator.evaluate(condition, in: StorageRulesEvaluator.Scope(wildcards: candidate.frames[...]))
                 switch value {
                 case .bool(true): return StorageRuleDecision(allowed: true, grantedBy: grant)
                 case .bool(false): lastFailure = "\(place): condition is false"
@@ -156,11 +156,11 @@ public struct StorageRules: Sendable {
         let diagnostics = parser.diagnostics + checker.diagnostics
         guard diagnostics.isEmpty else { throw RulesError(diagnostics) }
         let segments = StorageRules.segments(of: request)
-        var evaluator = Evaluator(
+        var evaluator = StorageRulesEvaluator(
             functions: [], source: text, request: StorageRules.requestValue(request, segments: segments),
             resource: request.resource?.ruleValue ?? .null)
         do throws(EvaluationError) {
-            return .success(try evaluator.evaluate(resolved, in: Evaluator.Scope(wildcards: [variables])))
+            return .success(try evaluator.evaluate(resolved, in: StorageRulesEvaluator.Scope(wildcards: [variables])))
         } catch {
             return .failure(error)
         }

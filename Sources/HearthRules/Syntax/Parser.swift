@@ -4,12 +4,17 @@
 /// ```swift
 /// let expression = try Parser.parse("auth != null && $uid === auth.uid")
 /// ```
-public struct Parser {
-    let bytes: [UInt8]
-    var offset = 0
+public struct Parser: RulesScanner {
+    package let bytes: [UInt8]
+    package var offset = 0
     /// Nesting beyond this is rejected, so hostile rules cannot exhaust the stack.
     static let maximumDepth = 200
     var depth = 0
+
+    /// `<` is not `<=`, `!` is not `!=`, `*` is not `**` (which rules reject).
+    package static let longerOperators: [StaticString] = ["<=", ">=", "!=", "**"]
+    package static let stringSyntax = RulesStringSyntax.databaseRules
+    package static let identifiersMayStartWithDollar = true
 
     init(_ text: String) {
         bytes = Array(text.utf8)
@@ -258,47 +263,16 @@ public struct Parser {
     }
 
     mutating func stringLiteral() throws(Diagnostic) -> String {
-        let quote = bytes[offset]
-        let start = offset
-        offset += 1
-        var out: [UInt8] = []
-        while offset < bytes.count, bytes[offset] != quote {
-            var c = bytes[offset]
-            if c == UInt8(ascii: "\\"), offset + 1 < bytes.count {
-                offset += 1
-                c = bytes[offset]
-                switch c {
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "u"):
-                    guard offset + 4 < bytes.count, let value = UInt32(String(decoding: bytes[(offset + 1)...(offset + 4)], as: UTF8.self), radix: 16),
-                        let scalar = Unicode.Scalar(value)
-                    else { throw error("invalid \\u escape") }
-                    out.append(contentsOf: String(Character(scalar)).utf8)
-                    offset += 4
-                default: out.append(c)
-                }
-                offset += 1
-                continue
-            }
-            out.append(c)
-            offset += 1
-        }
-        guard offset < bytes.count else {
-            offset = start
-            throw error("unterminated string")
-        }
-        offset += 1
+        let text = try scanString()
         skipSpace()
-        return String(decoding: out, as: UTF8.self)
+        return text
     }
 
     mutating func numberLiteral() throws(Diagnostic) -> Double {
         let start = offset
         if bytes[offset] == UInt8(ascii: "0"), offset + 1 < bytes.count, bytes[offset + 1] | 0x20 == UInt8(ascii: "x") {
             offset += 2
-            while offset < bytes.count, isHex(bytes[offset]) { offset += 1 }
+            while offset < bytes.count, isHexDigit(bytes[offset]) { offset += 1 }
             let text = String(decoding: bytes[(start + 2)..<offset], as: UTF8.self)
             guard let value = UInt64(text, radix: 16) else { throw error("invalid number") }
             skipSpace()
@@ -323,60 +297,30 @@ public struct Parser {
     }
 
     mutating func identifierText() -> String? {
-        guard offset < bytes.count, isIdentifierStart(bytes[offset]) else { return nil }
-        let start = offset
-        while offset < bytes.count, isIdentifierPart(bytes[offset]) { offset += 1 }
-        let name = String(decoding: bytes[start..<offset], as: UTF8.self)
+        guard let name = scanIdentifier() else { return nil }
         skipSpace()
         return name
     }
 
     /// Consumes an operator or punctuation token, making sure a shorter token does not eat a longer one.
+    /// '=' alone is assignment; '&' and '|' alone are bitwise: all rejected by not matching here.
     mutating func take(_ token: StaticString) -> Bool {
         skipSpace()
-        guard peek(token) else { return false }
-        let count = token.utf8CodeUnitCount
-        let next = offset + count < bytes.count ? bytes[offset + count] : 0
-        // '=' alone is assignment; '&' and '|' alone are bitwise: all rejected by not matching here.
-        switch String(describing: token) {
-        case "<", ">", "!": if next == UInt8(ascii: "=") { return false }
-        case "*": if next == UInt8(ascii: "*") { return false }
-        default: break
-        }
-        offset += count
+        guard scanOperator(token) else { return false }
         skipSpace()
         return true
     }
 
-    func peek(_ token: StaticString) -> Bool {
-        let count = token.utf8CodeUnitCount
-        guard offset + count <= bytes.count else { return false }
-        let base = token.utf8Start
-        for i in 0..<count where bytes[offset + i] != base[i] { return false }
-        return true
-    }
-
-    mutating func skipSpace() {
-        while offset < bytes.count, bytes[offset] == 0x20 || bytes[offset] == 0x09 || bytes[offset] == 0x0A || bytes[offset] == 0x0D {
-            offset += 1
-        }
-    }
+    mutating func skipSpace() { skipWhitespace() }
 
     var character: String {
         offset < bytes.count ? String(decoding: [bytes[offset]], as: UTF8.self) : "end of expression"
     }
 
-    func error(_ message: String) -> Diagnostic {
+    package func error(_ message: String) -> Diagnostic {
         let (line, column) = RulesSourceMap.position(of: offset, in: bytes)
         return Diagnostic(line: line, column: column, message: message)
     }
-
-    func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
-    func isHex(_ c: UInt8) -> Bool { isDigit(c) || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "f")) }
-    func isIdentifierStart(_ c: UInt8) -> Bool {
-        (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z")) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
-    }
-    func isIdentifierPart(_ c: UInt8) -> Bool { isIdentifierStart(c) || isDigit(c) }
 }
 
 extension Diagnostic: Error {}

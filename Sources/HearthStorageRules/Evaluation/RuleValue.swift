@@ -225,7 +225,7 @@ struct RulePath: Sendable {
 }
 
 /// Why an expression could not be evaluated; the condition that hit it is false.
-struct EvaluationError: Error, Sendable, Equatable {
+struct EvaluationError: HearthError, Equatable {
     var message: String
 
     init(_ message: String) {

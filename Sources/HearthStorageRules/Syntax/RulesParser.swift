@@ -11,7 +11,7 @@ import HearthRules
 /// var parser = RulesParser("service firebase.storage { match /b/{bucket}/o { allow read; } }")
 /// let file = parser.parseFile()  // parser.diagnostics is empty
 /// ```
-struct RulesParser {
+struct RulesParser: RulesScanner {
     let source: SourceText
     var bytes: [UInt8] { source.bytes }
     var offset = 0
@@ -26,6 +26,11 @@ struct RulesParser {
     /// Likewise for match blocks inside match blocks.
     static let maximumMatchDepth = 50
     var depth = 0
+
+    /// `<` is not `<=`, `!` is not `!=`, and `==` or `!=` followed by `=` is JavaScript, not rules.
+    static let longerOperators: [StaticString] = ["<=", ">=", "!=", "===", "!=="]
+    static let stringSyntax = RulesStringSyntax.storageRules
+    static let identifiersMayStartWithDollar = false
 
     init(_ text: String) {
         source = SourceText(text)
@@ -686,72 +691,18 @@ extension RulesParser {
     /// A string in '…' or "…". Escapes: \n \t \r \b \f \v \0 \\ \' \" \uXXXX \xHH; any other escaped
     /// character keeps its backslash, so regular expressions such as '\d+' and '\.' read as written.
     mutating func stringLiteral() throws(Diagnostic) -> String {
-        let quote = bytes[offset]
-        let start = offset
-        offset += 1
-        var out: [UInt8] = []
-        while offset < bytes.count, bytes[offset] != quote {
-            let c = bytes[offset]
-            if c == 0x0A {
-                offset = start
-                throw error("unterminated string (strings end on the same line)")
-            }
-            if c == UInt8(ascii: "\\"), offset + 1 < bytes.count {
-                let escape = bytes[offset + 1]
-                offset += 2
-                switch escape {
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "v"): out.append(0x0B)
-                case UInt8(ascii: "0"): out.append(0x00)
-                case UInt8(ascii: "\\"), UInt8(ascii: "'"), UInt8(ascii: "\""): out.append(escape)
-                case UInt8(ascii: "u"), UInt8(ascii: "x"):
-                    let count = escape == UInt8(ascii: "u") ? 4 : 2
-                    guard offset + count <= bytes.count,
-                        let value = UInt32(String(decoding: bytes[offset..<(offset + count)], as: UTF8.self), radix: 16),
-                        let scalar = Unicode.Scalar(value)
-                    else { throw error("invalid \\\(Character(Unicode.Scalar(escape))) escape") }
-                    out.append(contentsOf: String(Character(scalar)).utf8)
-                    offset += count
-                default: out.append(contentsOf: [c, escape])
-                }
-                continue
-            }
-            out.append(c)
-            offset += 1
-        }
-        guard offset < bytes.count else {
-            offset = start
-            throw error("unterminated string")
-        }
-        offset += 1
-        return String(decoding: out, as: UTF8.self)
+        try scanString()
     }
 
     mutating func identifierText(skipping: Bool = true) -> String? {
         if skipping { skipTrivia() }
-        guard offset < bytes.count, isIdentifierStart(bytes[offset]) else { return nil }
-        let start = offset
-        while offset < bytes.count, isIdentifierPart(bytes[offset]) { offset += 1 }
-        return String(decoding: bytes[start..<offset], as: UTF8.self)
+        return scanIdentifier()
     }
 
     /// Consumes an operator or punctuation token, making sure a shorter token does not eat a longer one.
     mutating func take(_ token: StaticString) -> Bool {
         skipTrivia()
-        guard peek(token) else { return false }
-        let count = token.utf8CodeUnitCount
-        let next = offset + count < bytes.count ? bytes[offset + count] : 0
-        switch String(describing: token) {
-        case "<", ">", "!": if next == UInt8(ascii: "=") { return false }
-        case "==", "!=": if next == UInt8(ascii: "=") { return false }
-        default: break
-        }
-        offset += count
-        return true
+        return scanOperator(token)
     }
 
     mutating func expect(_ token: StaticString, _ message: @autoclosure () -> String) throws(Diagnostic) {
@@ -771,19 +722,11 @@ extension RulesParser {
         return offset + count == bytes.count || !isIdentifierPart(bytes[offset + count])
     }
 
-    func peek(_ token: StaticString) -> Bool {
-        let count = token.utf8CodeUnitCount
-        guard offset + count <= bytes.count else { return false }
-        let base = token.utf8Start
-        for i in 0..<count where bytes[offset + i] != base[i] { return false }
-        return true
-    }
-
     /// Skips whitespace and comments (`// …` and `/* … */`).
     mutating func skipTrivia() {
         while offset < bytes.count {
             let c = bytes[offset]
-            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D {
+            if isWhitespace(c) {
                 offset += 1
             } else if c == UInt8(ascii: "/"), offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "/") {
                 while offset < bytes.count, bytes[offset] != 0x0A { offset += 1 }
@@ -822,12 +765,6 @@ extension RulesParser {
         source.diagnostic(message, at: offset)
     }
 
-    func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
-    func isHexDigit(_ c: UInt8) -> Bool { isDigit(c) || (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "f")) }
-    func isIdentifierStart(_ c: UInt8) -> Bool {
-        (c | 0x20 >= UInt8(ascii: "a") && c | 0x20 <= UInt8(ascii: "z")) || c == UInt8(ascii: "_")
-    }
-    func isIdentifierPart(_ c: UInt8) -> Bool { isIdentifierStart(c) || isDigit(c) }
     /// Bytes a literal path segment may hold: anything but blanks, '/', braces and quotes.
     func isPathCharacter(_ c: UInt8) -> Bool {
         !(c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: "/") || c == UInt8(ascii: "{")

@@ -8,7 +8,7 @@ import HearthCore
 /// let rule = try CompiledRule(source: "auth != null", kind: .read, variables: [])
 /// #expect(rule.evaluate(in: context) == false)
 /// ```
-struct Evaluator {
+struct RulesEvaluator {
     let context: RuleContext
 
     /// A runtime error: the rule fails.
@@ -42,7 +42,7 @@ struct Evaluator {
         case .regex, .array: throw Failure()
         case .identifier(let name, _):
             switch name {
-            case "auth": return Evaluator.wrap(context.auth)
+            case "auth": return RulesEvaluator.wrap(context.auth)
             case "now": return .number(context.now)
             case "root": return .snapshot(context.root, .root, root: context.root)
             case "data": return .snapshot(context.dataNode ?? context.root.child(at: context.path), context.path, root: context.root)
@@ -167,10 +167,10 @@ struct Evaluator {
         case .null: return .null  // auth.foo.bar is null, not an error
         case .json(let json):
             switch json {
-            case .object(let members): return members.first { $0.key == name }.map { Evaluator.wrap($0.value) } ?? .null
+            case .object(let members): return members.first { $0.key == name }.map { RulesEvaluator.wrap($0.value) } ?? .null
             case .array(let items):
                 guard let index = Int(name), items.indices.contains(index) else { return .null }
-                return Evaluator.wrap(items[index])
+                return RulesEvaluator.wrap(items[index])
             default: return .null
             }
         case .string(let s):
@@ -183,9 +183,9 @@ struct Evaluator {
             case "orderByPriority": return .bool(q.orderByPriority)
             case "orderByValue": return .bool(q.orderByValue)
             case "orderByChild": return q.orderByChild.map(Value.string) ?? .null
-            case "startAt": return Evaluator.wrap(q.startAt)
-            case "endAt": return Evaluator.wrap(q.endAt)
-            case "equalTo": return Evaluator.wrap(q.equalTo)
+            case "startAt": return RulesEvaluator.wrap(q.startAt)
+            case "endAt": return RulesEvaluator.wrap(q.endAt)
+            case "equalTo": return RulesEvaluator.wrap(q.equalTo)
             case "limitToFirst": return q.limitToFirst.map(Value.number) ?? .null
             case "limitToLast": return q.limitToLast.map(Value.number) ?? .null
             default: throw Failure()
@@ -211,7 +211,7 @@ struct Evaluator {
         switch name {
         case "val":
             switch node {
-            case .leaf(let v, _): return Evaluator.primitive(v)
+            case .leaf(let v, _): return RulesEvaluator.primitive(v)
             case .children(let c): return c.entries.isEmpty ? .null : .opaque
             }
         case "child":

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The built-in functions: conversions, `math.*`, `timestamp.*`, `duration.*`, `latlng.value`, `path`, `debug`.
-extension Evaluator {
+extension StorageRulesEvaluator {
     func builtin(_ name: String, _ arguments: [RuleValue]) throws(EvaluationError) -> RuleValue {
         let argument = arguments.first ?? .null
         switch name {

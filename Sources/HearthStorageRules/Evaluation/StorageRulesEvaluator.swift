@@ -8,10 +8,10 @@
 ///
 /// For example:
 /// ```swift
-/// var evaluator = Evaluator(functions: file.functions, source: source, request: request, resource: .null)
-/// let value = try evaluator.evaluate(condition, in: Evaluator.Scope(wildcards: [["uid": .string("ada")]]))
+/// var evaluator = StorageRulesEvaluator(functions: file.functions, source: source, request: request, resource: .null)
+/// let value = try evaluator.evaluate(condition, in: StorageRulesEvaluator.Scope(wildcards: [["uid": .string("ada")]]))
 /// ```
-struct Evaluator {
+struct StorageRulesEvaluator {
     let functions: [FunctionDeclaration]
     let source: SourceText
     /// The `request` variable (a map) and `resource` (a map or null).
@@ -46,8 +46,8 @@ struct Evaluator {
     mutating func evaluate(_ expression: RuleExpression, in scope: Scope) throws(EvaluationError) -> RuleValue {
         nesting += 1
         defer { nesting -= 1 }
-        guard nesting <= Evaluator.maximumNesting else {
-            throw EvaluationError("evaluation nested deeper than \(Evaluator.maximumNesting) levels")
+        guard nesting <= StorageRulesEvaluator.maximumNesting else {
+            throw EvaluationError("evaluation nested deeper than \(StorageRulesEvaluator.maximumNesting) levels")
         }
         // Each case is one call and binds nothing: a debug build's frame holds every case's payloads and
         // temporaries, and this function recurses once per level of the expression.
@@ -203,11 +203,11 @@ struct Evaluator {
 
     mutating func call(_ index: Int, _ arguments: [RuleExpression], _ scope: Scope) throws(EvaluationError) -> RuleValue {
         let function = functions[index]
-        guard scope.callDepth < Evaluator.maximumCallDepth else {
-            throw EvaluationError("function calls nest deeper than \(Evaluator.maximumCallDepth) (in \(function.name))")
+        guard scope.callDepth < StorageRulesEvaluator.maximumCallDepth else {
+            throw EvaluationError("function calls nest deeper than \(StorageRulesEvaluator.maximumCallDepth) (in \(function.name))")
         }
         calls += 1
-        guard calls <= Evaluator.maximumCalls else { throw EvaluationError("more than \(Evaluator.maximumCalls) function calls") }
+        guard calls <= StorageRulesEvaluator.maximumCalls else { throw EvaluationError("more than \(StorageRulesEvaluator.maximumCalls) function calls") }
         var inner = Scope()
         inner.callDepth = scope.callDepth + 1
         // A function sees the wildcards of the matches around its declaration, not those of its caller.

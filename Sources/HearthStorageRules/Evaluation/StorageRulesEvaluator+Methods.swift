@@ -1,7 +1,7 @@
 import Foundation
 
 /// The methods of values: `name.matches('.*\\.png')`, `list.hasAny(['a'])`, `metadata.diff(old).affectedKeys()`.
-extension Evaluator {
+extension StorageRulesEvaluator {
     func method(_ receiver: RuleValue, _ name: String, _ arguments: [RuleValue], _ receiverExpression: RuleExpression) throws(EvaluationError) -> RuleValue {
         switch receiver {
         case .string(let s): return try stringMethod(s, name, arguments)
@@ -30,7 +30,7 @@ extension Evaluator {
             case ("latitude", _): return .float(latitude)
             case ("longitude", _): return .float(longitude)
             case ("distance", .latlng(let otherLatitude, let otherLongitude)?):
-                return .float(Evaluator.distance(latitude, longitude, otherLatitude, otherLongitude))
+                return .float(StorageRulesEvaluator.distance(latitude, longitude, otherLatitude, otherLongitude))
             default: break
             }
         case .bytes(let b):
@@ -54,10 +54,10 @@ extension Evaluator {
         case "trim": return .string(s.trimmingCharacters(in: .whitespacesAndNewlines))
         case "toUtf8": return .bytes(Array(s.utf8))
         case "matches":
-            let regex = try Evaluator.regex(try string(arguments, 0, name), anchored: true)
+            let regex = try StorageRulesEvaluator.regex(try string(arguments, 0, name), anchored: true)
             return .bool(regex.firstMatch(in: s, options: [], range: NSRange(s.startIndex..., in: s)) != nil)
         case "split":
-            let regex = try Evaluator.regex(try string(arguments, 0, name), anchored: false)
+            let regex = try StorageRulesEvaluator.regex(try string(arguments, 0, name), anchored: false)
             var parts: [RuleValue] = []
             var start = s.startIndex
             for match in regex.matches(in: s, options: [], range: NSRange(s.startIndex..., in: s)) {
@@ -68,7 +68,7 @@ extension Evaluator {
             parts.append(.string(String(s[start...])))
             return .list(parts)
         case "replace":
-            let regex = try Evaluator.regex(try string(arguments, 0, name), anchored: false)
+            let regex = try StorageRulesEvaluator.regex(try string(arguments, 0, name), anchored: false)
             let template = try string(arguments, 1, name)
             return .string(regex.stringByReplacingMatches(in: s, options: [], range: NSRange(s.startIndex..., in: s), withTemplate: template))
         default: throw EvaluationError("string has no method \(name)()")
@@ -78,7 +78,7 @@ extension Evaluator {
     func listMethod(_ items: [RuleValue], _ name: String, _ arguments: [RuleValue]) throws(EvaluationError) -> RuleValue {
         switch name {
         case "size": return .int(Int64(items.count))
-        case "toSet": return .set(Evaluator.distinct(items))
+        case "toSet": return .set(StorageRulesEvaluator.distinct(items))
         case "join":
             let separator = arguments.isEmpty ? "" : try string(arguments, 0, name)
             var parts: [String] = []
@@ -109,7 +109,7 @@ extension Evaluator {
         case "intersection":
             let other = try collection(arguments[0], name)
             return .set(items.filter { item in other.contains { RuleValue.equal($0, item) } })
-        case "union": return .set(Evaluator.distinct(items + (try collection(arguments[0], name))))
+        case "union": return .set(StorageRulesEvaluator.distinct(items + (try collection(arguments[0], name))))
         default: throw EvaluationError("set has no method \(name)()")
         }
     }

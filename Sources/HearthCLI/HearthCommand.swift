@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthCore
 
 /// The `hearth` command line: the one place that picks a storage backend and starts a server.
 @main

@@ -79,7 +79,7 @@ package struct ClusterController: Sendable {
     }
 
     /// Submits every write at once, in order (so they share group commits), and waits for all.
-    static func submitInOrder(_ requests: [WriteRequest], to database: Database) async -> [Result<WriteOutcome, any Error>] {
+    static func submitInOrder(_ requests: [WriteRequest], to database: DatabaseInstance) async -> [Result<WriteOutcome, any Error>] {
         guard !requests.isEmpty else { return [] }
         let results = Mutex([Result<WriteOutcome, any Error>?](repeating: nil, count: requests.count))
         let remaining = Mutex(requests.count)

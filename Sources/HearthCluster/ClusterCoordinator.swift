@@ -202,7 +202,7 @@ package final class ClusterCoordinator: Service, Sendable {
         }
     }
 
-    private func supervise(_ database: Database, _ replica: DatabaseReplica, me: String, alive: Set<String>, settled: Set<String>) async {
+    private func supervise(_ database: DatabaseInstance, _ replica: DatabaseReplica, me: String, alive: Set<String>, settled: Set<String>) async {
         let lease: DatabaseLease?
         let generation = context.storage.sessionGeneration
         do {
@@ -253,7 +253,7 @@ package final class ClusterCoordinator: Service, Sendable {
         }
     }
 
-    private func claim(_ database: Database, _ replica: DatabaseReplica, previous: String?) async {
+    private func claim(_ database: DatabaseInstance, _ replica: DatabaseReplica, previous: String?) async {
         do {
             let generation = context.storage.sessionGeneration
             let shared = replica.shared

@@ -7,7 +7,7 @@ extension ClusterContext {
     /// Sends a batch to the owner, giving up (nil) as soon as the lease it was sent under moves to another
     /// node or epoch: a hung owner must not hold up the writes behind this batch past the lease time.
     private func forwardWatchingLease(
-        _ batch: [Database.Pending], _ database: Database, replica: DatabaseReplica, to address: String, lease: DatabaseLease
+        _ batch: [DatabaseInstance.Pending], _ database: DatabaseInstance, replica: DatabaseReplica, to address: String, lease: DatabaseLease
     ) async throws -> OwnerClient.Answer? {
         let requests = batch.map(\.request)
         let namespace = database.namespace
@@ -28,7 +28,7 @@ extension ClusterContext {
 
     /// One batch to the owner: retried while it surely did not arrive (no owner, refused, not the
     /// owner any more), failed as unknown when it may have.
-    package func sendToOwner(_ batch: [Database.Pending], of database: Database, replica: DatabaseReplica) async {
+    package func sendToOwner(_ batch: [DatabaseInstance.Pending], of database: DatabaseInstance, replica: DatabaseReplica) async {
         let deadline = ContinuousClock.now + DatabaseReplica.forwardPatience
         var lease = replica.cachedLease
         while true {

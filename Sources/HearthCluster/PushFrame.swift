@@ -1,3 +1,4 @@
+import HearthCore
 import HearthStorage
 import NIOCore
 
@@ -61,8 +62,8 @@ enum PushFrame: Sendable, Equatable {
 
 /// A frame the push stream cannot carry or read: the stream is closed and the subscriber falls back to
 /// the log. Never carries user data.
-struct PushFrameError: Error, Sendable, Equatable, CustomStringConvertible {
-    var description: String
+struct PushFrameError: HearthError, Equatable {
+    var message: String
 }
 
 /// Cuts a push stream, arriving in chunks of any size, into frames.
@@ -88,10 +89,10 @@ struct PushFrameDecoder {
                 let length = buffer.getInteger(at: start + 1, as: UInt32.self)
             else { break }
             guard let kind = PushFrame.Kind(rawValue: kindByte) else {
-                throw PushFrameError(description: "A push frame of unknown kind \(kindByte)")
+                throw PushFrameError(message: "A push frame of unknown kind \(kindByte)")
             }
             guard length <= PushFrameDecoder.largestFrame else {
-                throw PushFrameError(description: "A push frame of \(length) bytes is too large")
+                throw PushFrameError(message: "A push frame of \(length) bytes is too large")
             }
             guard buffer.readableBytes >= PushFrame.headerSize + Int(length) else { break }
             buffer.moveReaderIndex(forwardBy: PushFrame.headerSize)
@@ -108,13 +109,13 @@ struct PushFrameDecoder {
         case .hello:
             return .hello(node: body.readString(length: body.readableBytes) ?? "")
         case .heartbeat:
-            guard body.readableBytes == 0 else { throw PushFrameError(description: "A push heartbeat has a body") }
+            guard body.readableBytes == 0 else { throw PushFrameError(message: "A push heartbeat has a body") }
             return .heartbeat
         case .entry:
             guard let namespaceLength = body.readInteger(as: UInt16.self),
                 let namespace = body.readString(length: Int(namespaceLength)),
                 let sequence = body.readInteger(as: Int64.self)
-            else { throw PushFrameError(description: "A pushed entry is malformed") }
+            else { throw PushFrameError(message: "A pushed entry is malformed") }
             let payload = body.readString(length: body.readableBytes) ?? ""
             return .entry(namespace: namespace, LogEntry(sequence: sequence, payload: payload))
         }

@@ -95,7 +95,7 @@ package final class PushReceiver: Service, Sendable {
         request.headers.add(name: "Authorization", value: "Bearer \(context.secret)")
         let response = try await http.execute(request, deadline: .now() + .seconds(2))
         guard response.status == .ok else {
-            throw PushFrameError(description: "The node answered \(response.status.code) to the push subscription")
+            throw PushFrameError(message: "The node answered \(response.status.code) to the push subscription")
         }
         var decoder = PushFrameDecoder()
         var greeted = false
@@ -105,12 +105,12 @@ package final class PushReceiver: Service, Sendable {
                 switch frame {
                 case .hello(let node):
                     // Another node now answers at that address: follow it under its own name.
-                    guard node == name else { throw PushFrameError(description: "The node at the address is another one now") }
+                    guard node == name else { throw PushFrameError(message: "The node at the address is another one now") }
                     greeted = true
                 case .heartbeat:
                     break
                 case .entry(let namespace, let entry):
-                    guard greeted else { throw PushFrameError(description: "A push stream did not start with its node's name") }
+                    guard greeted else { throw PushFrameError(message: "A push stream did not start with its node's name") }
                     entries[namespace, default: []].append(entry)
                 }
             }

@@ -8,7 +8,7 @@ import HearthCore
 /// ```swift
 /// throw FilesError.notFound
 /// ```
-struct FilesError: Error, Sendable, Equatable {
+struct FilesError: CodedError, Equatable {
     var code: Int
     var message: String
     /// Cloud Storage's `reason` (`notFound`, `forbidden`, `invalid`, …).

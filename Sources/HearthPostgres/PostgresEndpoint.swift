@@ -23,15 +23,15 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var database: String
     public var tls: TLSMode
 
-    /// - Throws: ``StorageError`` `.unavailable` with what is wrong in the URL (never the password).
+    /// - Throws: ``DatabaseStorageError`` `.unavailable` with what is wrong in the URL (never the password).
     public init(url: String) throws {
         guard let components = URLComponents(string: url),
             let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
         else {
-            throw StorageError(.unavailable, "The PostgreSQL URL must look like postgres://user@host:5432/database")
+            throw DatabaseStorageError(.unavailable, "The PostgreSQL URL must look like postgres://user@host:5432/database")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw StorageError(.unavailable, "The PostgreSQL URL has no host; write it as postgres://user@host:5432/database")
+            throw DatabaseStorageError(.unavailable, "The PostgreSQL URL has no host; write it as postgres://user@host:5432/database")
         }
         self.host = host
         port = components.port ?? 5432
@@ -45,7 +45,7 @@ public struct PostgresEndpoint: Sendable, Equatable, CustomStringConvertible {
         case "allow", "prefer": tls = .prefer
         case "require", "verify-ca", "verify-full": tls = .require
         default:
-            throw StorageError(.unavailable, "Unknown sslmode \(mode) in the PostgreSQL URL; use disable, prefer or require")
+            throw DatabaseStorageError(.unavailable, "Unknown sslmode \(mode) in the PostgreSQL URL; use disable, prefer or require")
         }
     }
 

@@ -35,7 +35,7 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         if isClosed.withLock({ $0 }) {
-            throw StorageError(.unavailable, "The storage of \(namespace) is closed")
+            throw DatabaseStorageError(.unavailable, "The storage of \(namespace) is closed")
         }
         return try await storage.run(action, body)
     }
@@ -85,7 +85,7 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     static func add(_ row: PostgresRow, to builder: inout TreeBuilder) throws {
         var cells = row.makeIterator()
         guard let keyCell = cells.next(), let valueCell = cells.next(), let key = keyCell.bytes, let value = valueCell.bytes else {
-            throw StorageError(.corrupt, "A stored row is incomplete")
+            throw DatabaseStorageError(.corrupt, "A stored row is incomplete")
         }
         try key.withUnsafeReadableBytes { keyBytes in
             try value.withUnsafeReadableBytes { valueBytes in
@@ -123,7 +123,7 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
                 logger: logger
             )
             guard let sequence = try await rows.decode(Int64.self).all().first else {
-                throw StorageError(.unavailable, "hearth_commit returned nothing")
+                throw DatabaseStorageError(.unavailable, "hearth_commit returned nothing")
             }
             return sequence
         }

@@ -93,7 +93,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
     ///   - maximumConnections: the pool's size (plus the one session).
     ///   - connectionWait: how long an operation waits for a pooled connection (the server is down, or
     ///     every connection is busy) before it fails with `.unavailable`.
-    /// - Throws: ``StorageError`` `.unavailable` when the server cannot be reached or refuses the login,
+    /// - Throws: ``DatabaseStorageError`` `.unavailable` when the server cannot be reached or refuses the login,
     ///   with a message that says what to check (never the password).
     public static func connect(
         url: String,
@@ -105,7 +105,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
     ) async throws -> PostgresStorage {
         let endpoint = try PostgresEndpoint(url: url)
         guard !nodeName.isEmpty, nodeName.utf8.count <= 200 else {
-            throw StorageError(.unavailable, "The node name must be 1 to 200 bytes long")
+            throw DatabaseStorageError(.unavailable, "The node name must be 1 to 200 bytes long")
         }
         let logger = logger ?? Logger(label: "hearth.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
         let session = try await openSession(endpoint, logger: logger)
@@ -155,7 +155,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
             )
             return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         } catch {
-            throw StorageError(
+            throw DatabaseStorageError(
                 .unavailable,
                 "Cannot connect to PostgreSQL at \(endpoint.description) (\(reason(error))). Check that the server is running "
                     + "and that the PostgreSQL URL names the right host, port, user, password and database."
@@ -179,7 +179,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     static func backendPID(of connection: PostgresConnection, logger: Logger) async throws -> Int32 {
         guard let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).all().first else {
-            throw StorageError(.unavailable, "PostgreSQL did not tell its backend pid")
+            throw DatabaseStorageError(.unavailable, "PostgreSQL did not tell its backend pid")
         }
         return pid
     }
@@ -313,12 +313,12 @@ public final class PostgresStorage: SharedDatabaseStorage {
 
     public func join(address: String) async throws {
         let (session, pid) = try state.withLock { state -> (PostgresConnection?, Int32) in
-            guard !state.isShutDown else { throw StorageError(.unavailable, "The PostgreSQL storage is shut down") }
+            guard !state.isShutDown else { throw DatabaseStorageError(.unavailable, "The PostgreSQL storage is shut down") }
             state.address = address
             return (state.session, state.sessionPID)
         }
         guard let session else {
-            throw StorageError(.unavailable, "The PostgreSQL session is not open (the server may be down); try again")
+            throw DatabaseStorageError(.unavailable, "The PostgreSQL session is not open (the server may be down); try again")
         }
         do {
             try await heartbeat(on: session, pid: pid, address: address, registering: true)
@@ -375,7 +375,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
             {
                 return value
             }
-            throw StorageError(.unavailable, "A shared setting vanished; try again")
+            throw DatabaseStorageError(.unavailable, "A shared setting vanished; try again")
         }
     }
 
@@ -491,13 +491,13 @@ public final class PostgresStorage: SharedDatabaseStorage {
     }
 
     /// Opens one namespace (nothing is created until its first commit, rules save or claim).
-    /// - Throws: ``StorageError`` `.invalidNamespace` for an invalid name.
+    /// - Throws: ``DatabaseStorageError`` `.invalidNamespace` for an invalid name.
     public func openNamespace(_ namespace: String) throws -> PostgresNamespaceStorage {
         guard NamespaceName.isValid(namespace) else {
-            throw StorageError(.invalidNamespace, "Invalid namespace name")
+            throw DatabaseStorageError(.invalidNamespace, "Invalid namespace name")
         }
         try state.withLock { state in
-            if state.isShutDown { throw StorageError(.unavailable, "The PostgreSQL storage is shut down") }
+            if state.isShutDown { throw DatabaseStorageError(.unavailable, "The PostgreSQL storage is shut down") }
         }
         return PostgresNamespaceStorage(namespace: namespace, storage: self)
     }
@@ -582,14 +582,14 @@ public final class PostgresStorage: SharedDatabaseStorage {
         guard !name.isEmpty, name.utf8.count <= 63,
             name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x5F })
         else {
-            throw StorageError(.unavailable, "A database name must be 1 to 63 letters, digits or _")
+            throw DatabaseStorageError(.unavailable, "A database name must be 1 to 63 letters, digits or _")
         }
         return "\"\(name)\""
     }
 
     // MARK: Helpers
 
-    /// Runs `body` on a pooled connection, turning failures into ``StorageError``s that say what failed.
+    /// Runs `body` on a pooled connection, turning failures into ``DatabaseStorageError``s that say what failed.
     ///
     /// Waiting for a connection is limited to ``connectionWait`` (the pool itself keeps retrying an
     /// unreachable server for a minute or more); the query, once it runs, is not (a large load may take
@@ -610,7 +610,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 }
             }
         } catch is Deadline.Exceeded {
-            throw StorageError(
+            throw DatabaseStorageError(
                 .unavailable,
                 "Cannot \(action): no connection to PostgreSQL within \(connectionWait); check that the server is running"
             )
@@ -626,28 +626,28 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var isSet: Bool { value.load(ordering: .acquiring) }
     }
 
-    /// A ``StorageError`` for a failure while doing `action`: `.fenced` for `hearth_commit`'s fence, else
+    /// A ``DatabaseStorageError`` for a failure while doing `action`: `.fenced` for `hearth_commit`'s fence, else
     /// `.unavailable` with PostgreSQL's own message (which carries no passwords and, for these queries,
     /// no user values).
-    static func storageError(_ error: any Error, _ action: String) -> StorageError {
-        if let error = error as? StorageError { return error }
+    static func storageError(_ error: any Error, _ action: String) -> DatabaseStorageError {
+        if let error = error as? DatabaseStorageError { return error }
         if let error = error as? PSQLError {
             if let info = error.serverInfo {
                 let state = info[.sqlState] ?? ""
                 if state == PostgresSchema.fencedState {
-                    return StorageError(.fenced, "Cannot \(action): the lease of this database moved to another node")
+                    return DatabaseStorageError(.fenced, "Cannot \(action): the lease of this database moved to another node")
                 }
-                return StorageError(.unavailable, "PostgreSQL failed to \(action): \(info[.message] ?? "error") (SQLSTATE \(state))")
+                return DatabaseStorageError(.unavailable, "PostgreSQL failed to \(action): \(info[.message] ?? "error") (SQLSTATE \(state))")
             }
-            return StorageError(.unavailable, "PostgreSQL failed to \(action) (\(reason(error))); check that the server is running")
+            return DatabaseStorageError(.unavailable, "PostgreSQL failed to \(action) (\(reason(error))); check that the server is running")
         }
-        if error is CancellationError { return StorageError(.unavailable, "Cancelled while trying to \(action)") }
-        return StorageError(.unavailable, "PostgreSQL failed to \(action): \(reason(error))")
+        if error is CancellationError { return DatabaseStorageError(.unavailable, "Cancelled while trying to \(action)") }
+        return DatabaseStorageError(.unavailable, "PostgreSQL failed to \(action): \(reason(error))")
     }
 
     /// What went wrong, in words that carry no password: the server's message, or the network error.
     static func reason(_ error: any Error) -> String {
-        if let error = error as? StorageError { return error.message }
+        if let error = error as? DatabaseStorageError { return error.message }
         guard let error = error as? PSQLError else { return "\(error)" }
         if let info = error.serverInfo { return info[.message] ?? "\(error.code)" }
         if let underlying = error.underlying { return "\(error.code): \(underlying)" }

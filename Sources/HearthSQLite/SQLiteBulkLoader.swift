@@ -110,7 +110,7 @@ struct SQLiteBulkLoader {
                 let pages = try Int.fetchOne(db, sql: "PRAGMA page_count"),
                 try Int.fetchOne(db, sql: "PRAGMA freelist_count") == 0,
                 try Int.fetchOne(db, sql: "PRAGMA page_size") == Self.pageSize
-            else { throw StorageError(.unavailable, "Unexpected layout of the new database file") }
+            else { throw DatabaseStorageError(.unavailable, "Unexpected layout of the new database file") }
             return Layout(nodesRoot: root, pageCount: pages)
         }
         try queue.close()
@@ -188,15 +188,15 @@ struct SQLiteBulkLoader {
                 try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") ?? 1
             }
             try queue.close()
-            guard busy == 0 else { throw StorageError(.unavailable, "Cannot checkpoint \(path); nothing was imported") }
+            guard busy == 0 else { throw DatabaseStorageError(.unavailable, "Cannot checkpoint \(path); nothing was imported") }
             let wal = path + "-wal"
             if let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue {
-                guard size == 0 else { throw StorageError(.unavailable, "The write-ahead log of \(path) is not empty; nothing was imported") }
+                guard size == 0 else { throw DatabaseStorageError(.unavailable, "The write-ahead log of \(path) is not empty; nothing was imported") }
                 try FileManager.default.removeItem(atPath: wal)
             }
             try? FileManager.default.removeItem(atPath: path + "-shm")
             guard !FileManager.default.fileExists(atPath: path + "-journal") else {
-                throw StorageError(.unavailable, "\(path) has a rollback journal; nothing was imported")
+                throw DatabaseStorageError(.unavailable, "\(path) has a rollback journal; nothing was imported")
             }
         }
         guard rename(building.path, path) == 0 else { throw Self.systemError("rename \(building.path)") }
@@ -206,7 +206,7 @@ struct SQLiteBulkLoader {
         guard fsync(directory) == 0 else { throw Self.systemError("sync \(databaseFile.deletingLastPathComponent().path)") }
     }
 
-    static func systemError(_ what: String) -> StorageError {
-        StorageError(.unavailable, "Cannot \(what): \(String(cString: strerror(errno)))")
+    static func systemError(_ what: String) -> DatabaseStorageError {
+        DatabaseStorageError(.unavailable, "Cannot \(what): \(String(cString: strerror(errno)))")
     }
 }

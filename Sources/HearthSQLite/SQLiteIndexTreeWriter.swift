@@ -88,7 +88,7 @@ struct SQLiteIndexTreeWriter {
             let common = min(previousKey.count, key.count)
             let order = common == 0 ? 0 : memcmp(previousKey, key.baseAddress!, common)
             guard order < 0 || (order == 0 && previousKey.count < key.count) else {
-                throw StorageError(.corrupt, "Bulk load rows out of key order")
+                throw DatabaseStorageError(.corrupt, "Bulk load rows out of key order")
             }
         }
         previousKey.removeAll(keepingCapacity: true)
@@ -281,7 +281,7 @@ struct SQLiteIndexTreeWriter {
             }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw StorageError(.unavailable, "Cannot write the imported database: \(String(cString: strerror(errno)))")
+                throw DatabaseStorageError(.unavailable, "Cannot write the imported database: \(String(cString: strerror(errno)))")
             }
             written += result
         }

@@ -45,7 +45,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
                 )
             }
         } catch {
-            throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
+            throw DatabaseStorageError(.unavailable, "Cannot open \(url.path): \(error)")
         }
     }
 

@@ -40,7 +40,7 @@ public final class SQLiteSnapshotReader: StoredTreeSource {
         static func prepare(_ handle: OpaquePointer, _ sql: String) throws -> OpaquePointer {
             var statement: OpaquePointer?
             guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw StorageError(.corrupt, "Cannot read the database: \(String(cString: sqlite3_errmsg(handle)))")
+                throw DatabaseStorageError(.corrupt, "Cannot read the database: \(String(cString: sqlite3_errmsg(handle)))")
             }
             return statement
         }
@@ -68,14 +68,14 @@ public final class SQLiteSnapshotReader: StoredTreeSource {
         var handle: OpaquePointer?
         guard sqlite3_open_v2(file.path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
             if let handle { sqlite3_close_v2(handle) }
-            throw StorageError(.unavailable, "Cannot open \(file.path) for reading")
+            throw DatabaseStorageError(.unavailable, "Cannot open \(file.path) for reading")
         }
         sqlite3_busy_timeout(handle, 5000)
         // A read transaction takes its snapshot at its first read, which is now.
         guard sqlite3_exec(handle, "BEGIN; SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT 1)", nil, nil, nil) == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(handle))
             sqlite3_close_v2(handle)
-            throw StorageError(.unavailable, "Cannot read \(file.path): \(message)")
+            throw DatabaseStorageError(.unavailable, "Cannot read \(file.path): \(message)")
         }
         connection = Mutex(try Connection(handle: handle))
     }

@@ -30,7 +30,7 @@ public final class SQLiteStorage: DatabaseStorage {
     let wholeNodeRows: Int
 
     /// Opens (creating when needed) a data directory.
-    /// - Throws: ``StorageError`` with code `.unavailable` when the directory cannot be created or written,
+    /// - Throws: ``DatabaseStorageError`` with code `.unavailable` when the directory cannot be created or written,
     ///   `.locked` when another process has it open.
     public init(directory: URL, wholeNodeRows: Int = SQLiteSnapshotReader.defaultWholeNodeRows) throws {
         self.directory = directory
@@ -39,16 +39,16 @@ public final class SQLiteStorage: DatabaseStorage {
         do {
             try fm.createDirectory(at: directory.appendingPathComponent("databases"), withIntermediateDirectories: true)
         } catch {
-            throw StorageError(.unavailable, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
+            throw DatabaseStorageError(.unavailable, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
         }
         let lockPath = directory.appendingPathComponent("hearth.lock").path
         let fd = Glibc.open(lockPath, O_RDWR | O_CREAT, 0o644)
         guard fd >= 0 else {
-            throw StorageError(.unavailable, "Cannot write to the data directory \(directory.path): \(String(cString: strerror(errno)))")
+            throw DatabaseStorageError(.unavailable, "Cannot write to the data directory \(directory.path): \(String(cString: strerror(errno)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(fd)
-            throw StorageError(
+            throw DatabaseStorageError(
                 .locked,
                 "The data directory \(directory.path) is in use by another Hearth process; stop it first or use another --data directory"
             )
@@ -89,7 +89,7 @@ public final class SQLiteStorage: DatabaseStorage {
     /// Opens one namespace's SQLite database.
     public func openNamespace(_ namespace: String) throws -> SQLiteNamespaceStorage {
         guard NamespaceName.isValid(namespace) else {
-            throw StorageError(.invalidNamespace, "Invalid namespace name")
+            throw DatabaseStorageError(.invalidNamespace, "Invalid namespace name")
         }
         return try opened.withLock { opened in
             if let existing = opened[namespace] { return existing }
@@ -124,7 +124,7 @@ public final class SQLiteStorage: DatabaseStorage {
         progress: ((Int) -> Void)? = nil
     ) throws -> Int {
         guard NamespaceName.isValid(namespace) else {
-            throw StorageError(.invalidNamespace, "Invalid namespace name")
+            throw DatabaseStorageError(.invalidNamespace, "Invalid namespace name")
         }
         if path.isRoot, !merge {
             // Holding the map of open namespaces keeps this process from opening the file meanwhile; the
@@ -163,7 +163,7 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
             queue = try DatabaseQueue(path: url.path, configuration: configuration)
             try queue.write { db in try SQLiteNamespaceStorage.createSchema(db) }
         } catch {
-            throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
+            throw DatabaseStorageError(.unavailable, "Cannot open \(url.path): \(error)")
         }
     }
 

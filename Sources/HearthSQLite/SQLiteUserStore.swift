@@ -47,7 +47,7 @@ public final class SQLiteUserStore: UserStore {
                 )
             }
         } catch {
-            throw StorageError(.unavailable, "Cannot open \(url.path): \(error)")
+            throw DatabaseStorageError(.unavailable, "Cannot open \(url.path): \(error)")
         }
     }
 

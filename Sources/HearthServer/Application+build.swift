@@ -109,7 +109,7 @@ func makeApplication(
     var clusterContext: ClusterContext?
     if let cluster {
         guard let shared = storage as? any SharedDatabaseStorage else {
-            throw StorageError(.unavailable, "A cluster node needs shared storage (--postgres)")
+            throw DatabaseStorageError(.unavailable, "A cluster node needs shared storage (--postgres)")
         }
         clusterContext = ClusterContext(
             storage: shared, secret: cluster.secret, push: cluster.push, registry: activity.prometheus, logger: logger

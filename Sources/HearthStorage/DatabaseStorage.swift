@@ -87,7 +87,7 @@ public enum StorageMutation: Sendable, Equatable {
 }
 
 /// A storage failure. Its description never contains user data.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
+public struct DatabaseStorageError: CodedError {
     public enum Code: Sendable, Equatable {
         case unavailable
         case corrupt
@@ -104,8 +104,6 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { message }
 }
 
 /// Namespace names: letters, digits, `-` and `_`, starting with a letter or digit, at most 63 characters.

@@ -78,7 +78,7 @@ public enum NodeRows {
         case .bool(let b): return .bool(b)
         case .number(let n): return .number(n)
         case .string(let s): return .string(s)
-        default: throw StorageError(.corrupt, "A stored value is not a JSON primitive")
+        default: throw DatabaseStorageError(.corrupt, "A stored value is not a JSON primitive")
         }
     }
 }
@@ -127,7 +127,7 @@ public struct TreeBuilder {
             isPriority = true
             end -= 2
         }
-        guard end == 0 || key[0] == 1 else { throw StorageError(.corrupt, "A stored row key is malformed") }
+        guard end == 0 || key[0] == 1 else { throw DatabaseStorageError(.corrupt, "A stored row key is malformed") }
         // Walk the segments, keeping the levels whose keys match and closing the rest.
         var level = 0
         var start = 1
@@ -155,13 +155,13 @@ public struct TreeBuilder {
         case .bool(let b): primitive = .bool(b)
         case .number(let n): primitive = .number(n)
         case .string(let s): primitive = .string(s)
-        default: throw StorageError(.corrupt, "A stored value is not a JSON primitive")
+        default: throw DatabaseStorageError(.corrupt, "A stored value is not a JSON primitive")
         }
         if isPriority {
             switch primitive {
             case .number(let n): stack[stack.count - 1].priority = .number(n)
             case .string(let s): stack[stack.count - 1].priority = .string(s)
-            case .bool: throw StorageError(.corrupt, "A stored priority is a boolean")
+            case .bool: throw DatabaseStorageError(.corrupt, "A stored priority is a boolean")
             }
         } else {
             stack[stack.count - 1].value = primitive

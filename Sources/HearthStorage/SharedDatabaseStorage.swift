@@ -65,7 +65,7 @@ public protocol SharedNamespaceStorage: NamespaceStorage {
     func release(epoch: Int64) async throws
     /// Applies the mutations and appends `entry` to the change log, atomically and durably, if this node
     /// still holds the lease with `epoch`. Returns the entry's sequence number.
-    /// - Throws: ``StorageError`` with code `.fenced` when the lease has moved on (nothing is applied).
+    /// - Throws: ``DatabaseStorageError`` with code `.fenced` when the lease has moved on (nothing is applied).
     func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64
     /// Appends an entry that changes no data (a rules change), whoever owns the database, in log order.
     func append(entry: String) async throws -> Int64

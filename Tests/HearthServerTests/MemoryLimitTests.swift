@@ -47,7 +47,7 @@ import Testing
         return "{" + members.joined(separator: ",") + "}"
     }()
 
-    static func usersAreStored(_ database: Database) -> Bool {
+    static func usersAreStored(_ database: DatabaseInstance) -> Bool {
         database.snapshot().child(at: DatabasePath(keys: [Key("users")])).childEntries.isStored
     }
 

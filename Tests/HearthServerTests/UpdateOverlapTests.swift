@@ -19,7 +19,7 @@ import Testing
         ["same", "same"],
     ])
     func overlapsAreRefused(_ strings: [String]) throws {
-        #expect(throws: WriteError.self) { try Database.checkOverlaps(try Self.paths(strings)) }
+        #expect(throws: WriteError.self) { try DatabaseInstance.checkOverlaps(try Self.paths(strings)) }
     }
 
     @Test(arguments: [
@@ -29,7 +29,7 @@ import Testing
         [String](),
     ])
     func disjointPathsPass(_ strings: [String]) throws {
-        try Database.checkOverlaps(try Self.paths(strings))
+        try DatabaseInstance.checkOverlaps(try Self.paths(strings))
     }
 
     @Test func aBigUpdateIsCheckedAndWrittenOverREST() async throws {

@@ -34,7 +34,7 @@ struct PostgresServerRestartTests {
         }
         status = (status >> 8) & 0xff
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard status == 0 else { throw StorageError(.unavailable, "throwaway.sh \(arguments.joined(separator: " ")) failed (\(status))") }
+        guard status == 0 else { throw DatabaseStorageError(.unavailable, "throwaway.sh \(arguments.joined(separator: " ")) failed (\(status))") }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -70,7 +70,7 @@ struct PostgresServerRestartTests {
             #expect(second == first + 1)
             #expect(try await db.load().root.jsonString() == #"{"after":2,"before":1}"#)
             #expect(try await db.lease()?.epoch == lease.epoch)
-            _ = try await eventually { if !storage.isLeaseFresh { throw StorageError(.unavailable, "not fresh yet") } }
+            _ = try await eventually { if !storage.isLeaseFresh { throw DatabaseStorageError(.unavailable, "not fresh yet") } }
             // LISTEN is back: a wake-up sent now arrives.
             let notifications = storage.commitNotifications()
             let sender = Task {
@@ -87,9 +87,9 @@ struct PostgresServerRestartTests {
             await #expect {
                 _ = try await db.commit([.replace(try DatabasePath("/down"), .leaf(.number(3)))], entry: "3", epoch: lease.epoch)
             } throws: { error in
-                (error as? StorageError)?.code == .unavailable
+                (error as? DatabaseStorageError)?.code == .unavailable
             }
-            _ = try await eventually { if storage.isLeaseFresh { throw StorageError(.unavailable, "still fresh") } }
+            _ = try await eventually { if storage.isLeaseFresh { throw DatabaseStorageError(.unavailable, "still fresh") } }
             try await Self.throwaway("start", directory, port)
             #expect(try await eventually { try await db.committedSequence() } == second)
         } catch {

@@ -68,7 +68,7 @@ struct PostgresSharedStorageTests {
         await #expect {
             _ = try await db.commit([.replace(try path("/x"), .leaf(.number(2))), .replace(try path("/y"), .leaf(.number(3)))], entry: "e2", epoch: old.epoch)
         } throws: { error in
-            (error as? StorageError)?.code == .fenced
+            (error as? DatabaseStorageError)?.code == .fenced
         }
         let (loaded, loadedSequence) = try await db.loadWithSequence()
         #expect(loaded.root.jsonString() == #"{"x":1}"#)
@@ -80,7 +80,7 @@ struct PostgresSharedStorageTests {
         await #expect {
             _ = try await dbB.commit([.replace(try path("/x"), .leaf(.number(9)))], entry: "b", epoch: current.epoch)
         } throws: { error in
-            (error as? StorageError)?.code == .fenced
+            (error as? DatabaseStorageError)?.code == .fenced
         }
         #expect(try await db.committedSequence() == 1)
         await cluster.finish()
@@ -352,7 +352,7 @@ struct PostgresSharedStorageTests {
         #expect {
             _ = try a.openNamespace("../escape")
         } throws: { error in
-            (error as? StorageError)?.code == .invalidNamespace
+            (error as? DatabaseStorageError)?.code == .invalidNamespace
         }
         #expect(try await a.contains(namespace: "not valid!") == false)
         await cluster.finish()
@@ -365,7 +365,7 @@ struct PostgresSharedStorageTests {
         await #expect {
             _ = try await PostgresStorage.connect(url: "postgres://hearth:s3cret-pw@127.0.0.1:1/hearth", nodeName: "a")
         } throws: { error in
-            guard let error = error as? StorageError else { return false }
+            guard let error = error as? DatabaseStorageError else { return false }
             return error.code == .unavailable && !error.message.contains("s3cret-pw")
                 && error.message.contains("hearth@127.0.0.1:1/hearth") && error.message.contains("Check that the server is running")
         }
@@ -382,8 +382,8 @@ struct PostgresSharedStorageTests {
         #expect(endpoint.description == "user@db.example:6543/hearth")
         #expect(try PostgresEndpoint(url: endpoint.url) == endpoint)
         #expect(try PostgresEndpoint(url: "postgresql://me@localhost").database == "me")
-        #expect(throws: StorageError.self) { try PostgresEndpoint(url: "mysql://x@y/z") }
-        #expect(throws: StorageError.self) { try PostgresEndpoint(url: "postgres://x@y/z?sslmode=sometimes") }
+        #expect(throws: DatabaseStorageError.self) { try PostgresEndpoint(url: "mysql://x@y/z") }
+        #expect(throws: DatabaseStorageError.self) { try PostgresEndpoint(url: "postgres://x@y/z?sslmode=sometimes") }
     }
 
     @Test func mutationsBecomeOrderedRowOperationsWithRepeatedWritesFolded() throws {

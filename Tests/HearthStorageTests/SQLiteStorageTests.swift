@@ -16,12 +16,12 @@ import Testing
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try SQLiteStorage(directory: directory)
-        #expect(throws: StorageError.self) { try SQLiteStorage(directory: directory) }
+        #expect(throws: DatabaseStorageError.self) { try SQLiteStorage(directory: directory) }
         _ = first
     }
 
     @Test func anUnwritableDirectoryIsAClearError() throws {
-        #expect(throws: StorageError.self) { try SQLiteStorage(directory: URL(fileURLWithPath: "/proc/hearth-cannot-write")) }
+        #expect(throws: DatabaseStorageError.self) { try SQLiteStorage(directory: URL(fileURLWithPath: "/proc/hearth-cannot-write")) }
     }
 
     @Test func oneLeafWriteTouchesOneRowAndSubtreeDeleteIsOneRange() async throws {

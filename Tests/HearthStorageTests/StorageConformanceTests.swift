@@ -201,7 +201,7 @@ import Testing
         #expect(try await harness.namespace("one").load().root == .leaf(.number(1)))
         #expect(try await harness.namespace("two").load().root == .leaf(.number(2)))
         #expect(try await harness.storage!.namespaces() == ["one", "two"])
-        await #expect(throws: StorageError.self) { try await harness.storage!.open(namespace: "../escape") }
+        await #expect(throws: DatabaseStorageError.self) { try await harness.storage!.open(namespace: "../escape") }
     }
 
     @Test(arguments: Backend.tested)

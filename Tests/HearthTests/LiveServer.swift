@@ -22,7 +22,7 @@ enum LiveServer {
         rules: String? = nil,
         identity: Bool = false,
         files: Bool = false,
-        _ test: @Sendable (_ url: String, _ server: HearthEngine.Database) async throws -> Void
+        _ test: @Sendable (_ url: String, _ server: DatabaseInstance) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
         // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any

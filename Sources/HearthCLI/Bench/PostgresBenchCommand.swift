@@ -27,7 +27,7 @@ struct PostgresBenchCommand: AsyncParsableCommand {
         let url: String
         do {
             url = try await PostgresStorage.createDatabase(named: name, onServerOf: postgres)
-        } catch let error as StorageError {
+        } catch let error as DatabaseStorageError {
             throw CLIError(error.message)
         }
         let storage = try await PostgresStorage.connect(url: url, nodeName: "bench")

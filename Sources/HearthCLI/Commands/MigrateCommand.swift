@@ -54,7 +54,7 @@ struct MigrateCommand: AsyncParsableCommand {
                     return .postgres(try await PostgresStorage.connect(url: location, nodeName: node))
                 }
                 return .directory(try SQLiteStorage(directory: URL(fileURLWithPath: location, isDirectory: true).standardizedFileURL))
-            } catch let error as StorageError {
+            } catch let error as DatabaseStorageError {
                 throw CLIError("--\(role): \(error.message)")
             }
         }
@@ -100,7 +100,7 @@ struct MigrateCommand: AsyncParsableCommand {
             await source.close()
             await target.close()
             throw CLIError(error.description)
-        } catch let error as StorageError {
+        } catch let error as DatabaseStorageError {
             await source.close()
             await target.close()
             throw CLIError(error.message)

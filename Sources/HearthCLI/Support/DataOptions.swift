@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthCore
 import HearthSQLite
 import HearthStorage
 
@@ -15,7 +16,7 @@ struct DataOptions: ParsableArguments {
     func openStorage(whileServing alternative: String? = nil) throws -> SQLiteStorage {
         do {
             return try SQLiteStorage(directory: directory)
-        } catch let error as StorageError {
+        } catch let error as DatabaseStorageError {
             if error.code == .locked, let alternative { throw CLIError("\(error.message). \(alternative)") }
             throw CLIError(error.message)
         }
@@ -23,11 +24,11 @@ struct DataOptions: ParsableArguments {
 }
 
 /// A failure already explained to the user: printed as `error: <message>`, exit code 1.
-struct CLIError: Error, CustomStringConvertible {
-    var description: String
+struct CLIError: HearthError {
+    var message: String
 
     init(_ message: String) {
-        description = message
+        self.message = message
     }
 }
 

@@ -86,7 +86,7 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON syntax error, with the byte offset where it was found.
-public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct JSONError: HearthError, Equatable {
     public var message: String
     public var offset: Int
 

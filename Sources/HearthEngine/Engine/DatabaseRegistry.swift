@@ -13,8 +13,8 @@ import Synchronization
 /// ```
 public final class DatabaseRegistry: Service, Sendable {
     enum Entry {
-        case loading([CheckedContinuation<Database, any Error>])
-        case ready(Database)
+        case loading([CheckedContinuation<DatabaseInstance, any Error>])
+        case ready(DatabaseInstance)
     }
 
     let storage: any DatabaseStorage
@@ -24,8 +24,8 @@ public final class DatabaseRegistry: Service, Sendable {
     package let cluster: (any ClusterLink)?
     private let entries = Mutex<[String: Entry]>([:])
     // Unbounded, but it carries one element per namespace ever opened.
-    private let opened: AsyncStream<Database>
-    private let announce: AsyncStream<Database>.Continuation
+    private let opened: AsyncStream<DatabaseInstance>
+    private let announce: AsyncStream<DatabaseInstance>.Continuation
 
     public convenience init(storage: any DatabaseStorage, configuration: EngineConfiguration = EngineConfiguration(), logger: Logger) {
         self.init(storage: storage, configuration: configuration, logger: logger, cluster: nil)
@@ -36,13 +36,13 @@ public final class DatabaseRegistry: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.cluster = cluster
-        (opened, announce) = AsyncStream.makeStream(of: Database.self)
+        (opened, announce) = AsyncStream.makeStream(of: DatabaseInstance.self)
     }
 
     /// The database of a namespace, loading it from storage the first time.
-    public func database(_ namespace: String) async throws -> Database {
+    public func database(_ namespace: String) async throws -> DatabaseInstance {
         enum Step {
-            case ready(Database)
+            case ready(DatabaseInstance)
             case wait
             case load
         }
@@ -62,7 +62,7 @@ public final class DatabaseRegistry: Service, Sendable {
             return try await load(namespace).get()
         case .wait:
             return try await withCheckedThrowingContinuation { continuation in
-                let ready: Database?? = entries.withLock { entries in
+                let ready: DatabaseInstance?? = entries.withLock { entries in
                     switch entries[namespace] {
                     case .ready(let database)?: return .some(database)
                     case .loading(var waiters)?:
@@ -74,15 +74,15 @@ public final class DatabaseRegistry: Service, Sendable {
                 }
                 switch ready {
                 case .some(let database?): continuation.resume(returning: database)
-                case .some(nil): continuation.resume(throwing: StorageError(.unavailable, "The database could not be opened; try again"))
+                case .some(nil): continuation.resume(throwing: DatabaseStorageError(.unavailable, "The database could not be opened; try again"))
                 case .none: break
                 }
             }
         }
     }
 
-    private func load(_ namespace: String) async -> Result<Database, any Error> {
-        let result: Result<Database, any Error>
+    private func load(_ namespace: String) async -> Result<DatabaseInstance, any Error> {
+        let result: Result<DatabaseInstance, any Error>
         do {
             let started = ContinuousClock.now
             let namespaceStorage: any NamespaceStorage
@@ -124,7 +124,7 @@ public final class DatabaseRegistry: Service, Sendable {
             }
             var databaseLogger = logger
             databaseLogger[metadataKey: "hearth.namespace"] = "\(namespace)"
-            let database = Database(
+            let database = DatabaseInstance(
                 namespace: namespace,
                 storage: namespaceStorage,
                 loaded: stored,
@@ -151,7 +151,7 @@ public final class DatabaseRegistry: Service, Sendable {
         } catch {
             result = .failure(error)
         }
-        let waiters: [CheckedContinuation<Database, any Error>] = entries.withLock { entries in
+        let waiters: [CheckedContinuation<DatabaseInstance, any Error>] = entries.withLock { entries in
             guard case .loading(let waiters)? = entries[namespace] else { return [] }
             switch result {
             case .success(let database): entries[namespace] = .ready(database)
@@ -165,7 +165,7 @@ public final class DatabaseRegistry: Service, Sendable {
 
     /// Loads a warming database's whole tree in the background, then hands it over; a failed load is
     /// retried (reads go on from the file meanwhile).
-    private func warm(_ database: Database, from storage: any NamespaceStorage, started: ContinuousClock.Instant) {
+    private func warm(_ database: DatabaseInstance, from storage: any NamespaceStorage, started: ContinuousClock.Instant) {
         let logger = self.logger
         Task.detached(priority: .userInitiated) {
             var delay = Duration.milliseconds(100)
@@ -201,7 +201,7 @@ public final class DatabaseRegistry: Service, Sendable {
 
     /// The namespace's database if it exists (open, or stored), without creating one: what requests
     /// that may not create databases get (a client that is not the admin, outside emulator mode).
-    public func existingDatabase(_ namespace: String) async throws -> Database? {
+    public func existingDatabase(_ namespace: String) async throws -> DatabaseInstance? {
         let known = entries.withLock { $0[namespace] != nil }
         if !known {
             guard try await storage.contains(namespace: namespace) else { return nil }
@@ -218,7 +218,7 @@ public final class DatabaseRegistry: Service, Sendable {
     }
 
     /// The namespace's database if it is open (loaded), without loading it.
-    package func openDatabase(_ namespace: String) -> Database? {
+    package func openDatabase(_ namespace: String) -> DatabaseInstance? {
         entries.withLock { entries in
             if case .ready(let database)? = entries[namespace] { return database }
             return nil
@@ -226,7 +226,7 @@ public final class DatabaseRegistry: Service, Sendable {
     }
 
     /// Every database opened so far.
-    public var openDatabases: [Database] {
+    public var openDatabases: [DatabaseInstance] {
         entries.withLock { entries in
             entries.values.compactMap { entry in
                 if case .ready(let database) = entry { return database }

@@ -1,7 +1,7 @@
 import HearthAccess
 public import HearthCore
 
-/// A write submitted to a ``Database``: what to change, an optional compare-and-set, and who asks.
+/// A write submitted to a ``DatabaseInstance``: what to change, an optional compare-and-set, and who asks.
 public struct WriteRequest: Sendable {
     public enum Operation: Sendable {
         /// Replace the value at the path (PUT, POST to a new child, DELETE as `null`).
@@ -59,7 +59,7 @@ public enum WrittenData: Sendable {
 }
 
 /// Why the engine refused a write.
-public struct WriteError: Error, Sendable, CustomStringConvertible {
+public struct WriteError: CodedError {
     public enum Code: Sendable, Equatable {
         case invalidData
         case permissionDenied
@@ -74,6 +74,4 @@ public struct WriteError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { message }
 }

@@ -17,7 +17,7 @@ package protocol ClusterLink: AnyObject, Sendable {
     func noteApplied(fromPush: Bool)
     /// Sends a batch of writes to the database's owner and completes each write with its outcome
     /// once this node's tree shows it (or requeues them here if this node owns the database again).
-    func sendToOwner(_ batch: [Database.Pending], of database: Database, replica: DatabaseReplica) async
+    func sendToOwner(_ batch: [DatabaseInstance.Pending], of database: DatabaseInstance, replica: DatabaseReplica) async
 }
 
 extension WriteError {

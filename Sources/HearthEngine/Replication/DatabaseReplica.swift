@@ -4,25 +4,10 @@ import HearthStorage
 import Logging
 import Synchronization
 
-/// What the writer runs between batches in a cluster.
-package enum ReplicaControl: Sendable {
-    /// Apply the log entries committed since the last applied one.
-    case catchUp
-    /// Apply the entries owners pushed (``PushInbox``), reading the log if one is missing.
-    case applyPushed
-    /// This node took the lease (its storage session being `generation`): apply the log up to the
-    /// lease's last entry, then take writes.
-    case becomeOwner(DatabaseLease, generation: Int)
-    /// Another node owns the database now.
-    case stepDown
-    /// Give the database to the node that should own it: stop taking writes, then release the lease.
-    case handOff
-}
-
 /// This node's part in a database that a cluster shares: whether it owns it (and with which epoch), how
 /// far it has applied the change log, who waits for which entry, and the writes it forwards to the owner.
 ///
-/// The tree itself stays in ``Database``; its writer task is the only one that applies entries, so the
+/// The tree itself stays in ``DatabaseInstance``; its writer task is the only one that applies entries, so the
 /// log and local writes never interleave.
 ///
 /// For example:
@@ -75,7 +60,7 @@ package final class DatabaseReplica: Sendable {
     }
 
     struct ForwardQueue {
-        var pending: [Database.Pending] = []
+        var pending: [DatabaseInstance.Pending] = []
         var running = false
     }
 
@@ -299,7 +284,7 @@ package final class DatabaseReplica: Sendable {
     // MARK: Forwarding
 
     /// Sends writes to the owner, in the order they arrive; each completes once this node's tree shows it.
-    func forward(_ batch: [Database.Pending], from database: Database) {
+    func forward(_ batch: [DatabaseInstance.Pending], from database: DatabaseInstance) {
         let start = forwards.withLock { queue in
             queue.pending += batch
             if queue.running { return false }
@@ -311,9 +296,9 @@ package final class DatabaseReplica: Sendable {
         }
     }
 
-    private func drainForwards(_ database: Database) async {
+    private func drainForwards(_ database: DatabaseInstance) async {
         while true {
-            let batch: [Database.Pending] = forwards.withLock { queue in
+            let batch: [DatabaseInstance.Pending] = forwards.withLock { queue in
                 if queue.pending.isEmpty {
                     queue.running = false
                     return []
@@ -324,286 +309,6 @@ package final class DatabaseReplica: Sendable {
             }
             if batch.isEmpty { return }
             await cluster.sendToOwner(batch, of: database, replica: self)
-        }
-    }
-}
-
-// MARK: - The database's side
-
-extension Database {
-    enum ReplicatedCommit {
-        case committed
-        case fenced
-        case failed(WriteError)
-    }
-
-    /// The owner's group commit: data and log entry in one fenced statement.
-    func commitReplicated(_ mutations: [StorageMutation], _ changes: [Change], replica: DatabaseReplica) async -> ReplicatedCommit {
-        guard case .owner(let epoch) = replica.role else { return .fenced }
-        let entry = ReplicatedEntry.changes(changes.map { ReplicatedEntry.Write(path: $0.path, written: $0.written) }).payload
-        do {
-            let shared = replica.shared
-            // Generous for big batches; a commit stuck on a broken connection must not hold the writer.
-            let limit = Duration.seconds(5) + .milliseconds(mutations.count / 10)
-            let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch) }
-            // Committed under the fence, so it is the log's entry at `sequence` for good: the other nodes
-            // may apply it at once. Pushed before this node publishes: their listeners need not wait for ours.
-            replica.cluster.publishCommitted(namespace: namespace, LogEntry(sequence: sequence, payload: entry))
-            if !replica.committed(sequence) { requestCatchUp() }
-            Task { try? await shared.notify(sequence: sequence) }
-            return .committed
-        } catch let error as StorageError where error.code == .fenced {
-            _ = replica.demote()
-            logger.warning("Another node took this database over; forwarding its writes there")
-            return .fenced
-        } catch {
-            logger.error("Storage commit failed", metadata: ["hearth.error": "\(error)"])
-            // It may have committed after all, or may still: this node stops owning the database until it
-            // claims it again with a new epoch (which fences that commit if it has not happened), then
-            // applies the log, which tells.
-            _ = replica.demote()
-            requestCatchUp()
-            return .failed(WriteError.unknownOutcome)
-        }
-    }
-
-    /// Entries an owner pushed: the writer applies them between batches.
-    package func receivePushed(_ entries: [LogEntry]) {
-        guard let replica, replica.receivePushed(entries) else { return }
-        queue.withLock { $0.controls.append(.applyPushed) }
-        wake.yield()
-    }
-
-    /// Another node committed `sequence` (a wake-up, a lease check or a forwarded write's answer tells):
-    /// left to the owner's push while its stream is live, else read from the log at once.
-    package func expectCommitted(_ sequence: Int64) {
-        guard let replica, replica.applied < sequence else { return }
-        if replica.awaitsPush(sequence) { return }
-        requestCatchUp()
-    }
-
-    /// Queues a catch-up with the change log (once, however often asked).
-    package func requestCatchUp() {
-        guard let replica, replica.queueCatchUp() else { return }
-        queue.withLock { $0.controls.append(.catchUp) }
-        wake.yield()
-    }
-
-    /// A node took (or lost) the lease: the writer switches roles between batches.
-    package func changeRole(_ control: ReplicaControl) {
-        queue.withLock { $0.controls.append(control) }
-        wake.yield()
-    }
-
-    /// Writes forwarded back because this node owns the database after all.
-    package func requeue(_ batch: [Pending]) {
-        let accepted = queue.withLock { queue in
-            guard !queue.closed else { return false }
-            queue.pending.insert(contentsOf: batch, at: 0)
-            return true
-        }
-        if accepted {
-            wake.yield()
-        } else {
-            for pending in batch { pending.complete(.failure(WriteError(.unavailable, "The server is shutting down"))) }
-        }
-    }
-
-    /// Waits until this node's tree includes every write committed before the call: a linearizable read
-    /// follows. Free on the owner while its lease is fresh.
-    public func readBarrier() async throws {
-        guard let replica else { return }
-        if replica.isLeaseFresh {
-            // The owner's tree is the latest, except for a commit other nodes may already see that this
-            // node has not published yet.
-            await replica.waitForCommitsInFlight()
-            if replica.isLeaseFresh { return }
-        }
-        let sequence: Int64
-        do {
-            sequence = try await replica.shared.committedSequence()
-        } catch {
-            throw WriteError(.unavailable, "The database is unavailable; try again")
-        }
-        if replica.applied >= sequence { return }
-        requestCatchUp()
-        guard await replica.wait(for: sequence, timeout: DatabaseReplica.forwardPatience) else { throw WriteError.behind }
-    }
-
-    /// Runs one control in the writer. Returns the new root.
-    func handle(_ control: ReplicaControl, root: Node) async -> Node {
-        guard let replica else { return root }
-        switch control {
-        case .catchUp:
-            return await catchUp(root, replica)
-        case .applyPushed:
-            return await applyPushed(root, replica)
-        case .becomeOwner(let lease, let generation):
-            defer { replica.setClaimPending(false) }
-            var root = root
-            // A hot standby: only the tail of the log stands between this node and taking writes.
-            var stalls = 0
-            while replica.applied < lease.lastSequence {
-                let before = replica.applied
-                root = await catchUp(root, replica)
-                if replica.applied == before {
-                    stalls += 1
-                    if stalls > 100 {
-                        logger.error("Cannot catch up with the log to take the database over; will try again")
-                        return root
-                    }
-                    try? await Task.sleep(for: .milliseconds(10))
-                }
-            }
-            replica.setRole(.owner(epoch: lease.epoch))
-            replica.verify(epoch: lease.epoch, generation: generation)
-            logger.notice("This node owns the database now", metadata: ["hearth.cluster.epoch": "\(lease.epoch)"])
-            return root
-        case .handOff:
-            guard case .owner(let epoch) = replica.role else { return root }
-            _ = replica.demote()
-            do {
-                try await replica.shared.release(epoch: epoch)
-                logger.notice("Handed the database over to its preferred node")
-            } catch {
-                logger.warning("Cannot release the database's lease; it moves when the lease lapses", metadata: ["hearth.error": "\(error)"])
-            }
-            return root
-        case .stepDown:
-            if replica.demote() { logger.notice("Another node owns the database now") }
-            return root
-        }
-    }
-
-    /// Applies the log entries after the last applied one, publishing and fanning out each.
-    func catchUp(_ root: Node, _ replica: DatabaseReplica) async -> Node {
-        replica.catchUpStarted()
-        var root = root
-        let page = 512
-        while true {
-            let after = replica.applied
-            let entries: [LogEntry]
-            do {
-                let shared = replica.shared
-                entries = try await Deadline.run(.seconds(5)) { try await shared.changes(after: after, limit: page) }
-            } catch {
-                logger.warning("Cannot read the change log; will try again", metadata: ["hearth.error": "\(error)"])
-                break
-            }
-            guard let first = entries.first else { break }
-            if first.sequence != after + 1 {
-                // The entries this node missed were trimmed from the log: start again from a snapshot.
-                guard let reloaded = await reload(root, replica) else { break }
-                root = reloaded
-                continue
-            }
-            var reloaded = false
-            for entry in entries {
-                (root, reloaded) = await applyEntry(entry, root: root, replica)
-                if reloaded { break }
-                replica.cluster.noteApplied(fromPush: false)
-            }
-            replica.resumeWaiters()
-            if !reloaded && entries.count < page { break }
-        }
-        replica.resumeWaiters()
-        return root
-    }
-
-    /// Applies the entries owners pushed, each only if it is the next one of the log (``PushInbox``), and
-    /// reads the log when one is missing (a lost push, a rules change, entries dropped on overflow).
-    func applyPushed(_ root: Node, _ replica: DatabaseReplica) async -> Node {
-        var root = root
-        let (entries, overflowed) = replica.takePushed()
-        var missing = overflowed
-        pushed: for entry in entries {
-            switch PushInbox.decide(entry.sequence, applied: replica.applied) {
-            case .ignore:
-                continue
-            case .catchUp:
-                missing = true
-                break pushed
-            case .apply:
-                let reloaded: Bool
-                (root, reloaded) = await applyEntry(entry, root: root, replica)
-                if !reloaded { replica.cluster.noteApplied(fromPush: true) }
-            }
-        }
-        replica.resumeWaiters()
-        if missing { root = await catchUp(root, replica) }
-        return root
-    }
-
-    /// Applies one log entry, the next after the last applied (or one this node committed ahead of
-    /// others), publishing it. Returns the new root, and whether the database was loaded again instead.
-    private func applyEntry(_ entry: LogEntry, root: Node, _ replica: DatabaseReplica) async -> (Node, reloaded: Bool) {
-        if replica.isOwnAhead(entry.sequence) {
-            replica.markApplied(entry.sequence)
-            return (root, false)
-        }
-        let decoded: ReplicatedEntry
-        do {
-            decoded = try ReplicatedEntry(payload: entry.payload)
-        } catch {
-            logger.error("A log entry cannot be read; loading the database again", metadata: ["hearth.error": "\(error)"])
-            decoded = .reload
-        }
-        switch decoded {
-        case .changes(let writes):
-            let next = publishReplicated(writes, root: root)
-            replica.markApplied(entry.sequence)
-            return (next, false)
-        case .rules:
-            await reloadRules(replica)
-            replica.markApplied(entry.sequence)
-            return (root, false)
-        case .reload:
-            return (await reload(root, replica) ?? root, true)
-        }
-    }
-
-    /// Applies another node's writes to the tree exactly as the owner did, then publishes them.
-    private func publishReplicated(_ writes: [ReplicatedEntry.Write], root: Node) -> Node {
-        var working = root
-        var changes: [Change] = []
-        changes.reserveCapacity(writes.count)
-        for write in writes {
-            let after = write.applied(to: working)
-            changes.append(Change(path: write.path, written: write.written, before: working, after: after))
-            working = after
-        }
-        hub.publish(changes) {
-            realtime.publish(changes) { published.withLock { $0 = working } }
-        }
-        return working
-    }
-
-    /// Loads the whole database again from storage (after an import, or a gap in the log).
-    private func reload(_ root: Node, _ replica: DatabaseReplica) async -> Node? {
-        do {
-            let shared = replica.shared
-            let (stored, sequence) = try await Deadline.run(.seconds(60)) { try await shared.loadWithSequence() }
-            let after = stored.root
-            let change = Change(path: .root, written: .node(after), before: root, after: after)
-            hub.publish([change]) {
-                realtime.publish([change]) { published.withLock { $0 = after } }
-            }
-            replica.markApplied(sequence)
-            if let source = stored.rulesSource, let rules = try? RulesDocument(source: source) { adopt(rules) }
-            return after
-        } catch {
-            logger.warning("Cannot load the database again; will try again", metadata: ["hearth.error": "\(error)"])
-            return nil
-        }
-    }
-
-    private func reloadRules(_ replica: DatabaseReplica) async {
-        do {
-            let shared = replica.shared
-            guard let source = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first?.source else { return }
-            adopt(try RulesDocument(source: source))
-        } catch {
-            logger.warning("Cannot read the new rules", metadata: ["hearth.error": "\(error)"])
         }
     }
 }

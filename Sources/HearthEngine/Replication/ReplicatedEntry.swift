@@ -143,8 +143,7 @@ public enum ReplicatedEntry: Sendable {
 }
 
 /// A log entry or a forwarded write this node cannot use. Never carries user data.
-public struct ReplicationError: Error, Sendable, CustomStringConvertible {
+public struct ReplicationError: HearthError {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

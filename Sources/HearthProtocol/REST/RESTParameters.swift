@@ -231,14 +231,12 @@ public struct RESTParameters: Sendable {
 }
 
 /// A bad query parameter: answered with HTTP 400 and the message.
-public struct RESTParameterError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct RESTParameterError: HearthError, Equatable {
     public var message: String
 
     public init(_ message: String) {
         self.message = message
     }
-
-    public var description: String { message }
 }
 
 /// Percent-encoding of one URL component: everything but RFC 3986's unreserved characters

@@ -1,3 +1,5 @@
+public import HearthCore
+
 /// The framing layer of the Realtime Database WebSocket protocol (v5): fragment counts, keep-alives, and
 /// splitting long messages.
 ///
@@ -88,8 +90,7 @@ public struct WireFrameAssembler: Sendable {
 }
 
 /// A protocol-level problem with what a client sent.
-public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct WireError: HearthError, Equatable {
     public var message: String
     public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

@@ -46,7 +46,7 @@ struct ChildListing: Sendable {
         do { path = try DatabasePath(parameters.get("path") ?? "/") } catch {
             return ConsoleController.json(.object([("error", .string("Invalid path: \(error.message)"))]), status: 400)
         }
-        let database: Database
+        let database: DatabaseInstance
         do { database = try await registry.database(namespace) } catch {
             return ConsoleController.json(.object([("error", .string("The database \(namespace) cannot be opened."))]), status: 400)
         }

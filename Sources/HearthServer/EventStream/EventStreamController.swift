@@ -18,7 +18,7 @@ enum EventStreamController {
         path: DatabasePath,
         _ parameters: RESTParameters,
         _ authentication: Authentication,
-        _ database: Database,
+        _ database: DatabaseInstance,
         _ configuration: ServerConfiguration
     ) throws -> Response {
         let identity = authentication.identity

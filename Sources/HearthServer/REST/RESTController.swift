@@ -122,7 +122,7 @@ public struct RESTController: Sendable {
         // Only the admin (or anyone, in emulator mode) creates a database by using it. A new database
         // admits only the admin until it has rules, so anyone else is refused as its rules would refuse
         // them — without a file made for every name a stranger tries.
-        let database: Database
+        let database: DatabaseInstance
         if identity.isAdmin || configuration.emulatorMode {
             database = try await registry.database(namespace)
         } else {
@@ -196,7 +196,7 @@ public struct RESTController: Sendable {
 
     // MARK: Reading
 
-    func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) async throws -> Response {
+    func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: DatabaseInstance) async throws -> Response {
         // In a cluster: every write committed before this read is in this node's tree first.
         try await database.readBarrier()
         try authorizeRead(path, identity, database, parameters)
@@ -253,16 +253,16 @@ public struct RESTController: Sendable {
         return writer.bytes
     }
 
-    func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database) throws {
+    func checkIndex(_ query: Query, at path: DatabasePath, _ database: DatabaseInstance) throws {
         try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
     }
 
-    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, _ parameters: RESTParameters) throws {
+    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: DatabaseInstance, _ parameters: RESTParameters) throws {
         try RESTController.authorizeRead(path, identity, database, query: parameters.query)
     }
 
     /// `orderBy` on a child or `$value` needs `.indexOn` in the rules, as Firebase requires (REST reads and streams).
-    static func checkIndex(_ query: Query, at path: DatabasePath, _ database: Database, enforce: Bool) throws {
+    static func checkIndex(_ query: Query, at path: DatabasePath, _ database: DatabaseInstance, enforce: Bool) throws {
         guard enforce, let name = query.index.indexOnName else { return }
         guard database.rules.hasIndex(name, at: path) else {
             throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
@@ -270,7 +270,7 @@ public struct RESTController: Sendable {
     }
 
     /// `.read` at the path or above, evaluated on the current data with the request's query (reads and streams).
-    static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: Database, query: Query?) throws {
+    static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: DatabaseInstance, query: Query?) throws {
         guard database.canRead(path, identity, query: query) else { throw RESTError.permissionDenied() }
     }
 
@@ -281,7 +281,7 @@ public struct RESTController: Sendable {
         _ operation: WriteRequest.Operation,
         _ parameters: RESTParameters,
         _ identity: Identity,
-        _ database: Database,
+        _ database: DatabaseInstance,
         echoName: Key? = nil
     ) async throws -> Response {
         let ifMatch = request.headers[.ifMatch]
@@ -342,7 +342,7 @@ public struct RESTController: Sendable {
 
     // MARK: Rules
 
-    func rules(_ request: Request, method: HTTPRequest.Method, _ parameters: RESTParameters, _ identity: Identity, _ database: Database) async throws -> Response {
+    func rules(_ request: Request, method: HTTPRequest.Method, _ parameters: RESTParameters, _ identity: Identity, _ database: DatabaseInstance) async throws -> Response {
         guard identity.isAdmin else { throw RESTError.permissionDenied() }
         switch method {
         case .get:

@@ -46,7 +46,7 @@ public struct RESTError: Error, Hummingbird.HTTPResponseError, Sendable {
             }
         case let error as RESTParameterError: return .init(.badRequest, error.message)
         case let error as RulesError: return .init(.badRequest, error.message)
-        case let error as StorageError:
+        case let error as DatabaseStorageError:
             switch error.code {
             case .invalidNamespace: return .init(.badRequest, "Invalid namespace: use letters, digits, '-' and '_'")
             default: return .init(.serviceUnavailable, "The database is unavailable; try again")

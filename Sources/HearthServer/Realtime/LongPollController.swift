@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
-import HearthAccess
-import HearthProtocol
 import HTTPTypes
+import HearthAccess
+import HearthCore
+import HearthProtocol
 import Hummingbird
 import Logging
 import NIOCore

@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import HearthAccess
+import HearthCore
 import HearthProtocol
 import NIOCore
 import NIOPosix
@@ -262,7 +263,7 @@ final class LongPollTransport: RealtimeTransport {
 }
 
 /// A long poll that breaks the protocol: the connection is closed.
-struct LongPollError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+struct LongPollError: HearthError {
+    var message: String
+    init(_ message: String) { self.message = message }
 }

@@ -170,7 +170,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         let address = services.configuration.identity.trustForwardedFor
             ? RequestClient.lastForwardedAddress(head.headers[RequestClient.forwardedFor.canonicalName]) ?? remote : remote
         return session(
-            transport: WebSocketTransport(channel: channel), parameters: queryParameters(query),
+            transport: WebSocketRealtimeTransport(channel: channel), parameters: queryParameters(query),
             host: head.headers.first(name: "host"), clientAddress: address, services: services
         )
     }

@@ -61,7 +61,7 @@ final class RealtimeSession: RealtimeListener {
         var outboxBytes = 0
         var flushScheduled = false
         var closed = false
-        var database: Database?
+        var database: DatabaseInstance?
         /// Replies of writes in flight, in request order; each is sent once it and all before it are known.
         var writeReplies: Deque<(number: Int, message: [UInt8]?)> = []
         /// The request processor waiting for the writes in flight to finish.
@@ -312,12 +312,12 @@ final class RealtimeSession: RealtimeListener {
         }
     }
 
-    private func database() async throws -> Database {
+    private func database() async throws -> DatabaseInstance {
         if let database = state.withLock({ $0.database }) { return database }
         do {
             // As over REST: only the admin (or anyone, in emulator mode) creates a database by using it;
             // anyone else meets a new database's locked rules.
-            let database: Database
+            let database: DatabaseInstance
             if identity.isAdmin || services.configuration.emulatorMode {
                 database = try await services.registry.database(namespace)
             } else {
@@ -481,7 +481,7 @@ final class RealtimeSession: RealtimeListener {
 
     // MARK: Listens
 
-    private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: Database) throws {
+    private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: DatabaseInstance) throws {
         guard database.canRead(path, identity, query: query) else { throw Failure.permissionDenied }
     }
 
@@ -507,7 +507,7 @@ final class RealtimeSession: RealtimeListener {
     }
 
     /// Revokes this connection's listens that its identity may no longer read (after auth changes).
-    private func recheckListens(_ database: Database) {
+    private func recheckListens(_ database: DatabaseInstance) {
         let (listens, identity) = state.withLock { ($0.listens, $0.identity) }
         let rules = database.rules
         let root = database.snapshot()
@@ -618,7 +618,7 @@ final class RealtimeSession: RealtimeListener {
 
     /// In a cluster, the connection's onDisconnect writes are stored with the cluster too, so they run
     /// even if this node dies with the connection. The client's `ok` waits for it.
-    private func persistOnDisconnect(_ writes: [OnDisconnectWrite], _ database: Database) async throws {
+    private func persistOnDisconnect(_ writes: [OnDisconnectWrite], _ database: DatabaseInstance) async throws {
         guard let shared = database.replica?.cluster.storage else { return }
         let payload = writes.isEmpty ? nil : ForwardedWrites.encode(RealtimeSession.requests(of: writes))
         do {

@@ -20,7 +20,7 @@ protocol RealtimeTransport: Sendable {
 
 /// A WebSocket channel: each message is a text frame, split into the protocol's fragments past
 /// 16,384 characters.
-struct WebSocketTransport: RealtimeTransport {
+struct WebSocketRealtimeTransport: RealtimeTransport {
     let channel: any Channel
 
     func execute(_ body: @escaping @Sendable () -> Void) {

@@ -105,7 +105,7 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
     /// Fails every call of a killed node, as a closed connection would.
     func checkConnected() throws {
         let connected = cluster.state.withLock { $0.members[nodeName]?.connected ?? true }
-        if !connected { throw StorageError(.unavailable, "The node's session with the shared storage is closed") }
+        if !connected { throw DatabaseStorageError(.unavailable, "The node's session with the shared storage is closed") }
     }
 
     /// Which run of its name this node is (a restarted node is a new run).
@@ -168,7 +168,7 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
     }
 
     public func openShared(namespace: String) async throws -> any SharedNamespaceStorage {
-        guard NamespaceName.isValid(namespace) else { throw StorageError(.invalidNamespace, "Invalid namespace name") }
+        guard NamespaceName.isValid(namespace) else { throw DatabaseStorageError(.invalidNamespace, "Invalid namespace name") }
         try checkConnected()
         cluster.state.withLock { state in
             if state.databases[namespace] == nil { state.databases[namespace] = .init() }
@@ -242,7 +242,7 @@ final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
         let name = node.nodeName
         return try withDatabase { database, _ in
             guard database.owner == name, database.epoch == epoch else {
-                throw StorageError(.fenced, "Another node owns the database now")
+                throw DatabaseStorageError(.fenced, "Another node owns the database now")
             }
             database.root = InMemoryNamespaceStorage.apply(mutations, to: database.root)
             return InMemorySharedNamespaceStorage.append(entry, to: &database)

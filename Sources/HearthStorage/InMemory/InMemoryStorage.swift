@@ -23,7 +23,7 @@ public final class InMemoryStorage: DatabaseStorage {
 
     public func open(namespace: String) async throws -> any NamespaceStorage {
         guard NamespaceName.isValid(namespace) else {
-            throw StorageError(.invalidNamespace, "Invalid namespace name")
+            throw DatabaseStorageError(.invalidNamespace, "Invalid namespace name")
         }
         return databases.withLock { databases in
             if let existing = databases[namespace] { return existing }

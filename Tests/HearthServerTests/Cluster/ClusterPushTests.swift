@@ -16,7 +16,7 @@ import Testing
     /// that on a busy machine (the whole suite runs at once on 2 cores) a push slowed down is not read
     /// from the log instead, and a stream whose heartbeats are late is not dropped and opened again
     /// (which loses the entries committed meanwhile: the log brings them).
-    func ownerAndQuietFollower() async throws -> (ClusterTestNodes, Database) {
+    func ownerAndQuietFollower() async throws -> (ClusterTestNodes, DatabaseInstance) {
         let nodes = ClusterTestNodes()
         try await nodes.start("a")
         _ = try await nodes.call("a", .PUT, "/n.json", "0")
@@ -28,7 +28,7 @@ import Testing
         return (nodes, database)
     }
 
-    func value(_ database: Database, _ key: String) -> String {
+    func value(_ database: DatabaseInstance, _ key: String) -> String {
         database.snapshot().child(at: DatabasePath(keys: [Key(key)])).jsonString(format: .export)
     }
 

@@ -17,7 +17,7 @@ struct PushInboxTests {
         #expect(PushInbox.decide(1, applied: 0) == .apply)
     }
 
-    /// The writer's loop over a take, as `Database.applyPushed` runs it.
+    /// The writer's loop over a take, as `DatabaseInstance.applyPushed` runs it.
     func run(_ inbox: inout PushInbox, applied: Int64) -> (applied: Int64, catchUp: Bool) {
         var applied = applied
         let (entries, overflowed) = inbox.take()

@@ -63,12 +63,12 @@ import Testing
     struct Replay {
         let port: Int
         let server: TestServer
-        let database: Database
+        let database: DatabaseInstance
         let file: String
         var connections: [String: WireConnection] = [:]
         var sessions: [String: String] = [:]
 
-        init(port: Int, server: TestServer, database: Database, file: String) {
+        init(port: Int, server: TestServer, database: DatabaseInstance, file: String) {
             self.port = port
             self.server = server
             self.database = database

@@ -18,7 +18,7 @@ import Synchronization
 /// let outcome = try await database.write(WriteRequest(.set(path, .number(1)), identity: .admin))
 /// let value = database.snapshot().child(at: path)
 /// ```
-public final class Database: Sendable {
+public final class DatabaseInstance: Sendable {
     public let namespace: String
     package let storage: any NamespaceStorage
     let logger: Logger
@@ -391,7 +391,7 @@ public final class Database: Sendable {
             let mutations: [StorageMutation] = existing.isEmpty ? [] : [.setPriority(path, priority)]
             return Applied(outcome: .written(value: node, written: .node(node)), change: change, mutations: mutations)
         case .update(_, let items):
-            try Database.checkOverlaps(items.map(\.path))
+            try DatabaseInstance.checkOverlaps(items.map(\.path))
             var resolved: [(path: DatabasePath, node: Node)] = []
             var after = root
             var mutations: [StorageMutation] = []
@@ -421,7 +421,7 @@ public final class Database: Sendable {
                 try authorizeWrite(path.appending(item.path), request.identity, rules, before: root, after: after, now: now)
             }
             if let limit = request.maximumLeaves, removedLeaves + writtenLeaves > limit {
-                throw WriteError(.tooLarge, Database.tooLargeMessage)
+                throw WriteError(.tooLarge, DatabaseInstance.tooLargeMessage)
             }
             if resolved.isEmpty {
                 return Applied(outcome: .written(value: root.child(at: path), written: .update([])))
@@ -456,7 +456,7 @@ public final class Database: Sendable {
 
     private func checkSize(_ request: WriteRequest, removed: Node, written: Node) throws {
         guard let limit = request.maximumLeaves else { return }
-        if removed.leafCount + written.leafCount > limit { throw WriteError(.tooLarge, Database.tooLargeMessage) }
+        if removed.leafCount + written.leafCount > limit { throw WriteError(.tooLarge, DatabaseInstance.tooLargeMessage) }
     }
 
     private func authorizeWrite(

@@ -1,5 +1,5 @@
 /// Data that cannot be stored: an invalid key, too deep, a bad priority or server value, too large.
-public struct DataError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct DataError: CodedError, Equatable {
     public enum Code: Sendable, Equatable {
         case invalidKey
         case tooDeep
@@ -17,6 +17,4 @@ public struct DataError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { message }
 }

@@ -1,5 +1,5 @@
 /// A path or key that breaks Firebase's rules.
-public struct PathError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct PathError: CodedError, Equatable {
     /// What went wrong, for matching in code.
     public enum Code: Sendable, Equatable {
         case emptyKey
@@ -17,6 +17,4 @@ public struct PathError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    public var description: String { message }
 }

@@ -23,9 +23,8 @@ package enum WebAssets {
         database: @escaping @Sendable (Request, Context) async -> Response = { _, _ in Response(status: .notFound) }
     ) {
         for file in files {
-            let bytes = EmbeddedWebAssets.files[file.resource]
             let respond: @Sendable (Request, Context) -> Response = { _, _ in
-                guard let bytes else { return Response(status: .notFound) }
+                guard let (_, bytes) = WebAssets.file(file.resource) else { return Response(status: .notFound) }
                 return clientModule(bytes, contentType: file.contentType)
             }
             router.get(RouterPath(file.route), use: respond)
@@ -35,14 +34,19 @@ package enum WebAssets {
         // import them too. Every method, and what is not one of them goes to `database`, so a database
         // location named `hearth` stays reachable (this route takes `/hearth/…` from the REST API's catch-all).
         let module: @Sendable (Request, Context) async -> Response = { request, context in
-            let name = String(request.uri.path.drop { $0 == "/" })
-            guard request.method == .get || request.method == .head, name.hasSuffix(".js"), let bytes = EmbeddedWebAssets.files[name] else {
+            guard request.method == .get || request.method == .head, request.uri.path.hasSuffix(".js"),
+                let (_, bytes) = WebAssets.file(request.uri.path)
+            else {
                 return await database(request, context)
             }
             return clientModule(bytes, contentType: "text/javascript; charset=utf-8")
         }
         for method: HTTPRequest.Method in [.get, .head, .put, .post, .patch, .delete, .options] {
             router.on("/hearth/**", method: method, use: module)
+            // The action pages below take `/__/…` and `/emulator/…` from the REST API's catch-all too
+            // (the router does not go back to it once a segment matched), so the rest goes to `database`.
+            router.on("/__/**", method: method, use: database)
+            router.on("/emulator/**", method: method, use: database)
         }
         // Account email links (Firebase Hosting's handler path, and the Auth emulator's).
         for route in ["/__/auth/action", "/emulator/action"] {
@@ -88,7 +92,8 @@ package enum WebAssets {
     }
 
     /// For development only: `HEARTH_WEB_DIR=Sources/HearthWeb/Web` serves the pages (start page,
-    /// `/ui`, `/apps`, `/console`) from that folder on disk, so editing them needs no rebuild. Unset
+    /// `/ui`, `/apps`, `/console`) and the browser client (`/hearth.js` and its modules) from that
+    /// folder on disk, so editing them needs no rebuild. Unset
     /// (the default), only the files compiled into the binary are served.
     static let developmentDirectory: String? = ProcessInfo.processInfo.environment["HEARTH_WEB_DIR"].flatMap { $0.isEmpty ? nil : $0 }
 

@@ -11,9 +11,8 @@ Environment:
     HEARTH_BIN               path of the binary (default: <repo>/.build/debug/hearth).
                              A missing binary, browser or driver FAILS the session; nothing is skipped.
     HEARTH_URL               use an already running server (emulator mode) instead of starting one.
-    HEARTH_JS_FILE           load this file instead of the server's /hearth.js (for working on the
-                             client without rebuilding the server); test_served_module still checks
-                             what the server serves.
+    HEARTH_WEB_DIR           passed on to the server: with Sources/HearthWeb/Web it serves hearth.js
+                             and its modules from the working tree, so client edits need no rebuild.
     CHROMIUM, CHROMEDRIVER   browser and driver paths (default /usr/bin/chromium, /usr/bin/chromedriver).
     HEARTH_STARTUP_TIMEOUT   seconds to wait for readiness (default 60).
     HEARTH_KEEP_TMP          if set, keep the temporary data dir and server log.
@@ -157,23 +156,13 @@ class PageError(Exception):
         self.code = code
 
 
-def _module_url(driver):
-    """The URL the pages import: the server's /hearth.js, or a Blob of HEARTH_JS_FILE."""
-    override = os.environ.get('HEARTH_JS_FILE')
-    if not override:
-        return '/hearth.js'
-    source = pathlib.Path(override).read_text(encoding='utf-8')
-    return driver.execute_script(
-        'return URL.createObjectURL(new Blob([arguments[0]], {type: "text/javascript"}));', source)
-
-
 def open_page(driver, base_url, name, auth_token=None):
     """Opens a window on the server's origin, imports hearth.js and connects `window.db`."""
     driver.switch_to.new_window('window')
     handle = driver.current_window_handle
     driver.get(f'{base_url}/hearth.js')  # any document on the server's origin will do
     page = Page(driver, handle, name)
-    url = _module_url(driver)
+    url = '/hearth.js'
     page.names = driver.execute_async_script('''
         const done = arguments[arguments.length - 1];
         const [url, ns, token] = arguments;

@@ -23,9 +23,36 @@ import Testing
                 #expect(page.headers[Self.nosniff] == "nosniff", "\(path)")
             }
             // The client modules are imported by other origins' pages: nosniff, and no page policy.
-            let module = try await client.call(.get, "/hearth.js", headers: [:])
-            #expect(module.headers[Self.nosniff] == "nosniff")
-            #expect(module.headers[.accessControlAllowOrigin] == "*")
+            for path in ["/hearth.js", "/hearth/repo.js", "/hearth/paths.js", "/hearth-auth.js"] {
+                let module = try await client.call(.get, path, headers: [:])
+                #expect(module.status == .ok, "\(path)")
+                #expect(module.headers[.contentType] == "text/javascript; charset=utf-8", "\(path)")
+                #expect(module.headers[Self.nosniff] == "nosniff", "\(path)")
+                #expect(module.headers[.accessControlAllowOrigin] == "*", "\(path)")
+                #expect(module.headers[.contentSecurityPolicy] == nil, "\(path)")
+            }
+            #expect(try await client.call(.get, "/hearth/missing.js", headers: [:]).status == .notFound)
+        }
+    }
+
+    /// `/hearth/…` serves hearth.js's modules, and every other request there is the database's: a
+    /// location named `hearth` stays readable and writable. So do `__` and `emulator`, the first
+    /// segments of the account action pages.
+    @Test func databaseLocationsUnderTheClientAndActionRoutesStayReachable() async throws {
+        try await TestServer(emulator: true).run { client, _ async throws in
+            let write = try await client.call(.put, "/hearth/repo.json", #"{"a":1}"#)
+            #expect(write.status == .ok)
+            let read = try await client.call(.get, "/hearth/repo.json")
+            #expect(read.status == .ok)
+            #expect(read.body == #"{"a":1}"#)
+            #expect(try await client.call(.get, "/hearth.json").body == #"{"repo":{"a":1}}"#)
+            #expect(try await client.call(.delete, "/hearth/repo.json").status == .ok)
+            // The same for the first segments of the account action pages' routes.
+            for path in ["/__/x.json", "/__/auth/x.json", "/emulator/x.json"] {
+                #expect(try await client.call(.put, path, "7").status == .ok, "\(path)")
+                #expect(try await client.call(.get, path).body == "7", "\(path)")
+            }
+            #expect(try await client.call(.get, "/__/auth/action").status == .ok)
         }
     }
 

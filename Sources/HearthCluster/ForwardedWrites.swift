@@ -187,7 +187,7 @@ package enum ForwardedWrites {
         }
     }
 
-    private static func code(_ code: WriteError.Code) -> String {
+    private static func code(_ code: WriteErrorCode) -> String {
         switch code {
         case .invalidData: "invalidData"
         case .permissionDenied: "permissionDenied"
@@ -196,7 +196,7 @@ package enum ForwardedWrites {
         }
     }
 
-    private static func code(named name: String) -> WriteError.Code? {
+    private static func code(named name: String) -> WriteErrorCode? {
         switch name {
         case "invalidData": .invalidData
         case "permissionDenied": .permissionDenied

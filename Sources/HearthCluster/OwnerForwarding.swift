@@ -1,3 +1,4 @@
+import HearthCore
 import HearthEngine
 import HearthStorage
 import Logging

@@ -8,7 +8,7 @@ import HearthCore
 /// ```swift
 /// throw FilesError.notFound
 /// ```
-struct FilesError: CodedError, Equatable {
+struct FilesError: HearthError, Equatable {
     var code: Int
     var message: String
     /// Cloud Storage's `reason` (`notFound`, `forbidden`, `invalid`, …).

@@ -1,4 +1,5 @@
 import Foundation
+import HearthCore
 import HearthStorage
 
 /// Where a PostgreSQL server is and how to log in, parsed from a connection URL

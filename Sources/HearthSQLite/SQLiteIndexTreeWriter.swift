@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import HearthCore
 #endif
 import HearthStorage
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HearthCore
 public import HearthStorage
 import Synchronization
 

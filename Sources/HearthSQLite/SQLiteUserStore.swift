@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HearthCore
 public import HearthStorage
 
 /// Users and refresh tokens in `users.sqlite` in the data directory, with the database's durability:

@@ -1,15 +1,16 @@
+public import Foundation
 import HearthAccess
 import HearthCluster
+import HearthCore
 import HearthEngine
 import HearthFiles
 import HearthIdentity
 public import HearthStorage
 import HearthWeb
 public import Hummingbird
-public import Logging
-public import Foundation
-import NIOCore
 import HummingbirdCore
+public import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the Hearth HTTP application; shared by `hearth serve` and the tests.

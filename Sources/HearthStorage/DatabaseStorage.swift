@@ -87,23 +87,16 @@ public enum StorageMutation: Sendable, Equatable {
 }
 
 /// A storage failure. Its description never contains user data.
-public struct DatabaseStorageError: CodedError {
-    public enum Code: Sendable, Equatable {
-        case unavailable
-        case corrupt
-        case invalidNamespace
-        case locked
-        /// A shared database's lease moved to another node: this node may no longer commit to it.
-        case fenced
-    }
+public typealias DatabaseStorageError = CodedError<DatabaseStorageErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// What went wrong, for matching in code.
+public enum DatabaseStorageErrorCode: Sendable, Equatable {
+    case unavailable
+    case corrupt
+    case invalidNamespace
+    case locked
+    /// A shared database's lease moved to another node: this node may no longer commit to it.
+    case fenced
 }
 
 /// Namespace names: letters, digits, `-` and `_`, starting with a letter or digit, at most 63 characters.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HearthCore
 import HearthPostgres
 import HearthSQLite
 import HearthStorage

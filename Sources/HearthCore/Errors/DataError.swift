@@ -1,20 +1,12 @@
 /// Data that cannot be stored: an invalid key, too deep, a bad priority or server value, too large.
-public struct DataError: CodedError, Equatable {
-    public enum Code: Sendable, Equatable {
-        case invalidKey
-        case tooDeep
-        case invalidPriority
-        case invalidServerValue
-        case invalidValue
-        case tooLarge
-    }
+public typealias DataError = CodedError<DataErrorCode>
 
-    public var code: Code
-    /// A message for the client, in the style of Firebase's `Invalid data; …` errors.
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// What went wrong, for matching in code.
+public enum DataErrorCode: Sendable, Equatable {
+    case invalidKey
+    case tooDeep
+    case invalidPriority
+    case invalidServerValue
+    case invalidValue
+    case tooLarge
 }

@@ -2,7 +2,7 @@
 /// to log (it never holds a token, a password or a stored value), and that message as the
 /// description.
 ///
-/// An error that callers branch on adopts ``CodedError`` as well. Errors with more to carry (a byte
+/// An error that callers branch on is a ``CodedError``. Errors with more to carry (a byte
 /// offset, a list of diagnostics, an HTTP status) add it beside the message.
 ///
 /// For example:
@@ -21,15 +21,23 @@ extension HearthError {
     public var description: String { message }
 }
 
-/// A ``HearthError`` with a code to branch on, so no caller matches on message text.
+/// A ``HearthError`` with a code to branch on, so no caller matches on message text. Each kind of
+/// error is an alias with its own codes: ``PathError``, ``DataError``, `WriteError`,
+/// `DatabaseStorageError`.
 ///
 /// For example:
 /// ```swift
-/// do { try DatabasePath("a/.b") } catch let error as PathError where error.code == .invalidCharacter {
+/// do { _ = try DatabasePath("a/.b") } catch let error as PathError where error.code == .invalidCharacter {
 ///     print(error.message)
 /// }
 /// ```
-public protocol CodedError: HearthError {
-    associatedtype Code: Sendable, Equatable
-    var code: Code { get }
+public struct CodedError<Code: Sendable & Equatable>: HearthError, Equatable {
+    public var code: Code
+    /// What went wrong, in the style of Firebase's error bodies.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
 }

@@ -1,7 +1,8 @@
+import HearthCore
+import HearthRules
 public import HearthStorage
 public import Logging
 public import ServiceLifecycle
-import HearthRules
 import Synchronization
 
 /// Opens namespaces lazily on first use and runs their writers. A `Service`: the writers run inside it.

@@ -59,19 +59,12 @@ public enum WrittenData: Sendable {
 }
 
 /// Why the engine refused a write.
-public struct WriteError: CodedError {
-    public enum Code: Sendable, Equatable {
-        case invalidData
-        case permissionDenied
-        case tooLarge
-        case unavailable
-    }
+public typealias WriteError = CodedError<WriteErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// What went wrong, for matching in code.
+public enum WriteErrorCode: Sendable, Equatable {
+    case invalidData
+    case permissionDenied
+    case tooLarge
+    case unavailable
 }

@@ -91,10 +91,7 @@ public typealias DatabaseStorageError = CodedError<DatabaseStorageErrorCode>
 
 /// What went wrong, for matching in code.
 public enum DatabaseStorageErrorCode: Sendable, Equatable {
-    case unavailable
-    case corrupt
-    case invalidNamespace
-    case locked
+    case unavailable, corrupt, invalidNamespace, locked
     /// A shared database's lease moved to another node: this node may no longer commit to it.
     case fenced
 }

@@ -3,10 +3,5 @@ public typealias DataError = CodedError<DataErrorCode>
 
 /// What went wrong, for matching in code.
 public enum DataErrorCode: Sendable, Equatable {
-    case invalidKey
-    case tooDeep
-    case invalidPriority
-    case invalidServerValue
-    case invalidValue
-    case tooLarge
+    case invalidKey, tooDeep, invalidPriority, invalidServerValue, invalidValue, tooLarge
 }

@@ -3,9 +3,5 @@ public typealias PathError = CodedError<PathErrorCode>
 
 /// What went wrong, for matching in code.
 public enum PathErrorCode: Sendable, Equatable {
-    case emptyKey
-    case keyTooLong
-    case invalidCharacter
-    case tooDeep
-    case invalidEncoding
+    case emptyKey, keyTooLong, invalidCharacter, tooDeep, invalidEncoding
 }

@@ -63,8 +63,5 @@ public typealias WriteError = CodedError<WriteErrorCode>
 
 /// What went wrong, for matching in code.
 public enum WriteErrorCode: Sendable, Equatable {
-    case invalidData
-    case permissionDenied
-    case tooLarge
-    case unavailable
+    case invalidData, permissionDenied, tooLarge, unavailable
 }

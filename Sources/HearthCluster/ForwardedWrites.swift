@@ -35,22 +35,7 @@ package enum ForwardedWrites {
             case .success(.written(let value, let written)):
                 writer.writeRaw(#"{"v":"#)
                 value.write(to: &writer, format: .export)
-                switch written {
-                case .node(let node):
-                    writer.writeRaw(#","n":"#)
-                    node.write(to: &writer, format: .export)
-                case .update(let items):
-                    writer.writeRaw(#","u":["#)
-                    for (itemIndex, item) in items.enumerated() {
-                        if itemIndex > 0 { writer.writeRaw(",") }
-                        writer.writeRaw("[")
-                        writer.write(path(item.path))
-                        writer.writeRaw(",")
-                        item.node.write(to: &writer, format: .export)
-                        writer.writeRaw("]")
-                    }
-                    writer.writeRaw("]")
-                }
+                written.writeMembers(to: &writer)
                 writer.writeRaw("}")
             case .success(.preconditionFailed(let current)):
                 writer.writeRaw(#"{"current":"#)
@@ -116,11 +101,11 @@ package enum ForwardedWrites {
         var fields: [(key: String, value: JSONValue)] = []
         switch request.operation {
         case .set(let p, let value):
-            fields += [("o", .string("set")), ("p", path(p)), ("v", value)]
+            fields += [("o", .string("set")), ("p", p.keyArray), ("v", value)]
         case .setPriority(let p, let value):
-            fields += [("o", .string("priority")), ("p", path(p)), ("v", value)]
+            fields += [("o", .string("priority")), ("p", p.keyArray), ("v", value)]
         case .update(let p, let items):
-            fields += [("o", .string("update")), ("p", path(p)), ("u", .array(items.map { .array([path($0.path), $0.value]) }))]
+            fields += [("o", .string("update")), ("p", p.keyArray), ("u", .array(items.map { .array([$0.path.keyArray, $0.value]) }))]
         }
         switch request.identity {
         case .admin: fields.append(("i", .string("admin")))
@@ -165,10 +150,6 @@ package enum ForwardedWrites {
         if case .string(let hash)? = field("h") { request.expectedHash = hash }
         if case .number(let limit)? = field("l") { request.maximumLeaves = Int(limit) }
         return request
-    }
-
-    private static func path(_ path: DatabasePath) -> JSONValue {
-        .array(path.keys.map { .string($0.string) })
     }
 
     private static func path(_ json: JSONValue) throws -> DatabasePath {

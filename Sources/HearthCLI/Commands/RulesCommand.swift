@@ -22,12 +22,7 @@ struct RulesCheckCommand: AsyncParsableCommand {
     var file: String
 
     func run() async throws {
-        let source: String
-        do {
-            source = try String(contentsOfFile: file, encoding: .utf8)
-        } catch {
-            throw CLIError("cannot read \(file): \(error.localizedDescription)")
-        }
+        let source = try readTextFile(file)
         do {
             _ = try RulesDocument(source: source)
             print("\(file): ok")

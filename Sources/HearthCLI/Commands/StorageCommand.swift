@@ -208,12 +208,7 @@ struct StorageCommand: AsyncParsableCommand {
         )
 
         static func load(_ file: String) throws -> StorageRules {
-            let source: String
-            do {
-                source = try String(contentsOfFile: file, encoding: .utf8)
-            } catch {
-                throw CLIError("cannot read \(file): \(error.localizedDescription)")
-            }
+            let source = try readTextFile(file)
             do {
                 return try StorageRules(source: source)
             } catch {

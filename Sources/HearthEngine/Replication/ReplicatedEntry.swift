@@ -54,32 +54,13 @@ public enum ReplicatedEntry: Sendable {
             for (index, write) in writes.enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.writeRaw(#"{"p":"#)
-                ReplicatedEntry.write(write.path, to: &writer)
-                switch write.written {
-                case .node(let node):
-                    writer.writeRaw(#","n":"#)
-                    node.write(to: &writer, format: .export)
-                case .update(let items):
-                    writer.writeRaw(#","u":["#)
-                    for (itemIndex, item) in items.enumerated() {
-                        if itemIndex > 0 { writer.writeRaw(",") }
-                        writer.writeRaw("[")
-                        ReplicatedEntry.write(item.path, to: &writer)
-                        writer.writeRaw(",")
-                        item.node.write(to: &writer, format: .export)
-                        writer.writeRaw("]")
-                    }
-                    writer.writeRaw("]")
-                }
+                writer.write(write.path.keyArray)
+                write.written.writeMembers(to: &writer)
                 writer.writeRaw("}")
             }
             writer.writeRaw("]}")
             return writer.string
         }
-    }
-
-    private static func write(_ path: DatabasePath, to writer: inout JSONWriter) {
-        writer.write(.array(path.keys.map { .string($0.string) }))
     }
 
     /// Decodes a payload.
@@ -146,4 +127,34 @@ public enum ReplicatedEntry: Sendable {
 public struct ReplicationError: HearthError {
     public var message: String
     public init(_ message: String) { self.message = message }
+}
+
+extension WrittenData {
+    /// The written data as members of an object being written: `,"n":<node>` for a set,
+    /// `,"u":[[<path>,<node>],…]` for an update (paths as ``DatabasePath/keyArray``). The log's
+    /// entries and the answers to forwarded writes both carry it so.
+    package func writeMembers(to writer: inout JSONWriter) {
+        switch self {
+        case .node(let node):
+            writer.writeRaw(#","n":"#)
+            node.write(to: &writer, format: .export)
+        case .update(let items):
+            writer.writeRaw(#","u":["#)
+            for (index, item) in items.enumerated() {
+                if index > 0 { writer.writeRaw(",") }
+                writer.writeRaw("[")
+                writer.write(item.path.keyArray)
+                writer.writeRaw(",")
+                item.node.write(to: &writer, format: .export)
+                writer.writeRaw("]")
+            }
+            writer.writeRaw("]")
+        }
+    }
+}
+
+extension DatabasePath {
+    /// The path as a JSON array of its keys, as entries between nodes carry it (keys are not escaped
+    /// into one string, so any key survives).
+    package var keyArray: JSONValue { .array(keys.map { .string($0.string) }) }
 }

@@ -26,7 +26,7 @@ extension IdentityService {
         default:
             throw IdentityError.invalid("UNSUPPORTED_HASH_ALGORITHM : \(algorithm!)")
         }
-        let now = Clock().millis
+        let now = OperationInstant().millis
         var errors: [JSONValue] = []
         for (index, entry) in users.enumerated() {
             func fail(_ message: String) { errors.append(.object([("index", .number(Double(index))), ("message", .string(message))])) }

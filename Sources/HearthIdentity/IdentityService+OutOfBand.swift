@@ -49,7 +49,7 @@ extension IdentityService {
     func sendOobCode(
         _ body: IdentityRequestBody, project: String, caller: IdentityCaller, links: ActionLinks, apiKey: String? = nil
     ) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
         // The page may send the user on to `continueUrl`: only to an authorized domain (Firebase's rule).
         let continueURL = nonEmpty(body.string("continueUrl"))
@@ -103,7 +103,7 @@ extension IdentityService {
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
-        let code = oobCodes.issue(entry, now: clock.millis)
+        let code = oobCodes.issue(entry, now: now.millis)
         var members: [(key: String, value: JSONValue?)] = [
             ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
         ]
@@ -113,7 +113,7 @@ extension IdentityService {
             members.append(("oobLink", .string(link)))
             members.append(("oobCode", .string(code)))
         } else {
-            let message = Self.email(for: entry, link: link, sentAt: clock.millis)
+            let message = Self.email(for: entry, link: link, sentAt: now.millis)
             try await store.recordEmail(message)
             mailer?.enqueue(message)
         }
@@ -123,27 +123,27 @@ extension IdentityService {
     /// `accounts:resetPassword`: with only `oobCode`, tells what the code is for; with `newPassword`,
     /// sets it (and revokes the account's sessions) and uses the code.
     func resetPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
         guard let newPassword = body.string("newPassword") else {
-            let entry = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+            let entry = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             return .object([
                 ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
                 ("requestType", .string(entry.requestType)),
             ])
         }
         let hash = try await hashNewPassword(newPassword)
-        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "PASSWORD_RESET" else {
-            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "PASSWORD_RESET" else {
+            _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
-        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             user.passwordHash = hash
-            user.passwordUpdatedAt = clock.millis
+            user.passwordUpdatedAt = now.millis
             // Following the link proves the address.
             if user.email == entry.email { user.emailVerified = true }
-            user.validSince = clock.seconds
+            user.validSince = now.seconds
             user.tokenGeneration += 1
         }
         reportTokens(of: user, project: project)
@@ -157,18 +157,18 @@ extension IdentityService {
 
     /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
     func applyOobCode(_ code: String, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         // Only verification and email-change codes apply here; others stay usable where they belong.
-        let peeked = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        let peeked = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
         guard peeked.requestType == "VERIFY_EMAIL" || peeked.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
-        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
                 user.email = newEmail
-                user.validSince = clock.seconds
+                user.validSince = now.seconds
                 user.tokenGeneration += 1
             } else if user.email != entry.email {
                 return
@@ -194,40 +194,40 @@ extension IdentityService {
     /// `accounts:signInWithEmailLink`: an `EMAIL_SIGNIN` code and its email sign the user in (creating
     /// the account if there is none) and verify the email, as following a link proves the address.
     func signInWithEmailLink(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
         guard let raw = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(raw)
         if body.has("idToken") { throw IdentityError.notImplemented }
-        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "EMAIL_SIGNIN" else {
-            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "EMAIL_SIGNIN" else {
+            _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
         guard peeked.email == email else { throw IdentityError.invalid("INVALID_EMAIL : The email provided does not match the sign-in email address.") }
         if let existing = try await store.user(project: project, email: email), existing.disabled { throw IdentityError.userDisabled }
-        _ = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        _ = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user: UserRecord
         let isNewUser: Bool
         if let existing = try await store.user(project: project, email: email) {
-            let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, clock: clock)
+            let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, now: now)
             user = try await store.update(project: project, localId: existing.localId, issuing: refresh.record) { user in
                 user.emailVerified = true
-                user.lastLoginAt = clock.millis
+                user.lastLoginAt = now.millis
             }
             isNewUser = false
-            return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, clock: clock)
+            return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
         }
-        var created = UserRecord(localId: try newLocalID(IdentityRequestBody(fields: [:]), caller: .client), createdAt: clock.millis)
+        var created = UserRecord(localId: try newLocalID(IdentityRequestBody(fields: [:]), caller: .client), createdAt: now.millis)
         created.email = email
         created.emailVerified = true
-        created.lastLoginAt = clock.millis
-        let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, clock: clock)
+        created.lastLoginAt = now.millis
+        let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, now: now)
         try await store.create(created, project: project, issuing: refresh.record)
-        return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, clock: clock)
+        return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, now: now)
     }
 
-    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, clock: Clock) throws -> JSONValue {
-        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: clock.seconds, clock: clock)
+    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> JSONValue {
+        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return .object(compact([
             ("kind", .string("identitytoolkit#EmailLinkSigninResponse")), ("localId", .string(user.localId)),
             ("email", user.email.map(JSONValue.string)), ("idToken", .string(idToken)), ("refreshToken", .string(refresh)),

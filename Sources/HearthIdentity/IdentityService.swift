@@ -75,11 +75,11 @@ package struct IdentityService: Sendable {
     ///
     /// `address` is the client's (for the per-address sign-up limit); admin creations are not limited.
     func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, address: String? = nil) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         if caller == .client, body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
         if body.has("idToken") {
             if body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
-            return try await link(body, project: project, clock: clock)
+            return try await link(body, project: project, now: now)
         }
         if caller == .client, let signUpsPerAddress {
             // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
@@ -87,7 +87,7 @@ package struct IdentityService: Sendable {
             guard signUpsPerAddress.reserve(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
         }
         let emailMode = body.has("email") || body.has("password")
-        var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: clock.millis)
+        var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: now.millis)
         if caller == .admin || emailMode {
             if let email = body.string("email") { user.email = try validEmail(email) }
             if let password = body.string("password") { user.passwordHash = try await hashNewPassword(password) }
@@ -96,8 +96,8 @@ package struct IdentityService: Sendable {
                 guard user.passwordHash != nil else { throw IdentityError.missingPassword }
             }
             if user.passwordHash != nil {
-                user.passwordUpdatedAt = clock.millis
-                user.validSince = clock.seconds
+                user.passwordUpdatedAt = now.millis
+                user.validSince = now.seconds
             }
             user.displayName = nonEmpty(body.string("displayName"))
         }
@@ -114,11 +114,11 @@ package struct IdentityService: Sendable {
                 ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
             ]))
         }
-        user.lastLoginAt = clock.millis
+        user.lastLoginAt = now.millis
         let provider = emailMode ? "password" : "anonymous"
-        let refresh = makeRefreshToken(project: project, localId: user.localId, provider: provider, extraClaims: nil, clock: clock)
+        let refresh = makeRefreshToken(project: project, localId: user.localId, provider: provider, extraClaims: nil, now: now)
         try await store.create(user, project: project, issuing: refresh.record)
-        let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: clock.seconds, clock: clock)
+        let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: now.seconds, now: now)
         return .object(compact([
             ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
             ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
@@ -127,23 +127,23 @@ package struct IdentityService: Sendable {
     }
 
     /// `accounts:signUp` with an `idToken`: an anonymous user gains an email and password.
-    private func link(_ body: IdentityRequestBody, project: String, clock: Clock) async throws -> JSONValue {
+    private func link(_ body: IdentityRequestBody, project: String, now: OperationInstant) async throws -> JSONValue {
         let (current, _) = try await user(fromIDToken: body.string("idToken") ?? "", project: project)
         guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
         let hash = try await hashNewPassword(password)
         let displayName = nonEmpty(body.string("displayName"))
-        let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, clock: clock)
+        let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, now: now)
         let user = try await store.update(project: project, localId: current.localId, issuing: refresh.record) { user in
             user.email = email
             user.passwordHash = hash
-            user.passwordUpdatedAt = clock.millis
+            user.passwordUpdatedAt = now.millis
             user.emailVerified = false
             if let displayName { user.displayName = displayName }
-            user.lastLoginAt = clock.millis
+            user.lastLoginAt = now.millis
         }
-        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: clock.seconds, clock: clock)
+        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return .object(compact([
             ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
             ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
@@ -155,7 +155,7 @@ package struct IdentityService: Sendable {
     ///
     /// `address` is the client's: failed attempts count against it as well as against the account.
     func signInWithPassword(_ body: IdentityRequestBody, project: String, address: String? = nil) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
         guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
@@ -188,13 +188,13 @@ package struct IdentityService: Sendable {
         if found.disabled { throw IdentityError.userDisabled }
         // A hash made with older parameters is replaced now that the password is known.
         let upgraded = hasher.needsRehash(stored) ? try await hasher.hash(password) : nil
-        let refresh = makeRefreshToken(project: project, localId: found.localId, provider: "password", extraClaims: nil, clock: clock)
+        let refresh = makeRefreshToken(project: project, localId: found.localId, provider: "password", extraClaims: nil, now: now)
         let user = try await store.update(project: project, localId: found.localId, issuing: refresh.record) { user in
-            user.lastLoginAt = clock.millis
-            user.lastRefreshAt = clock.millis
+            user.lastLoginAt = now.millis
+            user.lastRefreshAt = now.millis
             if let upgraded, user.passwordHash == stored { user.passwordHash = upgraded }
         }
-        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: clock.seconds, clock: clock)
+        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return .object(compact([
             ("kind", .string("identitytoolkit#VerifyPasswordResponse")), ("registered", .bool(true)),
             ("localId", .string(user.localId)), ("email", user.email.map(JSONValue.string)),
@@ -207,9 +207,9 @@ package struct IdentityService: Sendable {
     /// unsigned ones (and bare JSON) only in emulator mode, as the Auth emulator and firebase-admin's
     /// emulator mode make them.
     func signInWithCustomToken(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let token = body.string("token"), !token.isEmpty else { throw IdentityError.invalid("MISSING_CUSTOM_TOKEN") }
-        let payload = try customTokenPayload(token, clock: clock)
+        let payload = try customTokenPayload(token, now: now)
         let uid: String
         switch payload["uid"] ?? payload["user_id"] {
         case .string(let text)?: uid = text
@@ -223,32 +223,32 @@ package struct IdentityService: Sendable {
             extraClaims = try validCustomClaims(claims.jsonText)
         }
         var isNewUser = false
-        let refresh = makeRefreshToken(project: project, localId: uid, provider: "custom", extraClaims: extraClaims, clock: clock)
+        let refresh = makeRefreshToken(project: project, localId: uid, provider: "custom", extraClaims: extraClaims, now: now)
         let user: UserRecord
         if let existing = try await store.user(project: project, localId: uid) {
             if existing.disabled { throw IdentityError.userDisabled }
             user = try await store.update(project: project, localId: uid, issuing: refresh.record) { user in
-                user.lastLoginAt = clock.millis
-                user.lastRefreshAt = clock.millis
+                user.lastLoginAt = now.millis
+                user.lastRefreshAt = now.millis
             }
         } else {
-            var created = UserRecord(localId: uid, createdAt: clock.millis)
+            var created = UserRecord(localId: uid, createdAt: now.millis)
             created.customAuth = true
-            created.lastLoginAt = clock.millis
-            created.lastRefreshAt = clock.millis
+            created.lastLoginAt = now.millis
+            created.lastRefreshAt = now.millis
             try await store.create(created, project: project, issuing: refresh.record)
             user = created
             isNewUser = true
-            reportTokens(of: user, project: project, ended: false, validSince: clock.seconds)
+            reportTokens(of: user, project: project, ended: false, validSince: now.seconds)
         }
-        let idToken = try mintIDToken(user, project: project, provider: "custom", extraClaims: extraClaims, authTime: clock.seconds, clock: clock)
+        let idToken = try mintIDToken(user, project: project, provider: "custom", extraClaims: extraClaims, authTime: now.seconds, now: now)
         return .object([
             ("kind", .string("identitytoolkit#VerifyCustomTokenResponse")), ("isNewUser", .bool(isNewUser)),
             ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)), ("expiresIn", .string(String(configuration.idTokenLifetime))),
         ])
     }
 
-    private func customTokenPayload(_ token: String, clock: Clock) throws -> JSONValue {
+    private func customTokenPayload(_ token: String, now: OperationInstant) throws -> JSONValue {
         if token.hasPrefix("{") {
             guard emulatorMode else { throw IdentityError.invalid("INVALID_CUSTOM_TOKEN : Invalid assertion format") }
             guard let payload = try? JSONValue(parsing: token), case .object = payload else {
@@ -265,7 +265,7 @@ package struct IdentityService: Sendable {
             break
         case .string("ES256")?:
             guard signer.hasValidSignature(token) else { throw IdentityError.invalid("INVALID_CUSTOM_TOKEN : Invalid signature") }
-            guard case .number(let expires)? = payload["exp"], expires + signer.allowedSkew > Double(clock.seconds) else {
+            guard case .number(let expires)? = payload["exp"], expires + signer.allowedSkew > Double(now.seconds) else {
                 throw IdentityError.invalid("INVALID_CUSTOM_TOKEN : Token expired")
             }
         default:
@@ -279,7 +279,7 @@ package struct IdentityService: Sendable {
 
     /// `securetoken.googleapis.com/v1/token`: a new ID token for a refresh token.
     func refresh(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let grantType = body.string("grantType") else { throw IdentityError.invalid("MISSING_GRANT_TYPE") }
         guard grantType == "refresh_token" else { throw IdentityError.invalid("INVALID_GRANT_TYPE") }
         guard let token = body.string("refreshToken"), !token.isEmpty else { throw IdentityError.invalid("MISSING_REFRESH_TOKEN") }
@@ -288,7 +288,7 @@ package struct IdentityService: Sendable {
         else { throw IdentityError.invalid("INVALID_REFRESH_TOKEN") }
         if user.disabled { throw IdentityError.userDisabled }
         if record.generation < user.tokenGeneration { throw IdentityError.tokenExpired }
-        let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, clock: clock)
+        let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now)
         return .object([
             ("id_token", .string(idToken)), ("access_token", .string(idToken)), ("expires_in", .string(String(configuration.idTokenLifetime))),
             ("refresh_token", .string(token)), ("token_type", .string("Bearer")), ("user_id", .string(user.localId)),
@@ -340,7 +340,7 @@ package struct IdentityService: Sendable {
 
     /// `accounts:update`: profile, email, password, custom claims, disabling, revocation.
     func update(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         let localId: String
         var provider: String?
         if let token = body.string("idToken") {
@@ -389,7 +389,7 @@ package struct IdentityService: Sendable {
         let bumps = passwordHash != nil || email != nil || explicitValidSince != nil
         if passwordHash != nil { provider = "password" }
         let refresh = bumps && provider != nil
-            ? makeRefreshToken(project: project, localId: localId, provider: provider!, extraClaims: nil, clock: clock) : nil
+            ? makeRefreshToken(project: project, localId: localId, provider: provider!, extraClaims: nil, now: now) : nil
         let user = try await store.update(project: project, localId: localId, issuing: refresh?.record) { user in
             switch displayName {
             case .string(let name)?: user.displayName = name.isEmpty ? nil : name
@@ -420,14 +420,14 @@ package struct IdentityService: Sendable {
             }
             if let newPasswordHash {
                 user.passwordHash = newPasswordHash
-                user.passwordUpdatedAt = clock.millis
+                user.passwordUpdatedAt = now.millis
             }
             if let emailVerified { user.emailVerified = emailVerified }
             if let disable { user.disabled = disable }
             if let customAttributes { user.customAttributes = customAttributes }
             if let phoneNumber { user.phoneNumber = phoneNumber }
             if bumps {
-                user.validSince = explicitValidSince ?? clock.seconds
+                user.validSince = explicitValidSince ?? now.seconds
                 user.tokenGeneration += 1
             }
         }
@@ -440,8 +440,8 @@ package struct IdentityService: Sendable {
             ("passwordHash", user.passwordHash == nil ? nil : .string(IdentityService.redactedPasswordHash)),
         ]
         if let refresh, let provider {
-            let authTime = clock.seconds
-            let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: authTime, clock: clock)
+            let authTime = now.seconds
+            let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: authTime, now: now)
             members += [
                 ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)),
                 ("expiresIn", .string(String(configuration.idTokenLifetime))),
@@ -528,7 +528,7 @@ package struct IdentityService: Sendable {
     /// that keep a session in a cookie (`verify_session_cookie`). Signed by the server's key; the
     /// database does not accept it as a credential (its issuer is not the ID-token issuer).
     func createSessionCookie(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
+        let now = OperationInstant()
         guard let idToken = body.string("idToken") else { throw IdentityError.missingIDToken }
         let duration = body.int64("validDuration") ?? 1_209_600
         guard (300...1_209_600).contains(duration) else { throw IdentityError.invalid("INVALID_DURATION") }
@@ -536,7 +536,7 @@ package struct IdentityService: Sendable {
         guard case .object(let members) = claims else { throw IdentityError.invalidIDToken }
         var payload: [(key: String, value: JSONValue)] = [
             ("iss", .string("https://session.firebase.google.com/" + project)),
-            ("iat", .number(Double(clock.seconds))), ("exp", .number(Double(clock.seconds + duration))),
+            ("iat", .number(Double(now.seconds))), ("exp", .number(Double(now.seconds + duration))),
         ]
         for member in members where !["iss", "iat", "exp"].contains(member.key) { payload.append(member) }
         return .object([("sessionCookie", .string(try signer.sign(payload: payload)))])
@@ -580,14 +580,14 @@ package struct IdentityService: Sendable {
 
     /// An ID token with Firebase's claims (auth-storage.md §4.1), signed by the server's key. Custom claims
     /// come first; the reserved claims win over them.
-    func mintIDToken(_ user: UserRecord, project: String, provider: String, extraClaims: String?, authTime: Int64, clock: Clock) throws -> String {
+    func mintIDToken(_ user: UserRecord, project: String, provider: String, extraClaims: String?, authTime: Int64, now: OperationInstant) throws -> String {
         var identities: [(key: String, value: JSONValue)] = []
         if let email = user.email { identities.append(("email", .array([.string(email)]))) }
         if let phone = user.phoneNumber { identities.append(("phone", .array([.string(phone)]))) }
         let reserved: [(key: String, value: JSONValue?)] = [
             ("iss", .string(TokenSigner.firebaseIssuerPrefix + project)), ("aud", .string(project)),
             ("auth_time", .number(Double(authTime))), ("user_id", .string(user.localId)), ("sub", .string(user.localId)),
-            ("iat", .number(Double(clock.seconds))), ("exp", .number(Double(clock.seconds + Int64(configuration.idTokenLifetime)))),
+            ("iat", .number(Double(now.seconds))), ("exp", .number(Double(now.seconds + Int64(configuration.idTokenLifetime)))),
             ("email", user.email.map(JSONValue.string)), ("email_verified", user.email == nil ? nil : .bool(user.emailVerified)),
             ("phone_number", user.phoneNumber.map(JSONValue.string)), ("name", user.displayName.map(JSONValue.string)),
             ("picture", user.photoUrl.map(JSONValue.string)), ("provider_id", provider == "anonymous" ? .string("anonymous") : nil),
@@ -604,12 +604,12 @@ package struct IdentityService: Sendable {
     }
 
     /// A new random refresh token (256 bits) and its stored form, which keeps only its SHA-256.
-    func makeRefreshToken(project: String, localId: String, provider: String, extraClaims: String?, clock: Clock) -> (token: String, record: RefreshTokenRecord) {
+    func makeRefreshToken(project: String, localId: String, provider: String, extraClaims: String?, now: OperationInstant) -> (token: String, record: RefreshTokenRecord) {
         var generator = SystemRandomNumberGenerator()
         let token = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let record = RefreshTokenRecord(
             tokenHash: IdentityService.digest(token), project: project, localId: localId, provider: provider,
-            extraClaims: extraClaims, createdAt: clock.millis, authTime: clock.seconds
+            extraClaims: extraClaims, createdAt: now.millis, authTime: now.seconds
         )
         return (token, record)
     }
@@ -730,8 +730,9 @@ package struct IdentityService: Sendable {
     }
 }
 
-/// One instant for a whole operation, in the two units Firebase uses.
-struct Clock: Sendable {
+/// One instant for a whole operation, in the two units Firebase uses. (Not a clock: the per-address
+/// limits run on the injected ``ServerClock``; this only reads the wall time once.)
+struct OperationInstant: Sendable {
     let millis: Int64
     var seconds: Int64 { millis / 1000 }
 

@@ -138,7 +138,7 @@ package struct IdentityToolkitController: Sendable {
                 try await service.store.deleteAll(project: project)
                 return .object([])
             case ("emulator/oobCodes", .get):
-                let codes = service.oobCodes.pending(project: project, now: Clock().millis).map { pending -> JSONValue in
+                let codes = service.oobCodes.pending(project: project, now: OperationInstant().millis).map { pending -> JSONValue in
                     .object(compact([
                         ("email", .string(pending.entry.newEmail ?? pending.entry.email)), ("requestType", .string(pending.entry.requestType)),
                         ("oobCode", .string(pending.code)),

@@ -46,13 +46,11 @@ extension IdentityService {
     }
 
     /// `accounts:sendOobCode`.
-    func sendOobCode(
-        _ body: IdentityRequestBody, project: String, caller: IdentityCaller, links: ActionLinks, apiKey: String? = nil
-    ) async throws -> JSONValue {
+    func sendOobCode(_ request: SendOobCode.Request, project: String, caller: IdentityCaller, links: ActionLinks) async throws -> SendOobCode.Result {
         let now = OperationInstant()
-        guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
+        guard let requestType = request.requestType else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
         // The page may send the user on to `continueUrl`: only to an authorized domain (Firebase's rule).
-        let continueURL = nonEmpty(body.string("continueUrl"))
+        let continueURL = nonEmpty(request.continueUrl)
         if let continueURL {
             switch links.check(continueURL: continueURL) {
             case .authorized: break
@@ -63,21 +61,19 @@ extension IdentityService {
         let entry: OobCodeBook.Entry
         switch requestType {
         case "PASSWORD_RESET":
-            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            guard let raw = request.email else { throw IdentityError.missingEmail }
             let email = try validEmail(raw)
             guard let user = try await store.user(project: project, email: email) else {
                 // With enumeration protection the answer does not tell whether the account exists.
-                if enumerationProtection && caller == .client {
-                    return .object([("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(email))])
-                }
+                if enumerationProtection && caller == .client { return SendOobCode.Result(email: email) }
                 throw IdentityError.emailNotFound
             }
             entry = .init(project: project, localId: user.localId, email: email, requestType: requestType)
         case "VERIFY_EMAIL", "VERIFY_AND_CHANGE_EMAIL":
             let user: UserRecord
-            if let token = body.string("idToken") {
+            if let token = request.idToken {
                 user = try await self.user(fromIDToken: token, project: project).user
-            } else if caller == .admin, let raw = body.string("email") {
+            } else if caller == .admin, let raw = request.email {
                 guard let found = try await store.user(project: project, email: try validEmail(raw)) else { throw IdentityError.emailNotFound }
                 user = found
             } else {
@@ -86,7 +82,7 @@ extension IdentityService {
             guard let email = user.email else { throw IdentityError.missingEmail }
             var newEmail: String?
             if requestType == "VERIFY_AND_CHANGE_EMAIL" {
-                guard let raw = body.string("newEmail") else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
+                guard let raw = request.newEmail else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
                 newEmail = try validEmail(raw)
                 if try await store.user(project: project, email: newEmail!) != nil { throw IdentityError.emailExists }
             }
@@ -95,7 +91,7 @@ extension IdentityService {
             // Passwordless sign-in is off by default in Firebase projects: here apps may ask for links in
             // emulator mode; the admin (firebase-admin's generate_sign_in_with_email_link) always.
             guard caller == .admin || emulatorMode else { throw IdentityError.invalid("OPERATION_NOT_ALLOWED") }
-            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            guard let raw = request.email else { throw IdentityError.missingEmail }
             let email = try validEmail(raw)
             // A link may create the account, as Firebase's does; the user need not exist yet.
             let existing = try await store.user(project: project, email: email)
@@ -104,33 +100,25 @@ extension IdentityService {
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
         let code = oobCodes.issue(entry, now: now.millis)
-        var members: [(key: String, value: JSONValue?)] = [
-            ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
-        ]
-        let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: apiKey, continueURL: continueURL)
-        if caller == .admin, body.bool("returnOobLink") == true {
+        let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: request.apiKey, continueURL: continueURL)
+        if caller == .admin, request.returnOobLink {
             // The admin asked for the link (firebase-admin's generate_*_link): no mail, as Firebase does.
-            members.append(("oobLink", .string(link)))
-            members.append(("oobCode", .string(code)))
-        } else {
-            let message = Self.email(for: entry, link: link, sentAt: now.millis)
-            try await store.recordEmail(message)
-            mailer?.enqueue(message)
+            return SendOobCode.Result(email: entry.email, link: SendOobCode.IssuedLink(oobLink: link, oobCode: code))
         }
-        return .object(compact(members))
+        let message = Self.email(for: entry, link: link, sentAt: now.millis)
+        try await store.recordEmail(message)
+        mailer?.enqueue(message)
+        return SendOobCode.Result(email: entry.email)
     }
 
     /// `accounts:resetPassword`: with only `oobCode`, tells what the code is for; with `newPassword`,
     /// sets it (and revokes the account's sessions) and uses the code.
-    func resetPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func resetPassword(_ request: PasswordReset.Request, project: String) async throws -> PasswordReset.Result {
         let now = OperationInstant()
-        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
-        guard let newPassword = body.string("newPassword") else {
+        guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let newPassword = request.newPassword else {
             let entry = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
-            return .object([
-                ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
-                ("requestType", .string(entry.requestType)),
-            ])
+            return PasswordReset.Result(email: entry.email, requestType: entry.requestType)
         }
         let hash = try await hashNewPassword(newPassword)
         guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "PASSWORD_RESET" else {
@@ -149,14 +137,12 @@ extension IdentityService {
         reportTokens(of: user, project: project)
         // "You can immediately restore it by resetting your password" (the lock's message).
         throttle?.clear(project + "/" + entry.email)
-        return .object([
-            ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
-            ("requestType", .string("PASSWORD_RESET")),
-        ])
+        return PasswordReset.Result(email: entry.email, requestType: "PASSWORD_RESET")
     }
 
     /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
-    func applyOobCode(_ code: String, project: String) async throws -> JSONValue {
+    /// Returns the account as stored after the change.
+    func applyOobCode(_ code: String, project: String) async throws -> UserRecord {
         let now = OperationInstant()
         // Only verification and email-change codes apply here; others stay usable where they belong.
         let peeked = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
@@ -176,11 +162,7 @@ extension IdentityService {
             user.emailVerified = true
         }
         if entry.newEmail != nil { reportTokens(of: user, project: project) }
-        return .object(compact([
-            ("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("emailVerified", .bool(user.emailVerified)),
-            ("providerUserInfo", .array(providerUserInfo(user))),
-        ]))
+        return user
     }
 
     static func valid(_ lookup: OobCodeBook.Lookup, project: String) throws -> OobCodeBook.Entry {
@@ -193,12 +175,12 @@ extension IdentityService {
 
     /// `accounts:signInWithEmailLink`: an `EMAIL_SIGNIN` code and its email sign the user in (creating
     /// the account if there is none) and verify the email, as following a link proves the address.
-    func signInWithEmailLink(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func signInWithEmailLink(_ request: SignInWithEmailLink.Request, project: String) async throws -> SignInResult {
         let now = OperationInstant()
-        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
-        guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+        guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let raw = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(raw)
-        if body.has("idToken") { throw IdentityError.notImplemented }
+        if request.idToken != nil { throw IdentityError.notImplemented }
         guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "EMAIL_SIGNIN" else {
             _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
@@ -217,7 +199,7 @@ extension IdentityService {
             isNewUser = false
             return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
         }
-        var created = UserRecord(localId: try newLocalID(IdentityRequestBody(fields: [:]), caller: .client), createdAt: now.millis)
+        var created = UserRecord(localId: try newLocalID(nil), createdAt: now.millis)
         created.email = email
         created.emailVerified = true
         created.lastLoginAt = now.millis
@@ -226,12 +208,8 @@ extension IdentityService {
         return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, now: now)
     }
 
-    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> JSONValue {
+    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> SignInResult {
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
-        return .object(compact([
-            ("kind", .string("identitytoolkit#EmailLinkSigninResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("idToken", .string(idToken)), ("refreshToken", .string(refresh)),
-            ("expiresIn", .string(String(configuration.idTokenLifetime))), ("isNewUser", .bool(isNewUser)),
-        ]))
+        return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh), isNewUser: isNewUser)
     }
 }

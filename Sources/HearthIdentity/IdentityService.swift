@@ -15,8 +15,10 @@ enum IdentityCaller: Sendable, Equatable {
 /// refresh and the admin calls, over a ``UserStore``. Stateless apart from the store, so one value is
 /// shared by every request.
 ///
-/// Every response is the JSON Firebase answers with; every failure is an ``IdentityError`` with
-/// Firebase's code. Passwords and tokens are never logged.
+/// Each operation takes a typed request and returns a typed result (IdentityOperations.swift);
+/// every failure is an ``IdentityError`` with Firebase's code. The JSON of the API is
+/// ``IdentityToolkitCodec``'s business, so ``UserAdministration`` calls the same operations without
+/// it. Passwords and tokens are never logged.
 package struct IdentityService: Sendable {
     let store: any UserStore
     let signer: TokenSigner
@@ -74,23 +76,23 @@ package struct IdentityService: Sendable {
     /// `projects/{p}/accounts` create, which returns no tokens.
     ///
     /// `address` is the client's (for the per-address sign-up limit); admin creations are not limited.
-    func signUp(_ body: IdentityRequestBody, project: String, caller: IdentityCaller, address: String? = nil) async throws -> JSONValue {
+    func signUp(_ request: SignUp.Request, project: String, caller: IdentityCaller, address: String? = nil) async throws -> SignUp.Result {
         let now = OperationInstant()
-        if caller == .client, body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
-        if body.has("idToken") {
-            if body.has("localId") { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
-            return try await link(body, project: project, now: now)
+        if caller == .client, request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
+        if let idToken = request.idToken {
+            if request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
+            return try await link(request, idToken: idToken, project: project, now: now)
         }
         if caller == .client, let signUpsPerAddress {
             // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
             let key = Self.addressKey(address)
             guard signUpsPerAddress.reserve(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
         }
-        let emailMode = body.has("email") || body.has("password")
-        var user = UserRecord(localId: try newLocalID(body, caller: caller), createdAt: now.millis)
+        let emailMode = request.isPasswordAccount
+        var user = UserRecord(localId: try newLocalID(caller == .admin ? request.localId : nil), createdAt: now.millis)
         if caller == .admin || emailMode {
-            if let email = body.string("email") { user.email = try validEmail(email) }
-            if let password = body.string("password") { user.passwordHash = try await hashNewPassword(password) }
+            if let email = request.email { user.email = try validEmail(email) }
+            if let password = request.password { user.passwordHash = try await hashNewPassword(password) }
             if caller == .client {
                 guard user.email != nil else { throw IdentityError.missingEmail }
                 guard user.passwordHash != nil else { throw IdentityError.missingPassword }
@@ -99,41 +101,34 @@ package struct IdentityService: Sendable {
                 user.passwordUpdatedAt = now.millis
                 user.validSince = now.seconds
             }
-            user.displayName = nonEmpty(body.string("displayName"))
+            user.displayName = nonEmpty(request.displayName)
         }
         if caller == .admin {
-            user.photoUrl = nonEmpty(body.string("photoUrl"))
-            if let phone = nonEmpty(body.string("phoneNumber")) { user.phoneNumber = try validPhoneNumber(phone) }
-            user.emailVerified = body.bool("emailVerified") ?? false
-            user.disabled = body.bool("disabled") ?? body.bool("disableUser") ?? false
+            user.photoUrl = nonEmpty(request.photoUrl)
+            if let phone = nonEmpty(request.phoneNumber) { user.phoneNumber = try validPhoneNumber(phone) }
+            user.emailVerified = request.emailVerified ?? false
+            user.disabled = request.disabled ?? false
             try await store.create(user, project: project, issuing: nil)
             // A uid chosen by the admin may be one deleted before: its old tokens stay refused.
-            if body.has("localId") || user.disabled { reportTokens(of: user, project: project) }
-            return .object(compact([
-                ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
-                ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
-            ]))
+            if request.namesLocalId || user.disabled { reportTokens(of: user, project: project) }
+            return SignUp.Result(user: user, tokens: nil)
         }
         user.lastLoginAt = now.millis
         let provider = emailMode ? "password" : "anonymous"
         let refresh = makeRefreshToken(project: project, localId: user.localId, provider: provider, extraClaims: nil, now: now)
         try await store.create(user, project: project, issuing: refresh.record)
         let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: now.seconds, now: now)
-        return .object(compact([
-            ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
-            ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)), ("expiresIn", .string(String(configuration.idTokenLifetime))),
-        ]))
+        return SignUp.Result(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }
 
     /// `accounts:signUp` with an `idToken`: an anonymous user gains an email and password.
-    private func link(_ body: IdentityRequestBody, project: String, now: OperationInstant) async throws -> JSONValue {
-        let (current, _) = try await user(fromIDToken: body.string("idToken") ?? "", project: project)
-        guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
+    private func link(_ request: SignUp.Request, idToken: String, project: String, now: OperationInstant) async throws -> SignUp.Result {
+        let (current, _) = try await user(fromIDToken: idToken, project: project)
+        guard let rawEmail = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
-        guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
+        guard let password = request.password, !password.isEmpty else { throw IdentityError.missingPassword }
         let hash = try await hashNewPassword(password)
-        let displayName = nonEmpty(body.string("displayName"))
+        let displayName = nonEmpty(request.displayName)
         let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, now: now)
         let user = try await store.update(project: project, localId: current.localId, issuing: refresh.record) { user in
             user.email = email
@@ -144,21 +139,17 @@ package struct IdentityService: Sendable {
             user.lastLoginAt = now.millis
         }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
-        return .object(compact([
-            ("kind", .string("identitytoolkit#SignupNewUserResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
-            ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)), ("expiresIn", .string(String(configuration.idTokenLifetime))),
-        ]))
+        return SignUp.Result(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }
 
     /// `accounts:signInWithPassword`.
     ///
     /// `address` is the client's: failed attempts count against it as well as against the account.
-    func signInWithPassword(_ body: IdentityRequestBody, project: String, address: String? = nil) async throws -> JSONValue {
+    func signInWithPassword(_ request: SignInWithPassword.Request, project: String, address: String? = nil) async throws -> SignInResult {
         let now = OperationInstant()
-        guard let rawEmail = body.string("email") else { throw IdentityError.missingEmail }
+        guard let rawEmail = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
-        guard let password = body.string("password"), !password.isEmpty else { throw IdentityError.missingPassword }
+        guard let password = request.password, !password.isEmpty else { throw IdentityError.missingPassword }
         let account = project + "/" + email
         let addressKey = Self.addressKey(address)
         // Counted as failures before the slow password check, per address and per account, so attempts
@@ -195,20 +186,15 @@ package struct IdentityService: Sendable {
             if let upgraded, user.passwordHash == stored { user.passwordHash = upgraded }
         }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
-        return .object(compact([
-            ("kind", .string("identitytoolkit#VerifyPasswordResponse")), ("registered", .bool(true)),
-            ("localId", .string(user.localId)), ("email", user.email.map(JSONValue.string)),
-            ("displayName", .string(user.displayName ?? "")), ("profilePicture", user.photoUrl.map(JSONValue.string)),
-            ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)), ("expiresIn", .string(String(configuration.idTokenLifetime))),
-        ]))
+        return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }
 
     /// `accounts:signInWithCustomToken`. Tokens signed by this server's key are accepted in every mode;
     /// unsigned ones (and bare JSON) only in emulator mode, as the Auth emulator and firebase-admin's
     /// emulator mode make them.
-    func signInWithCustomToken(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func signInWithCustomToken(_ request: SignInWithCustomToken.Request, project: String) async throws -> SignInResult {
         let now = OperationInstant()
-        guard let token = body.string("token"), !token.isEmpty else { throw IdentityError.invalid("MISSING_CUSTOM_TOKEN") }
+        guard let token = request.token, !token.isEmpty else { throw IdentityError.invalid("MISSING_CUSTOM_TOKEN") }
         let payload = try customTokenPayload(token, now: now)
         let uid: String
         switch payload["uid"] ?? payload["user_id"] {
@@ -242,10 +228,7 @@ package struct IdentityService: Sendable {
             reportTokens(of: user, project: project, ended: false, validSince: now.seconds)
         }
         let idToken = try mintIDToken(user, project: project, provider: "custom", extraClaims: extraClaims, authTime: now.seconds, now: now)
-        return .object([
-            ("kind", .string("identitytoolkit#VerifyCustomTokenResponse")), ("isNewUser", .bool(isNewUser)),
-            ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)), ("expiresIn", .string(String(configuration.idTokenLifetime))),
-        ])
+        return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token), isNewUser: isNewUser)
     }
 
     private func customTokenPayload(_ token: String, now: OperationInstant) throws -> JSONValue {
@@ -278,49 +261,47 @@ package struct IdentityService: Sendable {
     }
 
     /// `securetoken.googleapis.com/v1/token`: a new ID token for a refresh token.
-    func refresh(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func refresh(_ request: TokenRefresh.Request, project: String) async throws -> TokenRefresh.Result {
         let now = OperationInstant()
-        guard let grantType = body.string("grantType") else { throw IdentityError.invalid("MISSING_GRANT_TYPE") }
+        guard let grantType = request.grantType else { throw IdentityError.invalid("MISSING_GRANT_TYPE") }
         guard grantType == "refresh_token" else { throw IdentityError.invalid("INVALID_GRANT_TYPE") }
-        guard let token = body.string("refreshToken"), !token.isEmpty else { throw IdentityError.invalid("MISSING_REFRESH_TOKEN") }
+        guard let token = request.refreshToken, !token.isEmpty else { throw IdentityError.invalid("MISSING_REFRESH_TOKEN") }
         guard let record = try await store.refreshToken(hash: IdentityService.digest(token)), record.project == project,
             let user = try await store.user(project: project, localId: record.localId)
         else { throw IdentityError.invalid("INVALID_REFRESH_TOKEN") }
         if user.disabled { throw IdentityError.userDisabled }
         if record.generation < user.tokenGeneration { throw IdentityError.tokenExpired }
         let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now)
-        return .object([
-            ("id_token", .string(idToken)), ("access_token", .string(idToken)), ("expires_in", .string(String(configuration.idTokenLifetime))),
-            ("refresh_token", .string(token)), ("token_type", .string("Bearer")), ("user_id", .string(user.localId)),
-            ("project_id", .string("12345")),
-        ])
+        return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: user.localId)
+    }
+
+    /// A session's tokens, with the configured lifetime.
+    func tokens(idToken: String, refreshToken: String) -> SessionTokens {
+        SessionTokens(idToken: idToken, refreshToken: refreshToken, expiresIn: configuration.idTokenLifetime)
     }
 
     // MARK: Account management
 
     /// `accounts:lookup`: the caller's own user (client, by `idToken`), or any users by `localId` /
     /// `email` (admin). No match: `users` is absent, which the admin SDKs read as "not found".
-    func lookup(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
+    func lookup(_ request: AccountLookup.Request, project: String, caller: IdentityCaller) async throws -> [UserRecord] {
         var users: [UserRecord] = []
-        if caller == .client || body.has("idToken") {
-            guard let token = body.string("idToken") else { throw IdentityError.missingIDToken }
+        if caller == .client || request.idToken != nil {
+            guard let token = request.idToken else { throw IdentityError.missingIDToken }
             users.append(try await user(fromIDToken: token, project: project).user)
         } else {
             var seen = Set<String>()
-            for localId in body.strings("localId") {
+            for localId in request.localIds {
                 if let user = try await store.user(project: project, localId: localId), seen.insert(user.localId).inserted { users.append(user) }
             }
-            for email in body.strings("email") {
+            for email in request.emails {
                 if let user = try await store.user(project: project, email: email.lowercased()), seen.insert(user.localId).inserted { users.append(user) }
             }
-            for phone in body.strings("phoneNumber") {
+            for phone in request.phoneNumbers {
                 if let user = try await store.user(project: project, phoneNumber: phone), seen.insert(user.localId).inserted { users.append(user) }
             }
-            if case .array(let federated)? = body.fields["federatedUserId"], !federated.isEmpty {
-                let wanted = Set(federated.compactMap { id -> String? in
-                    guard let provider = id["providerId"]?.stringValue, let rawId = id["rawId"]?.stringValue else { return nil }
-                    return provider + "\u{0}" + rawId
-                })
+            if !request.federatedIds.isEmpty {
+                let wanted = Set(request.federatedIds.map { $0.providerId + "\u{0}" + $0.rawId })
                 // Admin lookups only, and rare: a scan rather than an index.
                 var after: String?
                 while true {
@@ -333,41 +314,39 @@ package struct IdentityService: Sendable {
                 }
             }
         }
-        var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#GetAccountInfoResponse"))]
-        if !users.isEmpty { members.append(("users", .array(users.map(userInfo)))) }
-        return .object(members)
+        return users
     }
 
     /// `accounts:update`: profile, email, password, custom claims, disabling, revocation.
-    func update(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
+    func update(_ request: AccountUpdate.Request, project: String, caller: IdentityCaller) async throws -> AccountUpdate.Result {
         let now = OperationInstant()
         let localId: String
         var provider: String?
-        if let token = body.string("idToken") {
+        if let token = request.idToken {
             let (user, claims) = try await user(fromIDToken: token, project: project)
             localId = user.localId
             if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
         } else if caller == .admin {
-            guard let id = body.string("localId"), !id.isEmpty else { throw IdentityError.missingLocalID }
+            guard let id = request.localId, !id.isEmpty else { throw IdentityError.missingLocalID }
             localId = id
-        } else if let code = body.string("oobCode") {
-            return try await applyOobCode(code, project: project)
+        } else if let code = request.oobCode {
+            return .oobCodeApplied(try await applyOobCode(code, project: project))
         } else {
             throw IdentityError.invalid("INVALID_REQ_TYPE : Unsupported request parameters.")
         }
         if caller == .client {
-            if body.has("customAttributes") { throw IdentityError.insufficientPermission }
-            if body.has("disableUser") { throw IdentityError.invalid("OPERATION_NOT_ALLOWED") }
+            if request.namesCustomAttributes { throw IdentityError.insufficientPermission }
+            if request.namesDisableUser { throw IdentityError.invalid("OPERATION_NOT_ALLOWED") }
         }
         // Everything that can fail on its own is checked before the transaction.
-        let email = try body.string("email").map(validEmail)
+        let email = try request.email.map(validEmail)
         var passwordHash: String?
-        if let password = body.string("password") { passwordHash = try await hashNewPassword(password) }
-        let customAttributes = try (caller == .admin ? body.string("customAttributes") : nil).map(validCustomClaims)
-        let phoneNumber = try (caller == .admin ? nonEmpty(body.string("phoneNumber")) : nil).map(validPhoneNumber)
-        var requestedDeletions = Set(body.strings("deleteAttribute"))
+        if let password = request.password { passwordHash = try await hashNewPassword(password) }
+        let customAttributes = try (caller == .admin ? request.customAttributes : nil).map(validCustomClaims)
+        let phoneNumber = try (caller == .admin ? nonEmpty(request.phoneNumber) : nil).map(validPhoneNumber)
+        var requestedDeletions = Set(request.deleteAttributes)
         var unlinking = Set<String>()
-        for provider in body.strings("deleteProvider") {
+        for provider in request.deleteProviders {
             switch provider {
             case "phone": requestedDeletions.insert("PHONE_NUMBER")
             case "password": requestedDeletions.formUnion(["EMAIL", "PASSWORD"])
@@ -379,11 +358,11 @@ package struct IdentityService: Sendable {
         for name in deletions where !["DISPLAY_NAME", "PHOTO_URL", "PASSWORD", "EMAIL", "PHONE_NUMBER"].contains(name) {
             throw IdentityError.notImplemented
         }
-        let explicitValidSince = caller == .admin ? body.int64("validSince") : nil
-        let displayName = body.fields["displayName"]
-        let photoUrl = body.fields["photoUrl"]
-        let emailVerified = caller == .admin ? body.bool("emailVerified") : nil
-        let disable = caller == .admin ? body.bool("disableUser") : nil
+        let explicitValidSince = caller == .admin ? request.validSince : nil
+        let displayName = request.displayName
+        let photoUrl = request.photoUrl
+        let emailVerified = caller == .admin ? request.emailVerified : nil
+        let disable = caller == .admin ? request.disableUser : nil
 
         let newPasswordHash = passwordHash
         let bumps = passwordHash != nil || email != nil || explicitValidSince != nil
@@ -392,14 +371,14 @@ package struct IdentityService: Sendable {
             ? makeRefreshToken(project: project, localId: localId, provider: provider!, extraClaims: nil, now: now) : nil
         let user = try await store.update(project: project, localId: localId, issuing: refresh?.record) { user in
             switch displayName {
-            case .string(let name)?: user.displayName = name.isEmpty ? nil : name
-            case .null?: user.displayName = nil
-            default: break
+            case .set(let name)?: user.displayName = nonEmpty(name)
+            case .remove?: user.displayName = nil
+            case nil: break
             }
             switch photoUrl {
-            case .string(let url)?: user.photoUrl = url.isEmpty ? nil : url
-            case .null?: user.photoUrl = nil
-            default: break
+            case .set(let url)?: user.photoUrl = nonEmpty(url)
+            case .remove?: user.photoUrl = nil
+            case nil: break
             }
             if !unlinked.isEmpty, var linked = user.linkedProviders {
                 linked.removeAll { unlinked.contains($0.providerId) }
@@ -432,105 +411,78 @@ package struct IdentityService: Sendable {
             }
         }
         if bumps || disable != nil { reportTokens(of: user, project: project) }
-        var members: [(key: String, value: JSONValue?)] = [
-            ("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("displayName", user.displayName.map(JSONValue.string)),
-            ("photoUrl", user.photoUrl.map(JSONValue.string)), ("emailVerified", .bool(user.emailVerified)),
-            ("providerUserInfo", .array(providerUserInfo(user))),
-            ("passwordHash", user.passwordHash == nil ? nil : .string(IdentityService.redactedPasswordHash)),
-        ]
-        if let refresh, let provider {
-            let authTime = now.seconds
-            let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: authTime, now: now)
-            members += [
-                ("idToken", .string(idToken)), ("refreshToken", .string(refresh.token)),
-                ("expiresIn", .string(String(configuration.idTokenLifetime))),
-            ]
-        }
-        return .object(compact(members))
+        guard let refresh, let provider else { return .updated(user, tokens: nil) }
+        let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: now.seconds, now: now)
+        return .updated(user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }
 
     /// `accounts:delete`: the caller's own account (`idToken`) or any (admin, `localId`).
-    func delete(_ body: IdentityRequestBody, project: String, caller: IdentityCaller) async throws -> JSONValue {
+    func delete(_ request: AccountDeletion.Request, project: String, caller: IdentityCaller) async throws {
         let localId: String
-        if let token = body.string("idToken") {
+        if let token = request.idToken {
             localId = try await user(fromIDToken: token, project: project).user.localId
         } else if caller == .admin {
-            guard let id = body.string("localId"), !id.isEmpty else { throw IdentityError.missingLocalID }
+            guard let id = request.localId, !id.isEmpty else { throw IdentityError.missingLocalID }
             localId = id
         } else {
             throw IdentityError.missingIDToken
         }
         guard try await store.delete(project: project, localId: localId) else { throw IdentityError.userNotFound }
         signer.revocations?.update(project: project, uid: localId, validSince: nil, ended: true)
-        return .object([("kind", .string("identitytoolkit#DeleteAccountResponse"))])
     }
 
     // MARK: Admin
 
     /// `GET projects/{p}/accounts:batchGet?maxResults=&nextPageToken=`: users ordered by `localId`.
-    func batchGet(_ query: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func batchGet(_ request: AccountDownload.Request, project: String) async throws -> AccountDownload.Result {
         var limit = 20
-        if let text = query.string("maxResults") {
-            guard let value = Int(text), value >= -1, value != 0, value <= 1000 else {
-                throw IdentityError.invalid("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
-            }
+        if let value = request.maxResults {
+            guard value >= -1, value != 0, value <= 1000 else { throw IdentityError.invalidMaxResults }
             limit = value == -1 ? Int.max - 1 : value
         }
-        let after = nonEmpty(query.string("nextPageToken"))
+        let after = nonEmpty(request.nextPageToken)
         let page = try await store.users(project: project, after: after, limit: limit + 1)
         let users = Array(page.prefix(limit))
-        var members: [(key: String, value: JSONValue)] = [
-            ("kind", .string("identitytoolkit#DownloadAccountResponse")), ("users", .array(users.map(downloadedUserInfo))),
-        ]
-        if page.count > limit, let last = users.last { members.append(("nextPageToken", .string(last.localId))) }
-        return .object(members)
+        let nextPageToken = page.count > limit ? users.last?.localId : nil
+        return AccountDownload.Result(users: users, nextPageToken: nextPageToken)
     }
 
     /// `projects/{p}/accounts:batchDelete`: at most 1000 users; without `force`, only disabled ones.
-    func batchDelete(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let localIds = body.strings("localIds")
+    /// Returns the users not deleted and why.
+    func batchDelete(_ request: BatchDelete.Request, project: String) async throws -> [BatchDelete.Refusal] {
+        let localIds = request.localIds
         guard localIds.count <= 1000 else { throw IdentityError.invalid("LOCAL_ID_LIST_EXCEEDS_LIMIT") }
-        let force = body.bool("force") ?? false
-        var errors: [JSONValue] = []
+        var refusals: [BatchDelete.Refusal] = []
         for (index, localId) in localIds.enumerated() {
-            if !force, let user = try await store.user(project: project, localId: localId), !user.disabled {
-                errors.append(.object([
-                    ("index", .number(Double(index))), ("localId", .string(localId)),
-                    ("message", .string("NOT_DISABLED : Disable the account before batch deletion.")),
-                ]))
+            if !request.force, let user = try await store.user(project: project, localId: localId), !user.disabled {
+                refusals.append(BatchDelete.Refusal(index: index, localId: localId, message: "NOT_DISABLED : Disable the account before batch deletion."))
                 continue
             }
             if try await store.delete(project: project, localId: localId) {
                 signer.revocations?.update(project: project, uid: localId, validSince: nil, ended: true)
             }
         }
-        var members: [(key: String, value: JSONValue)] = [("kind", .string("identitytoolkit#BatchDeleteAccountsResponse"))]
-        if !errors.isEmpty { members.append(("errors", .array(errors))) }
-        return .object(members)
+        return refusals
     }
 
     /// `projects/{p}/accounts:query`: the count and (by default) every user, ordered by `localId`.
-    func query(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        if body.has("expression") || (body.int64("offset") ?? 0) != 0 { throw IdentityError.notImplemented }
+    func query(_ request: AccountQuery.Request, project: String) async throws -> AccountQuery.Result {
+        if request.namesExpression || (request.offset ?? 0) != 0 { throw IdentityError.notImplemented }
         let count = try await store.count(project: project)
-        var members: [(key: String, value: JSONValue)] = [("recordsCount", .string(String(count)))]
-        if body.bool("returnUserInfo") ?? true {
-            let limit = Int(body.int64("limit") ?? 500)
-            guard (1...500).contains(limit) else { throw IdentityError.invalid("INVALID_ARGUMENT : limit must be between 1 and 500.") }
-            let users = try await store.users(project: project, after: nil, limit: limit)
-            members.append(("userInfo", .array(users.map(userInfo))))
-        }
-        return .object(members)
+        guard request.returnUserInfo ?? true else { return AccountQuery.Result(count: count, users: nil) }
+        let limit = Int(request.limit ?? 500)
+        guard (1...500).contains(limit) else { throw IdentityError.invalid("INVALID_ARGUMENT : limit must be between 1 and 500.") }
+        let users = try await store.users(project: project, after: nil, limit: limit)
+        return AccountQuery.Result(count: count, users: users)
     }
 
     /// `projects/{p}:createSessionCookie`: a long-lived JWT with the ID token's claims, for servers
     /// that keep a session in a cookie (`verify_session_cookie`). Signed by the server's key; the
     /// database does not accept it as a credential (its issuer is not the ID-token issuer).
-    func createSessionCookie(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
+    func createSessionCookie(_ request: SessionCookie.Request, project: String) async throws -> String {
         let now = OperationInstant()
-        guard let idToken = body.string("idToken") else { throw IdentityError.missingIDToken }
-        let duration = body.int64("validDuration") ?? 1_209_600
+        guard let idToken = request.idToken else { throw IdentityError.missingIDToken }
+        let duration = request.validDuration ?? 1_209_600
         guard (300...1_209_600).contains(duration) else { throw IdentityError.invalid("INVALID_DURATION") }
         let (_, claims) = try await user(fromIDToken: idToken, project: project)
         guard case .object(let members) = claims else { throw IdentityError.invalidIDToken }
@@ -539,14 +491,7 @@ package struct IdentityService: Sendable {
             ("iat", .number(Double(now.seconds))), ("exp", .number(Double(now.seconds + duration))),
         ]
         for member in members where !["iss", "iat", "exp"].contains(member.key) { payload.append(member) }
-        return .object([("sessionCookie", .string(try signer.sign(payload: payload)))])
-    }
-
-    /// `GET /v1/projects`: what the web SDK asks before popup and redirect sign-ins.
-    /// `authorizedDomains` are where a `continueUrl` may lead (``ActionLinks``); the action page asks
-    /// for them before it follows one.
-    func projectConfig(authorizedDomains: [String] = ["localhost", "127.0.0.1"]) -> JSONValue {
-        .object([("projectId", .string("12345")), ("authorizedDomains", .array(authorizedDomains.map(JSONValue.string)))])
+        return try signer.sign(payload: payload)
     }
 
     // MARK: Tokens
@@ -652,75 +597,15 @@ package struct IdentityService: Sendable {
         return text
     }
 
-    func newLocalID(_ body: IdentityRequestBody, caller: IdentityCaller) throws -> String {
-        if caller == .admin, let localId = body.string("localId") {
+    /// The uid an admin asked for, validated, or a new random one.
+    func newLocalID(_ requested: String?) throws -> String {
+        if let localId = requested {
             guard !localId.isEmpty, localId.count <= 128 else { throw IdentityError.invalid("INVALID_LOCAL_ID") }
             return localId
         }
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var generator = SystemRandomNumberGenerator()
         return String((0..<28).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-    }
-
-    // MARK: Responses
-
-    /// A user as `accounts:lookup` and the admin listings return it (Firebase's `UserInfo`).
-    func userInfo(_ user: UserRecord) -> JSONValue {
-        .object(compact([
-            ("localId", .string(user.localId)), ("email", user.email.map(JSONValue.string)),
-            ("emailVerified", .bool(user.emailVerified)), ("displayName", user.displayName.map(JSONValue.string)),
-            ("photoUrl", user.photoUrl.map(JSONValue.string)), ("phoneNumber", user.phoneNumber.map(JSONValue.string)),
-            ("passwordHash", user.passwordHash == nil ? nil : .string(IdentityService.redactedPasswordHash)),
-            ("passwordUpdatedAt", user.passwordUpdatedAt.map { .number(Double($0)) }),
-            ("providerUserInfo", .array(providerUserInfo(user))),
-            ("validSince", user.validSince.map { .string(String($0)) }), ("disabled", .bool(user.disabled)),
-            ("createdAt", .string(String(user.createdAt))), ("lastLoginAt", user.lastLoginAt.map { .string(String($0)) }),
-            ("lastRefreshAt", user.lastRefreshAt.map { .string(IdentityService.rfc3339($0)) }),
-            ("customAttributes", user.customAttributes.map(JSONValue.string)),
-            ("customAuth", user.customAuth ? .bool(true) : nil), ("initialEmail", user.initialEmail.map(JSONValue.string)),
-        ]))
-    }
-
-    /// A user as an admin's download (`accounts:batchGet`, firebase-admin's `list_users`) shows it: as
-    /// lookup does, plus the password's hash and salt in base64, which Firebase gives an admin so users
-    /// can move elsewhere. For Hearth's scrypt they are the derived key and the salt (Firebase's
-    /// `STANDARD_SCRYPT` with the cost in the stored hash, 32 bytes); for an imported Firebase hash, its
-    /// hash and salt (Firebase's `SCRYPT` with the project's parameters).
-    func downloadedUserInfo(_ user: UserRecord) -> JSONValue {
-        guard case .object(var members) = userInfo(user), let stored = user.passwordHash else { return userInfo(user) }
-        let parts: (hash: [UInt8], salt: [UInt8])?
-        if let parsed = PasswordHasher.parse(stored) {
-            parts = (parsed.key, parsed.salt)
-        } else if let imported = FirebaseScryptHash(stored) {
-            parts = (imported.hash, imported.salt)
-        } else {
-            parts = nil
-        }
-        guard let parts, let index = members.firstIndex(where: { $0.key == "passwordHash" }) else { return .object(members) }
-        members[index].value = .string(Data(parts.hash).base64EncodedString())
-        members.insert((key: "salt", value: .string(Data(parts.salt).base64EncodedString())), at: index + 1)
-        return .object(members)
-    }
-
-    func providerUserInfo(_ user: UserRecord) -> [JSONValue] {
-        var providers: [JSONValue] = []
-        if let email = user.email, user.passwordHash != nil {
-            providers.append(.object(compact([
-                ("providerId", .string("password")), ("email", .string(email)), ("federatedId", .string(email)), ("rawId", .string(email)),
-                ("displayName", user.displayName.map(JSONValue.string)), ("photoUrl", user.photoUrl.map(JSONValue.string)),
-            ])))
-        }
-        if let phone = user.phoneNumber {
-            providers.append(.object([("providerId", .string("phone")), ("phoneNumber", .string(phone)), ("rawId", .string(phone))]))
-        }
-        for linked in user.linkedProviders ?? [] {
-            providers.append(.object(compact([
-                ("providerId", .string(linked.providerId)), ("rawId", .string(linked.rawId)), ("federatedId", .string(linked.rawId)),
-                ("email", linked.email.map(JSONValue.string)), ("displayName", linked.displayName.map(JSONValue.string)),
-                ("photoUrl", linked.photoUrl.map(JSONValue.string)),
-            ])))
-        }
-        return providers
     }
 
     static func rfc3339(_ millis: Int64) -> String {

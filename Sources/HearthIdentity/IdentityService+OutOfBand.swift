@@ -197,7 +197,7 @@ extension IdentityService {
                 user.lastLoginAt = now.millis
             }
             isNewUser = false
-            return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
+            return try signedInByEmailLink(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
         }
         var created = UserRecord(localId: try newLocalID(nil), createdAt: now.millis)
         created.email = email
@@ -205,10 +205,10 @@ extension IdentityService {
         created.lastLoginAt = now.millis
         let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, now: now)
         try await store.create(created, project: project, issuing: refresh.record)
-        return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, now: now)
+        return try signedInByEmailLink(created, refresh: refresh.token, isNewUser: true, project: project, now: now)
     }
 
-    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> SignInResult {
+    private func signedInByEmailLink(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> SignInResult {
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh), isNewUser: isNewUser)
     }

@@ -1,7 +1,8 @@
 import HearthAccess
 import HearthCore
 
-/// An error of the Identity Toolkit API, in Firebase's envelope:
+/// An error of the Identity Toolkit API: the HTTP status (`code`) and Firebase's message, which
+/// ``IdentityToolkitCodec`` renders in Firebase's envelope:
 /// `{"error":{"code":400,"message":"EMAIL_EXISTS","errors":[{"message":"EMAIL_EXISTS","reason":"invalid","domain":"global"}]}}`.
 ///
 /// `message` is `CODE` or `CODE : detail`, which every SDK splits and maps to its own error type.
@@ -10,6 +11,12 @@ struct IdentityError: Error, Sendable, Equatable {
     var message: String
     var reason = "invalid"
     var status: String?
+
+    /// Firebase's error code: the message up to ` : ` (`EMAIL_NOT_FOUND`, `WEAK_PASSWORD`).
+    var firebaseCode: String {
+        guard let separator = message.firstRange(of: " : ") else { return message }
+        return String(message[..<separator.lowerBound])
+    }
 
     /// A business-rule failure: 400 with an ALL_CAPS code.
     static func invalid(_ message: String) -> IdentityError {
@@ -32,6 +39,7 @@ struct IdentityError: Error, Sendable, Equatable {
     static let missingLocalID = invalid("MISSING_LOCAL_ID")
     static let duplicateLocalID = invalid("DUPLICATE_LOCAL_ID")
     static let insufficientPermission = invalid("INSUFFICIENT_PERMISSION")
+    static let invalidMaxResults = invalid("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
     static let tooManyAttempts = invalid(
         "TOO_MANY_ATTEMPTS_TRY_LATER : Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later."
     )
@@ -69,18 +77,5 @@ struct IdentityError: Error, Sendable, Equatable {
 
     static func malformedJSON(_ detail: String) -> IdentityError {
         IdentityError(code: 400, message: "Invalid JSON payload received. \(detail)", reason: "parseError", status: "INVALID_ARGUMENT")
-    }
-
-    var body: JSONValue {
-        var entry: [(key: String, value: JSONValue)] = [("message", .string(code == 401 ? "Invalid Credentials" : message)), ("reason", .string(reason))]
-        if reason != "notFound" { entry.append(("domain", .string("global"))) }
-        if code == 401 {
-            entry += [("location", .string("Authorization")), ("locationType", .string("header"))]
-        }
-        var error: [(key: String, value: JSONValue)] = [
-            ("code", .number(Double(code))), ("message", .string(message)), ("errors", .array([.object(entry)])),
-        ]
-        if let status { error.append(("status", .string(status))) }
-        return .object([("error", .object(error))])
     }
 }

@@ -8,72 +8,68 @@ import HearthStorage
 /// project's signer key, salt separator, rounds and memory cost) is stored as is, verified at sign-in
 /// and upgraded to Hearth's scrypt then.
 extension IdentityService {
-    func batchCreate(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        guard case .array(let users)? = body.fields["users"] else { throw IdentityError.invalid("MISSING_USER_ACCOUNT") }
+    /// Returns the users not imported and why; the others are stored.
+    func batchCreate(_ request: BatchCreate.Request, project: String) async throws -> [BatchCreate.Refusal] {
+        guard let users = request.users else { throw IdentityError.invalid("MISSING_USER_ACCOUNT") }
         guard users.count <= 1000 else { throw IdentityError.invalid("MAXIMUM_USER_COUNT_EXCEEDED") }
-        let algorithm = body.string("hashAlgorithm")
+        let algorithm = request.hashAlgorithm
         var firebaseScrypt: (rounds: Int, memoryCost: Int, separator: [UInt8], key: [UInt8])?
         switch algorithm {
         case nil, "HEARTH":
             // HEARTH: hashes as `hearth users export` writes them (Hearth's own stored form, base64).
             break
         case "SCRYPT":
-            guard let key = body.string("signerKey").flatMap(Self.decodeBase64), !key.isEmpty else { throw IdentityError.invalid("MISSING_SIGNER_KEY") }
-            let separator = body.string("saltSeparator").flatMap(Self.decodeBase64) ?? []
-            guard let rounds = body.int64("rounds"), (1...32).contains(rounds) else { throw IdentityError.invalid("INVALID_ROUNDS") }
-            guard let memoryCost = body.int64("memoryCost"), (1...20).contains(memoryCost) else { throw IdentityError.invalid("INVALID_MEMORY_COST") }
+            guard let key = request.signerKey.flatMap(Self.decodeBase64), !key.isEmpty else { throw IdentityError.invalid("MISSING_SIGNER_KEY") }
+            let separator = request.saltSeparator.flatMap(Self.decodeBase64) ?? []
+            guard let rounds = request.rounds, (1...32).contains(rounds) else { throw IdentityError.invalid("INVALID_ROUNDS") }
+            guard let memoryCost = request.memoryCost, (1...20).contains(memoryCost) else { throw IdentityError.invalid("INVALID_MEMORY_COST") }
             firebaseScrypt = (Int(rounds), Int(memoryCost), separator, key)
         default:
             throw IdentityError.invalid("UNSUPPORTED_HASH_ALGORITHM : \(algorithm!)")
         }
-        let now = Clock().millis
-        var errors: [JSONValue] = []
+        let now = OperationInstant().millis
+        var refusals: [BatchCreate.Refusal] = []
         for (index, entry) in users.enumerated() {
-            func fail(_ message: String) { errors.append(.object([("index", .number(Double(index))), ("message", .string(message))])) }
-            let fields = IdentityRequestBody(fields: Dictionary(Self.members(entry), uniquingKeysWith: { _, last in last }))
-            guard let localId = fields.string("localId"), !localId.isEmpty, localId.utf8.count <= 128 else { fail("localId is missing or invalid"); continue }
-            var user = UserRecord(localId: localId, createdAt: fields.int64("createdAt") ?? now)
-            if let email = fields.string("email") {
+            func fail(_ message: String) { refusals.append(BatchCreate.Refusal(index: index, message: message)) }
+            guard let localId = entry.localId, !localId.isEmpty, localId.utf8.count <= 128 else { fail("localId is missing or invalid"); continue }
+            var user = UserRecord(localId: localId, createdAt: entry.createdAt ?? now)
+            if let email = entry.email {
                 guard let valid = try? validEmail(email) else { fail("email is invalid"); continue }
                 user.email = valid
             }
-            user.emailVerified = fields.bool("emailVerified") ?? false
-            user.displayName = fields.string("displayName")
-            user.photoUrl = fields.string("photoUrl")
-            user.disabled = fields.bool("disabled") ?? false
-            // `lastSignedInAt` is the name in Firebase's `auth:export` files.
-            user.lastLoginAt = fields.int64("lastLoginAt") ?? fields.int64("lastSignedInAt")
-            if let claims = fields.string("customAttributes") {
+            user.emailVerified = entry.emailVerified ?? false
+            user.displayName = entry.displayName
+            user.photoUrl = entry.photoUrl
+            user.disabled = entry.disabled ?? false
+            user.lastLoginAt = entry.lastLoginAt
+            if let claims = entry.customAttributes {
                 guard let valid = try? validCustomClaims(claims) else { fail("customAttributes are invalid"); continue }
                 user.customAttributes = valid
             }
-            if let phone = fields.string("phoneNumber") {
+            if let phone = entry.phoneNumber {
                 guard let valid = try? validPhoneNumber(phone) else { fail("phoneNumber is invalid"); continue }
                 user.phoneNumber = valid
             }
-            if case .array(let providers)? = fields.fields["providerUserInfo"] {
+            if let providers = entry.providers {
                 // Password and phone entries follow from the record itself; identity providers are kept.
                 let linked = providers.compactMap { provider -> LinkedProvider? in
-                    guard let id = provider["providerId"]?.stringValue, !["password", "phone"].contains(id) else { return nil }
-                    guard let rawId = provider["rawId"]?.stringValue, !rawId.isEmpty else { return LinkedProvider(providerId: id, rawId: "") }
-                    return LinkedProvider(
-                        providerId: id, rawId: rawId, email: provider["email"]?.stringValue,
-                        displayName: provider["displayName"]?.stringValue, photoUrl: provider["photoUrl"]?.stringValue
-                    )
+                    guard let id = provider.providerId, !["password", "phone"].contains(id) else { return nil }
+                    guard let rawId = provider.rawId, !rawId.isEmpty else { return LinkedProvider(providerId: id, rawId: "") }
+                    return LinkedProvider(providerId: id, rawId: rawId, email: provider.email, displayName: provider.displayName, photoUrl: provider.photoUrl)
                 }
                 if linked.contains(where: { $0.providerId.isEmpty || $0.rawId.isEmpty }) { fail("providerUserInfo needs providerId and rawId"); continue }
                 user.linkedProviders = linked.isEmpty ? nil : linked
             }
-            if let hashText = fields.string("passwordHash"), algorithm == "HEARTH" {
+            if let hashText = entry.passwordHash, algorithm == "HEARTH" {
                 guard let bytes = Self.decodeBase64(hashText), let stored = String(validating: bytes, as: UTF8.self),
                     PasswordHasher.parse(stored) != nil || FirebaseScryptHash(stored) != nil
                 else { fail("passwordHash is not a hash exported by Hearth"); continue }
                 user.passwordHash = stored
                 user.passwordUpdatedAt = now
-            } else if let hashText = fields.string("passwordHash") {
+            } else if let hashText = entry.passwordHash {
                 guard let scrypt = firebaseScrypt else { fail("passwordHash needs a hashAlgorithm"); continue }
                 guard let hash = Self.decodeBase64(hashText), !hash.isEmpty else { fail("passwordHash is not base64"); continue }
-                let salt = fields.string("salt").flatMap(Self.decodeBase64) ?? []
+                let salt = entry.salt.flatMap(Self.decodeBase64) ?? []
                 user.passwordHash = FirebaseScryptHash(
                     rounds: scrypt.rounds, memoryCost: scrypt.memoryCost, saltSeparator: scrypt.separator, signerKey: scrypt.key, salt: salt, hash: hash
                 ).stored
@@ -87,14 +83,7 @@ extension IdentityService {
                 fail("email exists in other account")
             }
         }
-        return .object(compact([
-            ("kind", .string("identitytoolkit#UploadAccountResponse")), ("error", errors.isEmpty ? nil : .array(errors)),
-        ]))
-    }
-
-    static func members(_ value: JSONValue) -> [(String, JSONValue)] {
-        guard case .object(let members) = value else { return [] }
-        return members.map { ($0.key, $0.value) }
+        return refusals
     }
 
     /// Standard or URL-safe base64, padded or not (firebase-admin sends URL-safe).

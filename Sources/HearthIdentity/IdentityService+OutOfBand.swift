@@ -46,13 +46,11 @@ extension IdentityService {
     }
 
     /// `accounts:sendOobCode`.
-    func sendOobCode(
-        _ body: IdentityRequestBody, project: String, caller: IdentityCaller, links: ActionLinks, apiKey: String? = nil
-    ) async throws -> JSONValue {
-        let clock = Clock()
-        guard let requestType = body.string("requestType") else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
+    func sendOobCode(_ request: SendOobCode.Request, project: String, caller: IdentityCaller, links: ActionLinks) async throws -> SendOobCode.Result {
+        let now = OperationInstant()
+        guard let requestType = request.requestType else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
         // The page may send the user on to `continueUrl`: only to an authorized domain (Firebase's rule).
-        let continueURL = nonEmpty(body.string("continueUrl"))
+        let continueURL = nonEmpty(request.continueUrl)
         if let continueURL {
             switch links.check(continueURL: continueURL) {
             case .authorized: break
@@ -63,21 +61,19 @@ extension IdentityService {
         let entry: OobCodeBook.Entry
         switch requestType {
         case "PASSWORD_RESET":
-            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            guard let raw = request.email else { throw IdentityError.missingEmail }
             let email = try validEmail(raw)
             guard let user = try await store.user(project: project, email: email) else {
                 // With enumeration protection the answer does not tell whether the account exists.
-                if enumerationProtection && caller == .client {
-                    return .object([("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(email))])
-                }
+                if enumerationProtection && caller == .client { return SendOobCode.Result(email: email) }
                 throw IdentityError.emailNotFound
             }
             entry = .init(project: project, localId: user.localId, email: email, requestType: requestType)
         case "VERIFY_EMAIL", "VERIFY_AND_CHANGE_EMAIL":
             let user: UserRecord
-            if let token = body.string("idToken") {
+            if let token = request.idToken {
                 user = try await self.user(fromIDToken: token, project: project).user
-            } else if caller == .admin, let raw = body.string("email") {
+            } else if caller == .admin, let raw = request.email {
                 guard let found = try await store.user(project: project, email: try validEmail(raw)) else { throw IdentityError.emailNotFound }
                 user = found
             } else {
@@ -86,7 +82,7 @@ extension IdentityService {
             guard let email = user.email else { throw IdentityError.missingEmail }
             var newEmail: String?
             if requestType == "VERIFY_AND_CHANGE_EMAIL" {
-                guard let raw = body.string("newEmail") else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
+                guard let raw = request.newEmail else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
                 newEmail = try validEmail(raw)
                 if try await store.user(project: project, email: newEmail!) != nil { throw IdentityError.emailExists }
             }
@@ -95,7 +91,7 @@ extension IdentityService {
             // Passwordless sign-in is off by default in Firebase projects: here apps may ask for links in
             // emulator mode; the admin (firebase-admin's generate_sign_in_with_email_link) always.
             guard caller == .admin || emulatorMode else { throw IdentityError.invalid("OPERATION_NOT_ALLOWED") }
-            guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+            guard let raw = request.email else { throw IdentityError.missingEmail }
             let email = try validEmail(raw)
             // A link may create the account, as Firebase's does; the user need not exist yet.
             let existing = try await store.user(project: project, email: email)
@@ -103,72 +99,62 @@ extension IdentityService {
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
-        let code = oobCodes.issue(entry, now: clock.millis)
-        var members: [(key: String, value: JSONValue?)] = [
-            ("kind", .string("identitytoolkit#GetOobConfirmationCodeResponse")), ("email", .string(entry.email)),
-        ]
-        let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: apiKey, continueURL: continueURL)
-        if caller == .admin, body.bool("returnOobLink") == true {
+        let code = oobCodes.issue(entry, now: now.millis)
+        let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: request.apiKey, continueURL: continueURL)
+        if caller == .admin, request.returnOobLink {
             // The admin asked for the link (firebase-admin's generate_*_link): no mail, as Firebase does.
-            members.append(("oobLink", .string(link)))
-            members.append(("oobCode", .string(code)))
-        } else {
-            let message = Self.email(for: entry, link: link, sentAt: clock.millis)
-            try await store.recordEmail(message)
-            mailer?.enqueue(message)
+            return SendOobCode.Result(email: entry.email, link: SendOobCode.IssuedLink(oobLink: link, oobCode: code))
         }
-        return .object(compact(members))
+        let message = Self.email(for: entry, link: link, sentAt: now.millis)
+        try await store.recordEmail(message)
+        mailer?.enqueue(message)
+        return SendOobCode.Result(email: entry.email)
     }
 
     /// `accounts:resetPassword`: with only `oobCode`, tells what the code is for; with `newPassword`,
     /// sets it (and revokes the account's sessions) and uses the code.
-    func resetPassword(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
-        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
-        guard let newPassword = body.string("newPassword") else {
-            let entry = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
-            return .object([
-                ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
-                ("requestType", .string(entry.requestType)),
-            ])
+    func resetPassword(_ request: PasswordReset.Request, project: String) async throws -> PasswordReset.Result {
+        let now = OperationInstant()
+        guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let newPassword = request.newPassword else {
+            let entry = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
+            return PasswordReset.Result(email: entry.email, requestType: entry.requestType)
         }
         let hash = try await hashNewPassword(newPassword)
-        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "PASSWORD_RESET" else {
-            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "PASSWORD_RESET" else {
+            _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
-        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             user.passwordHash = hash
-            user.passwordUpdatedAt = clock.millis
+            user.passwordUpdatedAt = now.millis
             // Following the link proves the address.
             if user.email == entry.email { user.emailVerified = true }
-            user.validSince = clock.seconds
+            user.validSince = now.seconds
             user.tokenGeneration += 1
         }
         reportTokens(of: user, project: project)
         // "You can immediately restore it by resetting your password" (the lock's message).
         throttle?.clear(project + "/" + entry.email)
-        return .object([
-            ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(entry.email)),
-            ("requestType", .string("PASSWORD_RESET")),
-        ])
+        return PasswordReset.Result(email: entry.email, requestType: "PASSWORD_RESET")
     }
 
     /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
-    func applyOobCode(_ code: String, project: String) async throws -> JSONValue {
-        let clock = Clock()
+    /// Returns the account as stored after the change.
+    func applyOobCode(_ code: String, project: String) async throws -> UserRecord {
+        let now = OperationInstant()
         // Only verification and email-change codes apply here; others stay usable where they belong.
-        let peeked = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        let peeked = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
         guard peeked.requestType == "VERIFY_EMAIL" || peeked.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
-        let entry = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
                 user.email = newEmail
-                user.validSince = clock.seconds
+                user.validSince = now.seconds
                 user.tokenGeneration += 1
             } else if user.email != entry.email {
                 return
@@ -176,11 +162,7 @@ extension IdentityService {
             user.emailVerified = true
         }
         if entry.newEmail != nil { reportTokens(of: user, project: project) }
-        return .object(compact([
-            ("kind", .string("identitytoolkit#SetAccountInfoResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("emailVerified", .bool(user.emailVerified)),
-            ("providerUserInfo", .array(providerUserInfo(user))),
-        ]))
+        return user
     }
 
     static func valid(_ lookup: OobCodeBook.Lookup, project: String) throws -> OobCodeBook.Entry {
@@ -193,45 +175,41 @@ extension IdentityService {
 
     /// `accounts:signInWithEmailLink`: an `EMAIL_SIGNIN` code and its email sign the user in (creating
     /// the account if there is none) and verify the email, as following a link proves the address.
-    func signInWithEmailLink(_ body: IdentityRequestBody, project: String) async throws -> JSONValue {
-        let clock = Clock()
-        guard let code = body.string("oobCode"), !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
-        guard let raw = body.string("email") else { throw IdentityError.missingEmail }
+    func signInWithEmailLink(_ request: SignInWithEmailLink.Request, project: String) async throws -> SignInResult {
+        let now = OperationInstant()
+        guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        guard let raw = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(raw)
-        if body.has("idToken") { throw IdentityError.notImplemented }
-        guard case .valid(let peeked) = oobCodes.peek(code, now: clock.millis), peeked.requestType == "EMAIL_SIGNIN" else {
-            _ = try Self.valid(oobCodes.peek(code, now: clock.millis), project: project)
+        if request.idToken != nil { throw IdentityError.notImplemented }
+        guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "EMAIL_SIGNIN" else {
+            _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
         guard peeked.email == email else { throw IdentityError.invalid("INVALID_EMAIL : The email provided does not match the sign-in email address.") }
         if let existing = try await store.user(project: project, email: email), existing.disabled { throw IdentityError.userDisabled }
-        _ = try Self.valid(oobCodes.take(code, now: clock.millis), project: project)
+        _ = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user: UserRecord
         let isNewUser: Bool
         if let existing = try await store.user(project: project, email: email) {
-            let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, clock: clock)
+            let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, now: now)
             user = try await store.update(project: project, localId: existing.localId, issuing: refresh.record) { user in
                 user.emailVerified = true
-                user.lastLoginAt = clock.millis
+                user.lastLoginAt = now.millis
             }
             isNewUser = false
-            return try emailLinkResponse(user, refresh: refresh.token, isNewUser: isNewUser, project: project, clock: clock)
+            return try signedInByEmailLink(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
         }
-        var created = UserRecord(localId: try newLocalID(IdentityRequestBody(fields: [:]), caller: .client), createdAt: clock.millis)
+        var created = UserRecord(localId: try newLocalID(nil), createdAt: now.millis)
         created.email = email
         created.emailVerified = true
-        created.lastLoginAt = clock.millis
-        let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, clock: clock)
+        created.lastLoginAt = now.millis
+        let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, now: now)
         try await store.create(created, project: project, issuing: refresh.record)
-        return try emailLinkResponse(created, refresh: refresh.token, isNewUser: true, project: project, clock: clock)
+        return try signedInByEmailLink(created, refresh: refresh.token, isNewUser: true, project: project, now: now)
     }
 
-    private func emailLinkResponse(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, clock: Clock) throws -> JSONValue {
-        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: clock.seconds, clock: clock)
-        return .object(compact([
-            ("kind", .string("identitytoolkit#EmailLinkSigninResponse")), ("localId", .string(user.localId)),
-            ("email", user.email.map(JSONValue.string)), ("idToken", .string(idToken)), ("refreshToken", .string(refresh)),
-            ("expiresIn", .string(String(configuration.idTokenLifetime))), ("isNewUser", .bool(isNewUser)),
-        ]))
+    private func signedInByEmailLink(_ user: UserRecord, refresh: String, isNewUser: Bool, project: String, now: OperationInstant) throws -> SignInResult {
+        let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
+        return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh), isNewUser: isNewUser)
     }
 }

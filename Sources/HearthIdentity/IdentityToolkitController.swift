@@ -138,7 +138,7 @@ package struct IdentityToolkitController: Sendable {
                 try await service.store.deleteAll(project: project)
                 return .object([])
             case ("emulator/oobCodes", .get):
-                let codes = service.oobCodes.pending(project: project, now: Clock().millis).map { pending -> JSONValue in
+                let codes = service.oobCodes.pending(project: project, now: OperationInstant().millis).map { pending -> JSONValue in
                     .object(compact([
                         ("email", .string(pending.entry.newEmail ?? pending.entry.email)), ("requestType", .string(pending.entry.requestType)),
                         ("oobCode", .string(pending.code)),
@@ -163,48 +163,51 @@ package struct IdentityToolkitController: Sendable {
         }
         let body = request.method == .get ? query : try await self.body(of: request)
 
+        typealias Codec = IdentityToolkitCodec
         switch (route.operation, request.method) {
         case ("token", .post):
-            return try await service.refresh(body, project: project)
+            return Codec.tokenResponse(try await service.refresh(Codec.tokenRefresh(body), project: project))
         case ("accounts:signUp", .post):
-            return try await service.signUp(body, project: project, caller: caller, address: address)
+            return Codec.signUpResponse(try await service.signUp(Codec.signUp(body), project: project, caller: caller, address: address))
         case ("accounts", .post) where route.project != nil:
             try requireAdmin(caller)
-            return try await service.signUp(body, project: project, caller: .admin)
+            return Codec.signUpResponse(try await service.signUp(Codec.signUp(body), project: project, caller: .admin))
         case ("accounts:signInWithPassword", .post):
-            return try await service.signInWithPassword(body, project: project, address: address)
+            return Codec.verifyPasswordResponse(try await service.signInWithPassword(Codec.signInWithPassword(body), project: project, address: address))
         case ("accounts:signInWithCustomToken", .post):
-            return try await service.signInWithCustomToken(body, project: project)
+            return Codec.verifyCustomTokenResponse(try await service.signInWithCustomToken(Codec.signInWithCustomToken(body), project: project))
         case ("accounts:lookup", .post):
-            return try await service.lookup(body, project: project, caller: caller)
+            return Codec.getAccountInfoResponse(try await service.lookup(Codec.accountLookup(body), project: project, caller: caller))
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
             let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
-            return try await service.sendOobCode(body, project: project, caller: caller, links: links, apiKey: apiKey)
+            let sent = try await service.sendOobCode(Codec.sendOobCode(body, apiKey: apiKey), project: project, caller: caller, links: links)
+            return Codec.getOobConfirmationCodeResponse(sent)
         case ("accounts:signInWithEmailLink", .post):
-            return try await service.signInWithEmailLink(body, project: project)
+            return Codec.emailLinkSigninResponse(try await service.signInWithEmailLink(Codec.signInWithEmailLink(body), project: project))
         case ("accounts:resetPassword", .post):
-            return try await service.resetPassword(body, project: project)
+            return Codec.resetPasswordResponse(try await service.resetPassword(Codec.passwordReset(body), project: project))
         case ("accounts:update", .post):
-            return try await service.update(body, project: project, caller: caller)
+            return Codec.setAccountInfoResponse(try await service.update(Codec.accountUpdate(body), project: project, caller: caller))
         case ("accounts:delete", .post):
-            return try await service.delete(body, project: project, caller: caller)
+            try await service.delete(Codec.accountDeletion(body), project: project, caller: caller)
+            return Codec.deleteAccountResponse
         case ("accounts:batchGet", .get):
             try requireAdmin(caller)
-            return try await service.batchGet(query, project: project)
+            return Codec.downloadAccountResponse(try await service.batchGet(Codec.accountDownload(query), project: project))
         case ("accounts:batchCreate", .post):
             try requireAdmin(caller)
-            return try await service.batchCreate(body, project: project)
+            return Codec.uploadAccountResponse(try await service.batchCreate(Codec.batchCreate(body), project: project))
         case ("accounts:batchDelete", .post):
             try requireAdmin(caller)
-            return try await service.batchDelete(body, project: project)
+            return Codec.batchDeleteAccountsResponse(try await service.batchDelete(Codec.batchDelete(body), project: project))
         case ("accounts:query", .post), (":queryAccounts", .post):
             try requireAdmin(caller)
-            return try await service.query(body, project: project)
+            return Codec.queryAccountsResponse(try await service.query(Codec.accountQuery(body), project: project))
         case (":createSessionCookie", .post):
             try requireAdmin(caller)
-            return try await service.createSessionCookie(body, project: project)
+            return Codec.sessionCookieResponse(try await service.createSessionCookie(Codec.sessionCookie(body), project: project))
         case ("projects", .get):
-            return service.projectConfig(authorizedDomains: links.authorizedDomains)
+            return Codec.projectConfig(authorizedDomains: links.authorizedDomains)
         default:
             throw IdentityError.notFound
         }

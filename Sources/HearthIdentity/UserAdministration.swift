@@ -49,20 +49,15 @@ public struct UserAdministration: Sendable {
 
     /// Creates a user; returns it as stored.
     public func create(_ user: NewUser) async throws -> UserRecord {
-        var fields: [String: JSONValue] = ["emailVerified": .bool(user.emailVerified), "disabled": .bool(user.disabled)]
-        fields["localId"] = user.uid.map(JSONValue.string)
-        fields["email"] = user.email.map(JSONValue.string)
-        fields["password"] = user.password.map(JSONValue.string)
-        fields["displayName"] = user.displayName.map(JSONValue.string)
+        let request = SignUp.Request(
+            email: user.email, password: user.password, displayName: user.displayName, localId: user.uid,
+            emailVerified: user.emailVerified, disabled: user.disabled
+        )
         let localId: String
         do {
-            let created = try await service.signUp(IdentityRequestBody(fields: fields), project: project, caller: .admin)
-            guard case .string(let id)? = created["localId"] else { throw Failure(description: "INTERNAL_ERROR") }
-            localId = id
+            localId = try await service.signUp(request, project: project, caller: .admin).user.localId
             if let claims = user.claims {
-                _ = try await service.update(
-                    IdentityRequestBody(fields: ["localId": .string(localId), "customAttributes": .string(claims)]), project: project, caller: .admin
-                )
+                _ = try await service.update(AccountUpdate.Request(localId: localId, customAttributes: claims), project: project, caller: .admin)
             }
         } catch let error as IdentityError {
             throw Failure(description: error.message)
@@ -107,22 +102,15 @@ public struct UserAdministration: Sendable {
     /// Returns the user as stored.
     public func update(_ uidOrEmail: String, _ changes: Changes) async throws -> UserRecord {
         let localId = try await user(uidOrEmail).localId
-        var fields: [String: JSONValue] = ["localId": .string(localId)]
-        var deletions: [JSONValue] = []
-        fields["email"] = changes.email.map(JSONValue.string)
-        fields["password"] = changes.password.map(JSONValue.string)
-        if let name = changes.displayName {
-            if name.isEmpty { deletions.append(.string("DISPLAY_NAME")) } else { fields["displayName"] = .string(name) }
-        }
-        if let photo = changes.photoUrl {
-            if photo.isEmpty { deletions.append(.string("PHOTO_URL")) } else { fields["photoUrl"] = .string(photo) }
-        }
-        if !deletions.isEmpty { fields["deleteAttribute"] = .array(deletions) }
-        fields["emailVerified"] = changes.emailVerified.map(JSONValue.bool)
-        fields["disableUser"] = changes.disabled.map(JSONValue.bool)
-        fields["customAttributes"] = changes.claims.map(JSONValue.string)
+        // An empty name or photo URL removes it.
+        func change(_ text: String?) -> AccountUpdate.ProfileChange? { text.map { $0.isEmpty ? .remove : .set($0) } }
+        let request = AccountUpdate.Request(
+            localId: localId, email: changes.email, password: changes.password, displayName: change(changes.displayName),
+            photoUrl: change(changes.photoUrl), customAttributes: changes.claims, emailVerified: changes.emailVerified,
+            disableUser: changes.disabled
+        )
         do {
-            _ = try await service.update(IdentityRequestBody(fields: fields), project: project, caller: .admin)
+            _ = try await service.update(request, project: project, caller: .admin)
         } catch let error as IdentityError {
             throw Failure(description: error.message)
         } catch UserStoreError.emailExists {
@@ -179,29 +167,27 @@ public struct UserAdministration: Sendable {
         var start = 0
         while start < users.count {
             let batch = Array(users[start..<min(start + 1000, users.count)])
-            var fields: [String: JSONValue] = ["users": .array(batch)]
+            var request = BatchCreate.Request(users: batch.map(IdentityToolkitCodec.importedUser))
             switch hashes {
             case .none: break
-            case .hearth: fields["hashAlgorithm"] = .string("HEARTH")
+            case .hearth: request.hashAlgorithm = "HEARTH"
             case .firebaseScrypt(let key, let separator, let rounds, let memoryCost):
-                fields["hashAlgorithm"] = .string("SCRYPT")
-                fields["signerKey"] = .string(key)
-                fields["saltSeparator"] = .string(separator)
-                fields["rounds"] = .number(Double(rounds))
-                fields["memoryCost"] = .number(Double(memoryCost))
+                request.hashAlgorithm = "SCRYPT"
+                request.signerKey = key
+                request.saltSeparator = separator
+                request.rounds = Int64(rounds)
+                request.memoryCost = Int64(memoryCost)
             }
-            let answer: JSONValue
+            let refusals: [BatchCreate.Refusal]
             do {
-                answer = try await service.batchCreate(IdentityRequestBody(fields: fields), project: project)
+                refusals = try await service.batchCreate(request, project: project)
             } catch let error as IdentityError {
                 throw Failure(description: error.message)
             }
-            for error in answer["error"]?.arrayValue ?? [] {
-                var offset = 0
-                if case .number(let number)? = error["index"] { offset = Int(number) }
-                let index = offset + start
+            for refusal in refusals {
+                let index = refusal.index + start
                 let id = users[index]["localId"]?.stringValue ?? "#\(index)"
-                refused.append("\(id): \(error["message"]?.stringValue ?? "refused")")
+                refused.append("\(id): \(refusal.message)")
             }
             start += batch.count
             progress(start, users.count)
@@ -237,6 +223,6 @@ public struct UserAdministration: Sendable {
 
     /// A user as the API's `accounts:lookup` shows it (password hash redacted).
     public func userInfo(_ user: UserRecord) -> JSONValue {
-        service.userInfo(user)
+        IdentityToolkitCodec.userInfo(user)
     }
 }

@@ -6,7 +6,7 @@ import HearthCore
 /// `{"error":{"code":400,"message":"EMAIL_EXISTS","errors":[{"message":"EMAIL_EXISTS","reason":"invalid","domain":"global"}]}}`.
 ///
 /// `message` is `CODE` or `CODE : detail`, which every SDK splits and maps to its own error type.
-struct IdentityError: Error, Sendable, Equatable {
+struct IdentityError: HearthError, Equatable {
     var code: Int
     var message: String
     var reason = "invalid"

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAccess
+public import HearthCore
 import HearthStorage
 import Logging
 
@@ -46,9 +47,9 @@ public struct SMTPConfiguration: Sendable, Equatable {
     }
 }
 
-public struct SMTPConfigurationError: Error, CustomStringConvertible {
-    public var description: String
-    init(_ description: String) { self.description = description }
+public struct SMTPConfigurationError: HearthError {
+    public var message: String
+    init(_ message: String) { self.message = message }
 }
 
 /// Sends the outbox's emails to an SMTP server in the background: ``enqueue(_:)`` returns at once, so

@@ -11,6 +11,9 @@ struct IdentityClient: Sendable {
     /// `http://host:port` (or `https://…`).
     var origin: String
     var apiKey: String
+    /// The database's HTTP transport (``Database/httpTransport``), or a test's. Calls are not retried:
+    /// a sign-up sent twice would answer `EMAIL_EXISTS`.
+    var transport: any HTTPTransport
 
     /// What a sign-in or sign-up returns.
     struct Session: Sendable, Equatable {
@@ -57,13 +60,13 @@ struct IdentityClient: Sendable {
         request.httpBody = body
         request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         let data: Data
-        let response: URLResponse
+        let response: HTTPURLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await transport.send(request)
         } catch {
             throw AuthError(.networkError, "\(error.localizedDescription)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let status = response.statusCode
         let json = (try? JSONValue(parsing: data)) ?? .null
         guard (200..<300).contains(status) else {
             // Firebase's envelope: {"error": {"code": 400, "message": "EMAIL_EXISTS", …}}

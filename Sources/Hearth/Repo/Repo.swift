@@ -869,7 +869,7 @@ final class Repo: Sendable {
             // clients send: the server applies the output only if its value is that input, so an
             // output computed on top of a write that has not landed is refused (datastale) and rerun.
             let serverHash = input.hash
-            let data = MutableData(node: input, key: transaction.path.last?.string)
+            let data = MutableData(node: input, key: transaction.path.last?.string, now: { [clock] in clock.milliseconds() })
             let result = transaction.update(data)
             state.withLock { state in
                 guard state.transactions[id] != nil else { return }

@@ -34,7 +34,7 @@ struct IdentityClient: Sendable {
 
     /// Exchanges a refresh token for a new ID token.
     func refresh(_ refreshToken: String) async throws -> Session {
-        let form = "grant_type=refresh_token&refresh_token=" + (refreshToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? refreshToken)
+        let form = "grant_type=refresh_token&refresh_token=" + PercentEncoding.component(refreshToken)
         let reply = try await post(
             "\(origin)/securetoken.googleapis.com/v1/token?key=\(apiKey)",
             body: Data(form.utf8), contentType: "application/x-www-form-urlencoded"

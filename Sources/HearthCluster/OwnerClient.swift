@@ -42,7 +42,7 @@ final class OwnerClient: Sendable {
     }
 
     func forward(_ requests: [WriteRequest], namespace: String, to address: String, secret: String) async throws -> Answer {
-        let encodedNamespace = namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? namespace
+        let encodedNamespace = PercentEncoding.component(namespace)
         var request = HTTPClientRequest(url: "\(address)/.cluster/v1/write?ns=\(encodedNamespace)")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(secret)")

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HearthCore
 import HearthEngine
 import HearthProtocol
 import HearthStorage

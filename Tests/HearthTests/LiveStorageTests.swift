@@ -462,7 +462,7 @@ import Testing
 
 /// Records the storage requests (upload commands and chunk sizes) and makes chosen chunk requests
 /// fail as a dropped connection would: before the request leaves, or after the server has it.
-final class StorageWire: StorageTransport, Sendable {
+final class StorageWire: HTTPTransport, Sendable {
     enum Failure: Sendable {
         case beforeSending
         case afterSending
@@ -474,12 +474,12 @@ final class StorageWire: StorageTransport, Sendable {
         var description: String { "\(command)(\(bytes))" }
     }
 
-    let inner: any StorageTransport
+    let inner: any HTTPTransport
     /// Chunk number (1-based, counting `upload` commands) → how it fails.
     let failures: [Int: Failure]
     private let log = Mutex<(commands: [Command], chunks: Int)>(([], 0))
 
-    init(_ inner: any StorageTransport, failures: [Int: Failure] = [:]) {
+    init(_ inner: any HTTPTransport, failures: [Int: Failure] = [:]) {
         self.inner = inner
         self.failures = failures
     }

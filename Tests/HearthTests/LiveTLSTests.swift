@@ -5,16 +5,17 @@ import Synchronization
 import Testing
 
 /// `https`/`wss` database URLs against a live server behind a TLS-terminating proxy whose
-/// certificate comes from a throwaway CA: trusted through `trustedCertificateAuthorityFiles`, and
-/// refused without it.
+/// certificate comes from a throwaway CA: trusted through `trustedCertificateAuthorityFiles` (by the
+/// WebSocket, and by Auth's and Storage's HTTP), and refused without it.
 @Suite struct LiveTLSTests {
     static func withTLSServer(
         identity: Bool = false,
+        files: Bool = false,
         _ test: @Sendable (_ port: Int, _ certificates: TestCertificates) async throws -> Void
     ) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        try await LiveServer.run(identity: identity) { url, _ in
+        try await LiveServer.run(identity: identity, files: files) { url, _ in
             let backend = try #require(URLComponents(string: url)?.port)
             let proxy = try await TLSProxy(certificates: certificates, backendPort: backend)
             do {
@@ -81,6 +82,48 @@ import Testing
             #expect(untrusting.repo.state.withLock { $0.operations.count } == 1)
             untrusting.goOffline()
             _ = certificates
+        }
+    }
+
+    @Test func authAndStorageOverHTTPSTrustTheDatabasesAuthorities() async throws {
+        try await Self.withTLSServer(identity: true, files: true) { port, certificates in
+            let database = try makeClient("https://localhost:\(port)?ns=demo")
+            database.trustedCertificateAuthorityFiles = [certificates.caFile]
+            let user = try await Auth.auth(database: database).createUser(withEmail: "tls@example.com", password: "correct horse").user
+            #expect(!user.uid.isEmpty)
+            let storage = Storage.storage(database: database)
+            storage.maxOperationRetryTime = 20
+            storage.maxUploadRetryTime = 20
+            storage.maxDownloadRetryTime = 20
+            let object = storage.reference(withPath: "tls/hello.txt")
+            // One multipart request: a resumable upload's session URL is `http` here, since the raw TCP
+            // proxy sets no `X-Forwarded-Proto` for the server to build it from.
+            let bytes = Data(repeating: 7, count: 200_000)
+            let metadata = try await object.putDataAsync(bytes)
+            #expect(metadata.size == 200_000)
+            #expect(try await object.data(maxSize: 1 << 20) == bytes)
+            database.goOffline()
+        }
+    }
+
+    @Test func authAndStorageRefuseAServerWhoseAuthorityIsNotTrusted() async throws {
+        try await Self.withTLSServer(identity: true, files: true) { port, _ in
+            let database = try makeClient("https://localhost:\(port)?ns=demo")
+            do {
+                try await Auth.auth(database: database).signInAnonymously()
+                Issue.record("expected a network error")
+            } catch let error as AuthError {
+                #expect(error.code == .networkError)
+            }
+            let storage = Storage.storage(database: database)
+            storage.maxOperationRetryTime = 0.5
+            do {
+                _ = try await storage.reference(withPath: "tls/hello.txt").getMetadata()
+                Issue.record("expected retryLimitExceeded")
+            } catch let error as StorageError {
+                #expect(error.code == .retryLimitExceeded)
+            }
+            database.goOffline()
         }
     }
 }

@@ -84,10 +84,16 @@ public final class Database: Sendable {
         }
     }
 
-    /// PEM files of certificate authorities to trust for `https`/`wss` database URLs besides the
-    /// system's roots: a self-hosted server whose certificate comes from its own CA. Set it before
-    /// the database is first used. (Auth and Storage use `URLSession`, which trusts the system's
-    /// roots; see docs/swift-sdk.md for adding a CA there.)
+    /// PEM files of certificate authorities to trust for `https`/`wss` besides the system's roots: a
+    /// self-hosted server whose certificate comes from its own CA. Set it before the database is
+    /// first used. The database's WebSocket, and Auth's and Storage's `https` requests, trust them.
+    ///
+    /// `URLSession` cannot add trust roots to one session on Linux: swift-corelibs-foundation has
+    /// libcurl verify the server against the system's CA bundle and gives the session's delegate no
+    /// server-trust challenge. So while this list is not empty, Auth and Storage send `https`
+    /// requests through SwiftNIO and swift-nio-ssl instead of `URLSession`, on every platform (one
+    /// connection per request, no redirects, no proxy); with the list empty they use `URLSession`
+    /// (docs/decisions/0015-sdk-http-layer.md).
     ///
     /// ```swift
     /// let database = Database.database(url: "https://hearth.internal:9443?ns=demo")
@@ -101,6 +107,13 @@ public final class Database: Sendable {
                 state.certificateAuthorityFiles = newValue
             }
         }
+    }
+
+    /// The HTTP transport of Auth and Storage: `URLSession`, or while
+    /// ``trustedCertificateAuthorityFiles`` names authorities, SwiftNIO for `https` requests.
+    var httpTransport: any HTTPTransport {
+        let authorities = trustedCertificateAuthorityFiles
+        return authorities.isEmpty ? URLSessionHTTPTransport.shared : NIOHTTPTransport(certificateAuthorityFiles: authorities)
     }
 
     /// The queue callbacks (events, completions) run on; the main queue by default. Use a serial

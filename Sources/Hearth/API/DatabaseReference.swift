@@ -30,11 +30,16 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     /// The full URL of this location.
     public var url: String {
         let info = repo.state.withLock { $0.info }
-        let encoded = path.keys.map { $0.string.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? $0.string }
+        // Each key as a path segment: the sub-delimiters, `:` and `@` stay (`CharacterSet.urlPathAllowed`
+        // on Apple platforms, which this replaced); a space, `%`, `?`, `#` and non-ASCII are escaped.
+        let encoded = path.keys.map { PercentEncoding.component($0.string, keeping: Self.pathCharacters) }
         return info.baseURL + (path.isRoot ? "" : "/" + encoded.joined(separator: "/")) + info.namespaceQuery
     }
 
     public var description: String { url }
+
+    /// What ``url`` leaves unescaped besides RFC 3986's unreserved characters.
+    static let pathCharacters = "!$&'()*+,:=@"
 
     /// A reference to a path below this one (`"a/b"` works).
     public func child(_ pathString: String) -> DatabaseReference {

@@ -15,7 +15,12 @@ public final class MutableData {
     /// Shared by a root and the children made from it.
     final class Storage {
         var node: Node
-        init(node: Node) { self.node = node }
+        /// Ms since 1970 on the database's clock, for `ServerValue.timestamp()` assigned in the block.
+        let now: () -> Double
+        init(node: Node, now: @escaping () -> Double) {
+            self.node = node
+            self.now = now
+        }
     }
 
     let storage: Storage
@@ -23,8 +28,8 @@ public final class MutableData {
     /// The key of the location the transaction runs on (for the root of the data).
     private let rootKey: String?
 
-    init(node: Node, key: String?) {
-        storage = Storage(node: node)
+    init(node: Node, key: String?, now: @escaping () -> Double) {
+        storage = Storage(node: node, now: now)
         path = .root
         rootKey = key
     }
@@ -46,7 +51,7 @@ public final class MutableData {
         set {
             guard let json = try? FoundationValue.json(from: newValue) else { return }
             let existing = node
-            let context = ServerValueContext(now: (Date().timeIntervalSince1970 * 1_000).rounded(), existing: existing)
+            let context = ServerValueContext(now: storage.now().rounded(), existing: existing)
             guard let converted = try? Node(json: json, depth: path.count, context: context) else { return }
             node = converted.withPriority(converted.priority ?? (converted.isLeaf == existing.isLeaf ? existing.priority : nil))
         }

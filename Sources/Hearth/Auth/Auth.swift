@@ -32,6 +32,7 @@ public final class Auth: Sendable {
         var user: User?
         var apiKey = "hearth"
         var emulatorOrigin: String?
+        var transport: (any HTTPTransport)?
         var listeners: [UInt: @Sendable (Auth, User?) -> Void] = [:]
         var nextHandle: UInt = 1
         var streams: [UInt: AsyncStream<User?>.Continuation] = [:]
@@ -78,11 +79,18 @@ public final class Auth: Sendable {
         state.withLock { $0.emulatorOrigin = "http://\(host):\(port)" }
     }
 
+    /// The transport identity calls go through: the database's (``Database/httpTransport``) unless a
+    /// test replaces it.
+    var transport: any HTTPTransport {
+        get { state.withLock { $0.transport } ?? database.httpTransport }
+        set { state.withLock { $0.transport = newValue } }
+    }
+
     var client: IdentityClient {
         let (origin, key) = state.withLock { ($0.emulatorOrigin, $0.apiKey) }
-        if let origin { return IdentityClient(origin: origin, apiKey: key) }
+        if let origin { return IdentityClient(origin: origin, apiKey: key, transport: transport) }
         let info = database.repo.state.withLock { $0.info }
-        return IdentityClient(origin: "\(info.secure ? "https" : "http")://\(info.host):\(info.port)", apiKey: key)
+        return IdentityClient(origin: "\(info.secure ? "https" : "http")://\(info.host):\(info.port)", apiKey: key, transport: transport)
     }
 
     /// The signed-in user, or nil.

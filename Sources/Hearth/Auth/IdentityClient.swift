@@ -11,6 +11,9 @@ struct IdentityClient: Sendable {
     /// `http://host:port` (or `https://…`).
     var origin: String
     var apiKey: String
+    /// The database's HTTP transport (``Database/httpTransport``), or a test's. Calls are not retried:
+    /// a sign-up sent twice would answer `EMAIL_EXISTS`.
+    var transport: any HTTPTransport
 
     /// What a sign-in or sign-up returns.
     struct Session: Sendable, Equatable {
@@ -31,7 +34,7 @@ struct IdentityClient: Sendable {
 
     /// Exchanges a refresh token for a new ID token.
     func refresh(_ refreshToken: String) async throws -> Session {
-        let form = "grant_type=refresh_token&refresh_token=" + (refreshToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? refreshToken)
+        let form = "grant_type=refresh_token&refresh_token=" + PercentEncoding.component(refreshToken)
         let reply = try await post(
             "\(origin)/securetoken.googleapis.com/v1/token?key=\(apiKey)",
             body: Data(form.utf8), contentType: "application/x-www-form-urlencoded"
@@ -57,13 +60,13 @@ struct IdentityClient: Sendable {
         request.httpBody = body
         request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         let data: Data
-        let response: URLResponse
+        let response: HTTPURLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await transport.send(request)
         } catch {
             throw AuthError(.networkError, "\(error.localizedDescription)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let status = response.statusCode
         let json = (try? JSONValue(parsing: data)) ?? .null
         guard (200..<300).contains(status) else {
             // Firebase's envelope: {"error": {"code": 400, "message": "EMAIL_EXISTS", …}}

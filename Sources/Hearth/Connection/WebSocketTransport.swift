@@ -110,8 +110,11 @@ public struct NIOWebSocketTransport: WebSocketTransport {
 /// ```swift
 /// let channel = try await WebSocketChannel.connect(host: "127.0.0.1", port: 9000, path: "/.ws?v=5&ns=demo") { $0 }
 /// ```
-public enum WebSocketChannel {
-    public static func connect<Output: Sendable>(
+///
+/// `package`, not public: only modules of this package (HearthRealtimeClient) build on it; an app
+/// opens sockets through ``WebSocketTransport``.
+package enum WebSocketChannel {
+    package static func connect<Output: Sendable>(
         host: String,
         port: Int,
         path: String,

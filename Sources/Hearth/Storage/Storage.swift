@@ -33,7 +33,7 @@ public final class Storage: Sendable {
         var maxDownloadRetryTime: TimeInterval = 600
         var maxOperationRetryTime: TimeInterval = 120
         var uploadChunkSizeBytes: Int64 = 8 << 20
-        var transport: any StorageTransport = URLSessionStorageTransport()
+        var transport: (any HTTPTransport)?
     }
 
     /// One instance per database and bucket (each holds its database, so the identifiers stay unique).
@@ -170,9 +170,10 @@ public final class Storage: Sendable {
         return "\(info.secure ? "https" : "http")://\(info.host)\(info.port == defaultPort ? "" : ":\(info.port)")"
     }
 
-    /// The transport requests go through (tests replace it).
-    var transport: any StorageTransport {
-        get { state.withLock { $0.transport } }
+    /// The transport requests go through: the database's (``Database/httpTransport``) unless a test
+    /// replaces it.
+    var transport: any HTTPTransport {
+        get { state.withLock { $0.transport } ?? database.httpTransport }
         set { state.withLock { $0.transport = newValue } }
     }
 

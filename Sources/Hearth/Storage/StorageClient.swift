@@ -1,72 +1,9 @@
 import Foundation
 import HearthCore
 import HearthProtocol
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// Sends one HTTP request and returns the whole response. The SDK's is ``URLSessionStorageTransport``;
-/// tests put one in front of it to drop connections.
-protocol StorageTransport: Sendable {
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
-}
-
-/// HTTP through `URLSession` (no cache, no cookies), cancelled with the task that awaits it.
-struct URLSessionStorageTransport: StorageTransport {
-    let session: URLSession
-
-    init() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.timeoutIntervalForRequest = 120
-        session = URLSession(configuration: configuration)
-    }
-
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let box = DataTaskBox()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let response = response as? HTTPURLResponse {
-                        continuation.resume(returning: (data ?? Data(), response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
-                    }
-                }
-                box.start(task)
-            }
-        } onCancel: {
-            box.cancel()
-        }
-    }
-}
-
-/// A data task and whether the awaiting Swift task was cancelled (possibly before the data task existed).
-private final class DataTaskBox: @unchecked Sendable {
-    private let lock = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
-
-    func start(_ task: URLSessionDataTask) {
-        let cancelled = lock.withLock { state -> Bool in
-            state.task = task
-            return state.cancelled
-        }
-        task.resume()
-        if cancelled { task.cancel() }
-    }
-
-    func cancel() {
-        let task = lock.withLock { state -> URLSessionDataTask? in
-            state.cancelled = true
-            return state.task
-        }
-        task?.cancel()
-    }
-}
 
 /// One answer from the file service.
 struct StorageResponse: Sendable {
@@ -124,12 +61,6 @@ struct StorageClient: Sendable {
         request.timeoutInterval = 120
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue("hearth-swift/\(Database.sdkVersion())", forHTTPHeaderField: "X-Firebase-Storage-Version")
-        #if canImport(FoundationNetworking)
-        if body != nil, headers["Expect"] == nil {
-            // libcurl (URLSession on Linux) would wait a second for "100 Continue" before large bodies.
-            request.setValue("", forHTTPHeaderField: "Expect")
-        }
-        #endif
         if authorize, let token = await storage.authToken() {
             request.setValue("Firebase \(token)", forHTTPHeaderField: "Authorization")
         }
@@ -154,16 +85,21 @@ struct StorageClient: Sendable {
         case network(String)
     }
 
-    static func isRetryable(_ status: Int) -> Bool { status >= 500 || status == 408 || status == 429 }
+    static func isRetryable(_ status: Int) -> Bool { HTTPRetry.isTransient(status: status) }
 
-    /// Sends a request, retrying network failures and 5xx/408/429 with backoff (0.25 s doubling to
-    /// 8 s) until the budget is spent (then `retryLimitExceeded`). An answer outside `accept` throws
+    /// The retry policy for one call of a kind, on the database's clock.
+    func retry(_ budget: RetryBudget) -> HTTPRetry {
+        HTTPRetry(budget: budget.seconds(storage), clock: storage.database.repo.clock)
+    }
+
+    /// Sends a request, retrying network failures and 5xx/408/429 with ``HTTPRetry`` (0.25 s doubling
+    /// to 8 s) until the budget is spent (then `retryLimitExceeded`). An answer outside `accept` throws
     /// its Firebase error.
     func send(
         _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil, budget: RetryBudget = .operation,
         accept: (Int) -> Bool = { (200..<300).contains($0) }, cancelCheck: (() throws(StorageError) -> Void)? = nil
     ) async throws(StorageError) -> StorageResponse {
-        var backoff = Backoff(budget: budget.seconds(storage))
+        var backoff = retry(budget)
         while true {
             try cancelCheck?()
             let response: StorageResponse
@@ -183,29 +119,18 @@ struct StorageClient: Sendable {
             throw StorageError(status: response.status, body: response.body)
         }
     }
+}
 
-    /// Exponential backoff within a time budget.
-    struct Backoff {
-        let deadline: Date
-        var delay: TimeInterval = 0.25
-
-        init(budget: TimeInterval) { deadline = Date().addingTimeInterval(budget) }
-
-        /// Sleeps before the next attempt; throws `retryLimitExceeded` when the budget is spent.
-        mutating func wait(after failure: String) async throws(StorageError) {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else {
-                throw StorageError(.retryLimitExceeded, "Max retry time for operation exceeded, please try again. (\(failure))")
-            }
-            let pause = min(delay, remaining)
-            delay = min(delay * 2, 8)
-            do {
-                try await Task.sleep(nanoseconds: UInt64(pause * 1_000_000_000))
-            } catch {
-                throw StorageError(.cancelled, "User cancelled the operation.")
-            }
+extension HTTPRetry {
+    /// ``pause(after:)`` with FirebaseStorage's errors: `retryLimitExceeded` when the budget is spent,
+    /// `cancelled` when the task is.
+    mutating func wait(after failure: String) async throws(StorageError) {
+        do {
+            try await pause(after: failure)
+        } catch .exhausted(let failure) {
+            throw StorageError(.retryLimitExceeded, "Max retry time for operation exceeded, please try again. (\(failure))")
+        } catch {
+            throw StorageError(.cancelled, "User cancelled the operation.")
         }
-
-        mutating func reset() { delay = 0.25 }
     }
 }

@@ -159,7 +159,7 @@ public final class StorageUploadTask: Sendable {
         let largest = max(storage.uploadChunkSizeBytes, multipartLimit)
         var chunk = multipartLimit
         var offset: Int64 = 0
-        var backoff = StorageClient.Backoff(budget: storage.maxUploadRetryTime)
+        var backoff = client.retry(.upload)
         while true {
             try await core.pausePoint()
             let length = min(chunk, size - offset)
@@ -227,7 +227,7 @@ public final class StorageUploadTask: Sendable {
     }
 
     /// `X-Goog-Upload-Command: query`: how many bytes the server has, retried within the budget.
-    static func query(_ uploadURL: URL, _ client: StorageClient, _ backoff: inout StorageClient.Backoff, _ core: StorageTaskCore<StorageMetadata>)
+    static func query(_ uploadURL: URL, _ client: StorageClient, _ backoff: inout HTTPRetry, _ core: StorageTaskCore<StorageMetadata>)
         async throws -> UploadState
     {
         while true {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import HearthCore
 import NIOCore
 import NIOHTTP1
 
@@ -120,7 +121,7 @@ struct FilesBenchCommand: AsyncParsableCommand {
     func upload(_ client: HTTPClient, _ payload: ByteBuffer, name: String, secret: String?) async throws -> String {
         var request: HTTPClientRequest
         if target == "hearth" {
-            let encoded = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name
+            let encoded = PercentEncoding.component(name)
             let object = "\(url)/v0/b/\(bucket)/o"
             request = HTTPClientRequest(url: "\(object)?name=\(encoded)")
             request.method = .POST

@@ -1,5 +1,6 @@
 import HTTPTypes
 import HearthAccess
+import HearthCore
 import HearthIdentity
 import HearthProtocol
 public import HummingbirdCore

@@ -1,5 +1,8 @@
-/// Reconnect delays: exponential growth with jitter, as the official SDKs do (1 s, ×1.3, at most 30 s,
-/// jitter factor 0.7), reset after a connection that stayed up long enough.
+/// Delays between attempts, growing exponentially with optional jitter: the SDK's one backoff, for
+/// reconnecting (the default, as the official SDKs do: 1 s, ×1.3, at most 30 s, jitter factor 0.7,
+/// reset after a connection that stayed up long enough) and for retrying HTTP requests
+/// (``httpRetry``: 0.25 s doubling to 8 s, no jitter, as FirebaseStorage does). The first attempt is
+/// immediate.
 ///
 /// For example:
 /// ```swift
@@ -21,11 +24,22 @@ struct Backoff: Sendable {
     private var current: Double = 0
     private var attempts = 0
 
+    /// The reconnect backoff.
     init(random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
         self.random = random
     }
 
-    /// The delay in milliseconds before the next connection attempt.
+    /// The HTTP retry backoff: 250 ms, 500 ms, 1 s … 8 s.
+    static var httpRetry: Backoff {
+        var backoff = Backoff()
+        backoff.minimumDelay = 250
+        backoff.maximumDelay = 8_000
+        backoff.multiplier = 2
+        backoff.jitter = 0
+        return backoff
+    }
+
+    /// The delay in milliseconds before the next attempt.
     mutating func nextDelay() -> Double {
         defer { attempts += 1 }
         if attempts == 0 { return 0 }

@@ -1,0 +1,60 @@
+/// Percent-encoding of one URL component: everything but RFC 3986's unreserved characters
+/// (`A–Z a–z 0–9 - . _ ~`) becomes `%XX` of its UTF-8 bytes, so `/` is `%2F`, `+` is `%2B` and a
+/// space is `%20` — how object names travel as one path segment, and query values safely.
+///
+/// For example:
+/// ```swift
+/// PercentEncoding.component("photos/a b+c.jpg")  // "photos%2Fa%20b%2Bc.jpg"
+/// PercentEncoding.component("it's (1)!", keeping: "!*'()")  // "it's%20(1)!", as encodeURIComponent
+/// ```
+public enum PercentEncoding {
+    /// `keeping` names more ASCII characters to leave as they are.
+    public static func component(_ text: String, keeping: String = "") -> String {
+        let kept = Set(keeping.utf8)
+        var result = [UInt8]()
+        result.reserveCapacity(text.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                result.append(byte)
+            case _ where kept.contains(byte):
+                result.append(byte)
+            default:
+                result += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+}
+
+/// Percent-decoding that leaves `+` alone.
+public enum PercentDecoding {
+    /// Decodes `%XX` escapes as UTF-8; nil when an escape is malformed or the result is not UTF-8.
+    public static func decode(_ text: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        while let byte = bytes.popFirst() {
+            if byte == UInt8(ascii: "%") {
+                guard bytes.count >= 2, let high = hex(bytes[bytes.startIndex]), let low = hex(bytes[bytes.startIndex + 1])
+                else { return nil }
+                out.append(high << 4 | low)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -165,15 +165,7 @@ public final class Auth: Sendable {
     }
 
     private func complete(_ completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> AuthDataResult) {
-        let queue = database.callbackQueue
-        Task {
-            do {
-                let result = try await work()
-                queue.async { completion?(result, nil) }
-            } catch {
-                queue.async { completion?(nil, error) }
-            }
-        }
+        deliverResult(of: work, on: database.callbackQueue, to: completion)
     }
 
     // MARK: Changes

@@ -75,13 +75,8 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         NIOWebSocketTransport(group: group, certificateAuthorityFiles: certificateAuthorityFiles + files)
     }
 
-    /// The TLS client configuration for `wss`: TLS 1.2 or newer, full certificate and host name checks.
     func tlsConfiguration() -> TLSConfiguration {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.minimumTLSVersion = .tlsv12
-        configuration.certificateVerification = .fullVerification
-        configuration.additionalTrustRoots = certificateAuthorityFiles.map { .file($0.path) }
-        return configuration
+        .hearthClient(trusting: certificateAuthorityFiles)
     }
 
     public func connect(

@@ -31,13 +31,8 @@ struct NIOHTTPTransport: HTTPTransport {
         self.certificateAuthorityFiles = certificateAuthorityFiles
     }
 
-    /// TLS 1.2 or newer, full certificate and host name checks (the WebSocket transport's settings).
     func tlsConfiguration() -> TLSConfiguration {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.minimumTLSVersion = .tlsv12
-        configuration.certificateVerification = .fullVerification
-        configuration.additionalTrustRoots = certificateAuthorityFiles.map { .file($0.path) }
-        return configuration
+        .hearthClient(trusting: certificateAuthorityFiles)
     }
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {

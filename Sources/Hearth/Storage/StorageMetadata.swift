@@ -77,21 +77,8 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
             default: nil
             }
         }
-        bucket = text("bucket") ?? ""
-        cacheControl = text("cacheControl")
-        contentDisposition = text("contentDisposition")
-        contentEncoding = text("contentEncoding")
-        contentLanguage = text("contentLanguage")
-        contentType = text("contentType")
+        readFields(text)
         customMetadata = dictionary["metadata"] as? [String: String]
-        generation = text("generation").flatMap { Int64($0) } ?? 0
-        metageneration = text("metageneration").flatMap { Int64($0) } ?? 0
-        md5Hash = text("md5Hash")
-        path = text("name")
-        name = path.map { String($0.split(separator: "/").last ?? Substring($0)) }
-        size = text("size").flatMap { Int64($0) } ?? 0
-        timeCreated = text("timeCreated").flatMap(Self.date)
-        updated = text("updated").flatMap(Self.date)
     }
 
     /// The metadata as a dictionary in the wire's shape (numbers as strings, times in RFC 3339).
@@ -140,12 +127,7 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
     /// Metadata from the server's JSON (Firebase's `/v0` shape: numbers as strings).
     init(json: JSONValue, storage: Storage?) {
         func text(_ key: String) -> String? { json.text(key) }
-        bucket = text("bucket") ?? ""
-        cacheControl = text("cacheControl")
-        contentDisposition = text("contentDisposition")
-        contentEncoding = text("contentEncoding")
-        contentLanguage = text("contentLanguage")
-        contentType = text("contentType")
+        readFields(text)
         if case .object(let members)? = json["metadata"] {
             var custom: [String: String] = [:]
             for (key, value) in members {
@@ -157,6 +139,20 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
             }
             customMetadata = custom
         }
+        downloadTokens = (text("downloadTokens") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        if let storage, let path { storageReference = StorageReference(storage: storage, bucket: bucket, path: path) }
+        initial = writable
+    }
+
+    /// The fields both wire shapes name alike (all but the custom metadata), read through `text`.
+    private mutating func readFields(_ text: (String) -> String?) {
+        bucket = text("bucket") ?? ""
+        cacheControl = text("cacheControl")
+        contentDisposition = text("contentDisposition")
+        contentEncoding = text("contentEncoding")
+        contentLanguage = text("contentLanguage")
+        contentType = text("contentType")
         generation = text("generation").flatMap { Int64($0) } ?? 0
         metageneration = text("metageneration").flatMap { Int64($0) } ?? 0
         md5Hash = text("md5Hash")
@@ -165,10 +161,6 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
         size = text("size").flatMap { Int64($0) } ?? 0
         timeCreated = text("timeCreated").flatMap(Self.date)
         updated = text("updated").flatMap(Self.date)
-        downloadTokens = (text("downloadTokens") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-        if let storage, let path { storageReference = StorageReference(storage: storage, bucket: bucket, path: path) }
-        initial = writable
     }
 
     /// The metadata an upload sends (the set fields).

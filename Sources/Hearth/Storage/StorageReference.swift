@@ -340,15 +340,7 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     }
 
     private func complete<T: Sendable>(_ completion: (@Sendable (T?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> T) {
-        let queue = storage.callbackQueue
-        Task {
-            do {
-                let result = try await work()
-                queue.async { completion?(result, nil) }
-            } catch {
-                queue.async { completion?(nil, error) }
-            }
-        }
+        deliverResult(of: work, on: storage.callbackQueue, to: completion)
     }
 }
 

@@ -165,7 +165,7 @@ public final class StorageUploadTask: Sendable {
             let length = min(chunk, size - offset)
             let last = offset + length == size
             let bytes = try reader.read(at: offset, count: Int(length))
-            let response: StorageResponse
+            let response: StorageResponse?
             do {
                 response = try await client.sendOnce(
                     "POST", uploadURL,
@@ -178,46 +178,40 @@ public final class StorageUploadTask: Sendable {
             } catch let error as StorageError {
                 throw error
             } catch {
-                // No answer: the chunk may or may not have arrived. Ask, and continue from there.
+                // No answer: the chunk may or may not have arrived. Ask (below), and continue from there.
+                response = nil
                 try await backoff.wait(after: "\(error)")
-                chunk = multipartLimit
-                switch try await query(uploadURL, client, &backoff, core) {
-                case .final: return try await reference.getMetadata()
-                case .active(let received):
-                    offset = received
+            }
+            if let response {
+                if (200..<300).contains(response.status) {
+                    if last || response.header("X-Goog-Upload-Status") == "final" {
+                        core.progress(completed: size)
+                        if case .object = response.json { return StorageMetadata(json: response.json, storage: storage) }
+                        return try await reference.getMetadata()
+                    }
+                    offset += length
+                    if let received = response.header("X-Goog-Upload-Size-Received").flatMap({ Int64($0) }), received != offset {
+                        offset = received
+                    }
                     core.progress(completed: offset)
+                    chunk = min(chunk * 2, largest)
+                    backoff.reset()
+                    continue
                 }
-                continue
-            }
-            if (200..<300).contains(response.status) {
-                if last || response.header("X-Goog-Upload-Status") == "final" {
-                    core.progress(completed: size)
-                    if case .object = response.json { return StorageMetadata(json: response.json, storage: storage) }
-                    return try await reference.getMetadata()
+                let error = StorageError(status: response.status, body: response.body)
+                // A server failure, or an offset the server disagrees with: ask where it is and go on.
+                guard StorageClient.isRetryable(response.status) || (response.status == 400 && error.message.lowercased().contains("offset")) else {
+                    throw error
                 }
-                offset += length
-                if let received = response.header("X-Goog-Upload-Size-Received").flatMap({ Int64($0) }), received != offset {
-                    offset = received
-                }
-                core.progress(completed: offset)
-                chunk = min(chunk * 2, largest)
-                backoff.reset()
-                continue
-            }
-            let error = StorageError(status: response.status, body: response.body)
-            // A server failure, or an offset the server disagrees with: ask where it is and go on.
-            if StorageClient.isRetryable(response.status) || (response.status == 400 && error.message.lowercased().contains("offset")) {
                 try await backoff.wait(after: error.message)
-                chunk = multipartLimit
-                switch try await query(uploadURL, client, &backoff, core) {
-                case .final: return try await reference.getMetadata()
-                case .active(let received):
-                    offset = received
-                    core.progress(completed: offset)
-                }
-                continue
             }
-            throw error
+            chunk = multipartLimit
+            switch try await query(uploadURL, client, &backoff, core) {
+            case .final: return try await reference.getMetadata()
+            case .active(let received):
+                offset = received
+                core.progress(completed: offset)
+            }
         }
     }
 

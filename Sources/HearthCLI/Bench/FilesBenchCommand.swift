@@ -51,14 +51,7 @@ struct FilesBenchCommand: AsyncParsableCommand {
     func run() async throws {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            try await measure(client)
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-        try await client.shutdown()
+        try await HTTPClient.withClient(configuration: configuration) { client in try await measure(client) }
     }
 
     func measure(_ client: HTTPClient) async throws {

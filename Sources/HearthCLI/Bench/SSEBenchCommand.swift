@@ -36,14 +36,7 @@ struct SSEBenchCommand: AsyncParsableCommand {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: listeners + 16)
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(Int64(seconds + 60)))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            try await measure(client)
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-        try await client.shutdown()
+        try await HTTPClient.withClient(configuration: configuration) { client in try await measure(client) }
     }
 
     func measure(_ client: HTTPClient) async throws {

@@ -427,10 +427,12 @@ package final class FileService: Sendable {
         return removed
     }
 
+    /// The session's place under the per-user and per-address limits is free once it is out of the
+    /// catalog, before its bytes go: so whoever sees the bytes gone can start another upload.
     private func removeSession(_ id: String) async throws {
         try await catalog.removeUpload(id: id)
-        await blobs.removeUpload(id)
         releaseUploadSlot(id)
+        await blobs.removeUpload(id)
     }
 
     /// Sweeps every ``FilesConfiguration/uploadSweepInterval`` on the service's clock, until the

@@ -303,9 +303,15 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 logger: logger
             ).consume()
         }
+        let leaseTime = self.leaseTime
         state.withLock { state in
             // Only while still joined: a heartbeat that finishes after leave() does not make the lease fresh.
-            if state.address != nil, state.lastHeartbeat.map({ $0 < started }) ?? true { state.lastHeartbeat = started }
+            guard state.address != nil, state.lastHeartbeat.map({ $0 < started }) ?? true else { return }
+            // After a gap (the process was stopped, or starved) other nodes may have taken this node's
+            // leases although its session lived on: a new generation makes owners check theirs again
+            // before their trees answer alone.
+            if Self.heartbeatsBroke(previous: state.lastHeartbeat, next: started, leaseTime: leaseTime) { state.generation += 1 }
+            state.lastHeartbeat = started
         }
     }
 
@@ -431,11 +437,23 @@ public final class PostgresStorage: SharedDatabaseStorage {
     /// True while the last successful heartbeat started less than the lease time minus half a second
     /// ago (a monotonic clock): until then no other node can have taken this node's leases.
     public var isLeaseFresh: Bool {
-        let margin = min(Duration.milliseconds(500), leaseTime / 4)
+        let leaseTime = self.leaseTime
         return state.withLock { state in
             guard let last = state.lastHeartbeat else { return false }
-            return ContinuousClock.now - last < leaseTime - margin
+            return ContinuousClock.now - last < Self.freshness(leaseTime)
         }
+    }
+
+    /// How long after a heartbeat started this node trusts that it still holds its leases.
+    static func freshness(_ leaseTime: Duration) -> Duration {
+        leaseTime - min(Duration.milliseconds(500), leaseTime / 4)
+    }
+
+    /// Whether a heartbeat starting at `next` follows one that started at `previous` by so long that
+    /// the leases were not fresh in between: other nodes may have taken them, so the chain is broken.
+    static func heartbeatsBroke(previous: ContinuousClock.Instant?, next: ContinuousClock.Instant, leaseTime: Duration) -> Bool {
+        guard let previous else { return false }
+        return next - previous >= freshness(leaseTime)
     }
 
     public func openShared(namespace: String) async throws -> any SharedNamespaceStorage {

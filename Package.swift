@@ -105,6 +105,9 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // TLS on the server's port (--tls-cert), reloaded on SIGHUP.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // Who a request comes from: the request context, the admin secret and its guard, ID tokens,
@@ -144,6 +147,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The other nodes' https addresses, trusted with --cluster-ca.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // Identity: Firebase Authentication's API — accounts, sign-in, ID and refresh tokens, out-of-band

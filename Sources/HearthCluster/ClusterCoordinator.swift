@@ -3,6 +3,7 @@ import HearthCore
 import HearthEngine
 import HearthStorage
 import Logging
+import NIOSSL
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -26,9 +27,21 @@ package final class ClusterContext: ClusterLink {
     let appliedFromLog: Counter
     let registry: PrometheusCollectorRegistry
 
-    package init(storage: any SharedDatabaseStorage, secret: String, push: Bool = true, registry: PrometheusCollectorRegistry, logger: Logger) {
+    /// How this node's HTTP clients reach the others: the system's roots, or the CA of `--cluster-ca`.
+    let tls: TLSConfiguration
+
+    /// `trusting`: a PEM file of the certificate authority to trust for the other nodes' `https`
+    /// addresses instead of the system's roots.
+    package init(
+        storage: any SharedDatabaseStorage, secret: String, push: Bool = true, trusting certificateAuthorityFile: String? = nil,
+        registry: PrometheusCollectorRegistry, logger: Logger
+    ) {
         self.storage = storage
-        self.client = OwnerClient()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if let certificateAuthorityFile { tls.trustRoots = .file(certificateAuthorityFile) }
+        self.tls = tls
+        self.client = OwnerClient(tls: tls)
         self.feed = CommitFeed(enabled: push)
         self.secret = secret
         self.logger = logger

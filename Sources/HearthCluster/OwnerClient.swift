@@ -5,6 +5,7 @@ import HearthEngine
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// Sends forwarded writes to a database's owner node (`POST /.cluster/v1/write`), over pooled HTTP/1.1
 /// keep-alive connections.
@@ -29,8 +30,9 @@ final class OwnerClient: Sendable {
 
     let http: HTTPClient
 
-    init() {
+    init(tls: TLSConfiguration) {
         var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = tls
         // A dead owner refuses at once on a LAN; a hung one is given up on quickly and the lease decides.
         configuration.timeout = .init(connect: .milliseconds(250), read: .seconds(10))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 16)

@@ -37,6 +37,7 @@ package final class PushReceiver: Service, Sendable {
         self.context = context
         self.registry = registry
         var configuration = HTTPClient.Configuration()
+        configuration.tlsConfiguration = context.tls
         // A dead peer refuses at once on a LAN; a hung one goes quiet, and the read timeout ends its stream.
         configuration.timeout = .init(connect: .milliseconds(500), read: TimeAmount(readTimeout))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 2)

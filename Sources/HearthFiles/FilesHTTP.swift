@@ -237,7 +237,8 @@ enum FilesHTTP {
     /// `scheme://host[:port]` of the request, to build URLs clients follow.
     static func origin(_ request: Request) -> String {
         let host = request.head.authority ?? "127.0.0.1"
-        let scheme = request.headers[HTTPField.Name("x-forwarded-proto")!] ?? "http"
+        // A proxy's X-Forwarded-Proto, else the connection's own (https when Hearth serves TLS).
+        let scheme = request.headers[HTTPField.Name("x-forwarded-proto")!] ?? request.head.scheme ?? "http"
         return "\(scheme)://\(host)"
     }
 }

@@ -26,12 +26,15 @@ public final class ActionLinks: Sendable {
     /// The configured public origin, normalized; nil when links use the listening address.
     let publicOrigin: String?
     let listeningHost: String
+    /// `https` when the server serves TLS itself, else `http`.
+    let listeningScheme: String
     private let listeningPort: Atomic<Int>
     let configuredDomains: [String]
 
-    package init(publicURL: String?, host: String, port: Int, authorizedDomains: [String]) {
+    package init(publicURL: String?, host: String, port: Int, secure: Bool = false, authorizedDomains: [String]) {
         publicOrigin = publicURL.flatMap { try? Self.validatedOrigin($0) }
         listeningHost = host
+        listeningScheme = secure ? "https" : "http"
         listeningPort = Atomic(port)
         configuredDomains = authorizedDomains.compactMap(Self.normalizedDomain)
     }
@@ -43,7 +46,7 @@ public final class ActionLinks: Sendable {
 
     /// The origin of every link: `scheme://host[:port]`, no trailing slash.
     var origin: String {
-        publicOrigin ?? Self.listeningOrigin(host: listeningHost, port: listeningPort.load(ordering: .relaxed))
+        publicOrigin ?? Self.listeningOrigin(host: listeningHost, port: listeningPort.load(ordering: .relaxed), scheme: listeningScheme)
     }
 
     /// Every domain a `continueUrl` may point at, without duplicates, in a stable order.
@@ -102,10 +105,11 @@ public final class ActionLinks: Sendable {
         return bare.isEmpty || bare == "0.0.0.0" || bare == "::" || bare == "0:0:0:0:0:0:0:0"
     }
 
-    /// The links' origin without a public URL: `http://<host>:<port>`, a wildcard host as `127.0.0.1`.
-    public static func listeningOrigin(host: String, port: Int) -> String {
+    /// The links' origin without a public URL: `http://<host>:<port>` (`https` when the server serves
+    /// TLS), a wildcard host as `127.0.0.1`.
+    public static func listeningOrigin(host: String, port: Int, scheme: String = "http") -> String {
         let bare = isWildcard(host) ? "127.0.0.1" : bareHost(host)
-        return "http://\(urlHost(bare)):\(port)"
+        return "\(scheme)://\(urlHost(bare)):\(port)"
     }
 
     /// `--authorized-domain` values: a host name or IP address, lowercased; a scheme, port or path

@@ -7,7 +7,7 @@ import HearthFiles
 import HearthIdentity
 public import HearthStorage
 import HearthWeb
-public import Hummingbird
+import Hummingbird
 import HummingbirdCore
 public import Logging
 import NIOCore
@@ -20,8 +20,8 @@ import ServiceLifecycle
 ///
 /// For example:
 /// ```swift
-/// let app = try await buildApplication(configuration: .init(), storage: InMemoryStorage(), adminSecret: nil)
-/// try await app.runService()
+/// let server = try await buildApplication(configuration: .init(), storage: InMemoryStorage(), adminSecret: nil)
+/// try await server.runService()
 /// ```
 public func buildApplication(
     configuration: ServerConfiguration,
@@ -33,8 +33,8 @@ public func buildApplication(
     cluster: ClusterOptions? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) async throws -> some ApplicationProtocol {
-    try await makeApplication(
+) async throws -> HearthApplication {
+    let built = try await makeApplication(
         configuration: configuration,
         storage: storage,
         adminSecret: adminSecret,
@@ -44,7 +44,13 @@ public func buildApplication(
         cluster: cluster,
         logger: logger,
         onServerRunning: onServerRunning
-    ).application
+    )
+    return HearthApplication(
+        application: built.application,
+        drain: ServerDrain(readiness: built.readiness, period: configuration.drainPeriod, logger: logger),
+        reload: CertificateReloadService(certificate: configuration.tls, logger: logger),
+        logger: logger
+    )
 }
 
 /// How a node takes part in a cluster (`hearth serve --postgres`): the storage must be a
@@ -69,6 +75,9 @@ public struct ClusterOptions: Sendable {
     /// How long a push stream may stay silent (the owner sends a heartbeat every quarter second) before
     /// it is given up on and opened again; the entries committed meanwhile are then read from the log.
     public var pushReadTimeout: Duration = PushReceiver.defaultReadTimeout
+    /// A PEM file of the certificate authority the other nodes' `https` addresses are trusted with
+    /// (`--cluster-ca`); nil: the system's.
+    public var trustedCertificateAuthorityFile: String?
 
     public init(secret: String, address: String, tick: Duration = .milliseconds(100), push: Bool = true) {
         self.secret = secret
@@ -105,7 +114,9 @@ func makeApplication(
     cluster: ClusterOptions? = nil,
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) async throws -> (application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices) {
+) async throws -> (
+    application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices, readiness: ServerReadiness
+) {
     let activity = ServerActivity(clock: configuration.clock)
     var clusterContext: ClusterContext?
     if let cluster {
@@ -113,7 +124,8 @@ func makeApplication(
             throw DatabaseStorageError(.unavailable, "A cluster node needs shared storage (--postgres)")
         }
         clusterContext = ClusterContext(
-            storage: shared, secret: cluster.secret, push: cluster.push, registry: activity.prometheus, logger: logger
+            storage: shared, secret: cluster.secret, push: cluster.push, trusting: cluster.trustedCertificateAuthorityFile,
+            registry: activity.prometheus, logger: logger
         )
         // A member before it opens any database, so the others see its leases held by a live node.
         try await shared.join(address: cluster.address)
@@ -123,11 +135,16 @@ func makeApplication(
     if configuration.referenceApps {
         try await ReferenceApps.installRules(in: registry, emulatorMode: configuration.emulatorMode, logger: logger)
     }
+    let readiness = ServerReadiness(storage: storage, probeNamespace: configuration.defaultNamespace)
     let router = Router(context: HearthRequestContext.self)
     router.add(middleware: ActivityMiddleware(activity: activity))
     // Each request's client address and the admin-secret guard (wrong guesses locked out per address).
     let adminSecretGuard = AdminSecretGuard(configuration: configuration)
     router.add(middleware: RequestClientMiddleware(configuration: configuration, adminSecretGuard: adminSecretGuard))
+    if configuration.accessLog {
+        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(logger: Logger(label: "hearth.access")))
+    }
+    HealthController(readiness: readiness).register(on: router)
     // Account emails' links: the public URL, else the listening address (its port known once bound).
     let actionLinks = ActionLinks(configuration: configuration)
     // The identity service's users: the database refuses the tokens of disabled and revoked ones.
@@ -196,7 +213,9 @@ func makeApplication(
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
     let application = Application(
         router: router,
-        server: HTTPServerBuilder { responder in RealtimeServerChannel(responder: responder, services: realtime) },
+        server: HTTPServerBuilder { responder in
+            RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls)
+        },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
         // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.
         // The cluster's coordinator stops last: the writers finish their commits while this node still
@@ -209,9 +228,10 @@ func makeApplication(
         ],
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { actionLinks.listening(on: port) }
+            readiness.serving()
             await onServerRunning(channel.localAddress?.port ?? configuration.port)
         },
         logger: logger
     )
-    return (application, registry, realtime)
+    return (application, registry, realtime, readiness)
 }

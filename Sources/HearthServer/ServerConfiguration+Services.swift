@@ -18,7 +18,7 @@ extension ActionLinks {
     convenience init(configuration: ServerConfiguration) {
         self.init(
             publicURL: configuration.identity.publicURL, host: configuration.host, port: configuration.port,
-            authorizedDomains: configuration.identity.authorizedDomains
+            secure: configuration.tls != nil, authorizedDomains: configuration.identity.authorizedDomains
         )
     }
 }

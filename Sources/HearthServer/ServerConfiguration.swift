@@ -55,8 +55,20 @@ public struct ServerConfiguration: Sendable {
     /// closed (slow-client attacks, docs/security.md). Responses that stream (event streams, long polls)
     /// are not limited by it.
     public var requestReadTimeout: Duration = .seconds(60)
+    /// Set: the server speaks only TLS (https, wss) on its port, with this certificate (`--tls-cert`,
+    /// `--tls-key`); plain HTTP requests are answered 400.
+    public var tls: ServerCertificate?
+    /// After SIGTERM or SIGINT, how long `/readyz` answers 503 while everything else is still served,
+    /// so load balancers stop sending new clients before the server stops (`--drain-seconds`).
+    public var drainPeriod: Duration = .zero
+    /// Log every HTTP request at info level under the label `hearth.access` (`--access-log`): method,
+    /// path, redacted query, status, duration, bytes, client address; never credentials or values.
+    public var accessLog = false
 
     public init() {}
+
+    /// `https` when the server serves TLS, else `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
 
     /// What the database engine reads of these settings.
     public var engine: EngineConfiguration {

@@ -60,8 +60,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This node's name in the cluster, unique (default: the host name).", valueName: "name"))
     var nodeName: String?
 
-    @Option(help: ArgumentHelp("This node's URL as the other nodes reach it (default: http://<host>:<port>).", valueName: "url"))
+    @Option(help: ArgumentHelp("This node's URL as the other nodes reach it (default: http://<host>:<port>, https with --tls-cert).", valueName: "url"))
     var advertise: String?
+
+    @Option(help: ArgumentHelp(
+        "Cluster: a PEM file of the certificate authority to trust for the other nodes' https addresses (default: the system's).",
+        valueName: "file"
+    ))
+    var clusterCa: String?
 
     @Flag(
         inversion: .prefixedNo,
@@ -145,8 +151,30 @@ struct ServeCommand: AsyncParsableCommand {
     ))
     var authorizedDomains: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Serve HTTPS and WSS on --port with this PEM certificate chain (the server's certificate first); needs --tls-key.",
+        discussion: "TLS 1.2 and later, for every API, the console and the apps; plain HTTP on the port is refused. SIGHUP reads both files again (after a renewal) without dropping connections.",
+        valueName: "file"
+    ))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The PEM private key (RSA or ECDSA) of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(help: ArgumentHelp(
+        "On SIGTERM or SIGINT, answer /readyz with 503 for this long while still serving, before stopping (default 0; 5–10 behind a load balancer).",
+        valueName: "seconds"
+    ))
+    var drainSeconds = 0
+
     @Option(help: "How much to log.")
     var logLevel: Logger.Level = .info
+
+    @Option(help: ArgumentHelp("text: lines for people; json: one JSON object a line, for log collectors.", valueName: "text|json"))
+    var logFormat: LogFormat = .text
+
+    @Flag(help: "Log every HTTP request (method, path, status, duration, bytes, client address; never credentials or values).")
+    var accessLog = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -156,6 +184,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let url = resolvedPublicURL {
             do { _ = try ActionLinks.validatedOrigin(url) } catch { throw ValidationError("--public-url (or HEARTH_PUBLIC_URL): \(error)") }
         }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together: give both files, or neither")
+        }
+        if drainSeconds < 0 { throw ValidationError("--drain-seconds must be 0 or more") }
         if memoryLimit != nil, inMemory || postgres != nil {
             throw ValidationError("--memory-limit works with the embedded SQLite storage only (not with --in-memory or --postgres)")
         }
@@ -163,12 +195,28 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        switch logFormat {
+        case .text:
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case .json:
+            LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         }
         let logger = Logger(label: "hearth")
+        // Before anything is opened: a certificate that cannot be used stops the start at once.
+        var certificate: ServerCertificate?
+        if let tlsCert, let tlsKey {
+            do {
+                certificate = try ServerCertificate(certificateFile: tlsCert, keyFile: tlsKey)
+            } catch let error as ServerCertificateError {
+                let option = error.file == tlsCert ? "--tls-cert" : "--tls-key"
+                throw CLIError("\(option) \(error.message)")
+            }
+        }
+        let scheme = certificate == nil ? "http" : "https"
         // Each WebSocket or event stream is an open file: allow as many as the system lets this process have.
         if let raised = OpenFileLimit.raiseToMaximum() {
             logger.info("Raised the open-file limit from \(raised.from) to \(raised.to) (the most connections this process can hold)")
@@ -217,8 +265,9 @@ struct ServeCommand: AsyncParsableCommand {
             storage = shared
             adminSecret = AdminSecret(hashing: secret)
             cluster = ClusterOptions(
-                secret: secret, address: advertise ?? "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)", push: clusterPush
+                secret: secret, address: advertise ?? "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)", push: clusterPush
             )
+            cluster?.trustedCertificateAuthorityFile = clusterCa
             let keyText = try await shared.sharedSetting(
                 "token-signing-key", initial: Data(P256.Signing.PrivateKey().rawRepresentation).base64EncodedString()
             )
@@ -266,6 +315,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.emulatorMode = emulator
         configuration.defaultNamespace = defaultNamespace
         configuration.referenceApps = referenceApps ?? ListenAddress.isLoopback(host)
+        configuration.tls = certificate
+        configuration.drainPeriod = .seconds(drainSeconds)
+        configuration.accessLog = accessLog
         if let requestReadTimeout { configuration.requestReadTimeout = .seconds(requestReadTimeout) }
         if let memoryLimit {
             configuration.memoryLimit = MemoryLimit(bytes: memoryLimit.bytes)
@@ -280,7 +332,7 @@ struct ServeCommand: AsyncParsableCommand {
                 .filter { !$0.isEmpty }
         if configuration.identity.publicURL == nil, ActionLinks.isWildcard(host) {
             logger.warning(
-                "Listening on \(host) without --public-url: links in account emails point at \(port == 0 ? "http://127.0.0.1 (on the port it picks)" : ActionLinks.listeningOrigin(host: host, port: port)), which works only on this machine. Set --public-url (or HEARTH_PUBLIC_URL) to the address users reach, e.g. https://hearth.example.com."
+                "Listening on \(host) without --public-url: links in account emails point at \(port == 0 ? "http://127.0.0.1 (on the port it picks)" : ActionLinks.listeningOrigin(host: host, port: port, scheme: scheme)), which works only on this machine. Set --public-url (or HEARTH_PUBLIC_URL) to the address users reach, e.g. https://hearth.example.com."
             )
         }
         configuration.identity.signUpsPerAddressLimit = signUpsPerAddress
@@ -314,6 +366,10 @@ struct ServeCommand: AsyncParsableCommand {
         let mail = configuration.identity.smtp.map {
             "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
         } ?? ""
+        let webSocketScheme = certificate == nil ? "ws" : "wss"
+        let tlsLine = certificate.map {
+            "  TLS: \($0.certificateFile), valid until \($0.notValidAfter.formatted(.iso8601)); kill -HUP \(ProcessInfo.processInfo.processIdentifier) reads it again\n"
+        } ?? ""
         let app = try await buildApplication(
             configuration: configuration,
             storage: storage,
@@ -325,9 +381,12 @@ struct ServeCommand: AsyncParsableCommand {
             logger: logger,
             onServerRunning: { port in
                 var lines = notice.map { $0 + "\n" } ?? ""
-                lines += "Hearth listening on http://\(host):\(port) — data in \(where_); \(mode)\n"
-                lines += "  Files (Firebase Storage): http://\(host):\(port)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=http://\(host):\(port)\n"
-                lines += "  REST: http://\(host):\(port)/<path>.json   Firebase SDKs: ws://\(host):\(port)/.ws   browser client: http://\(host):\(port)/hearth.js\n"
+                let origin = "\(scheme)://\(host):\(port)"
+                lines += "Hearth listening on \(origin) — data in \(where_); \(mode)\n"
+                lines += "  Files (Firebase Storage): \(origin)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=\(origin)\n"
+                lines += "  REST: \(origin)/<path>.json   Firebase SDKs: \(webSocketScheme)://\(host):\(port)/.ws   browser client: \(origin)/hearth.js\n"
+                lines += "  Health: \(origin)/healthz   Readiness: \(origin)/readyz\n"
+                lines += tlsLine
                 lines += mail
                 if !appsServed {
                     lines += "  Reference apps: off (listening on a public address; --reference-apps serves them and opens their namespaces to anyone)\n"
@@ -379,6 +438,11 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// How log lines are written (`--log-format`).
+enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
 
 /// What `--host` names, as far as exposure goes.
 enum ListenAddress {

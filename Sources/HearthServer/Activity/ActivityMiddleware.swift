@@ -8,9 +8,10 @@ struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
     let activity: ServerActivity
 
     /// The console's own polling, Prometheus scrapes and the long-polling transport's polls would drown
-    /// the log: they are not logged (the requests a poll carries are, as the WebSocket's are).
+    /// the log: they are not logged (the requests a poll carries are, as the WebSocket's are). Nor are
+    /// health and readiness probes.
     static func isQuiet(_ path: String) -> Bool {
-        path == "/.console/activity" || path == "/metrics" || path == "/.lp"
+        path == "/.console/activity" || path == "/metrics" || path == "/.lp" || path == "/healthz" || path == "/readyz"
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -31,15 +31,19 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     public let responder: HTTPChannelHandler.Responder
     let services: RealtimeServices
+    /// Set: every connection speaks TLS with the certificate current when it opens.
+    let certificate: ServerCertificate?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, services: RealtimeServices) {
+    init(responder: @escaping HTTPChannelHandler.Responder, services: RealtimeServices, certificate: ServerCertificate?) {
         self.responder = responder
         self.services = services
+        self.certificate = certificate
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let services = self.services
+            let secure = certificate != nil
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: 1 << 24,
                 shouldUpgrade: { channel, head in
@@ -66,7 +70,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
                         // Between requests, and while a request's head or body is read, silence longer than
                         // the read timeout closes the connection; a response that streams is not limited.
                         try channel.pipeline.syncOperations.addHandler(
@@ -85,6 +89,10 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableResponseHeaderValidation = false
             configuration.decoderConfiguration = Self.headLimits
             let sync = channel.pipeline.syncOperations
+            if let certificate {
+                // First in the pipeline: TLS below HTTP and the WebSocket, for every path.
+                try sync.addHandler(TLSPortSniffer(certificate: certificate))
+            }
             let negotiated = try sync.configureUpgradableHTTPServerPipeline(configuration: configuration)
             let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try sync.addHandler(MalformedRequestResponder(), position: .after(decoder))
@@ -125,7 +133,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     static func warmUp(services: RealtimeServices, logger: Logger) -> Bool {
         let channel = EmbeddedChannel()
         defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
-        let server = RealtimeServerChannel(responder: { _, _, _ in }, services: services)
+        let server = RealtimeServerChannel(responder: { _, _, _ in }, services: services, certificate: nil)
         final class Outcome: Sendable { let tookHTTP = Mutex(false) }
         let outcome = Outcome()
         server.setup(channel: channel, logger: logger).whenSuccess { value in

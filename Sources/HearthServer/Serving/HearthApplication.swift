@@ -1,0 +1,36 @@
+import Logging
+public import ServiceLifecycle
+public import UnixSignals
+
+/// The server as `hearth serve` runs it: the HTTP application, the drain that comes before its stop,
+/// and the certificate reload on SIGHUP.
+///
+/// For example:
+/// ```swift
+/// let server = try await buildApplication(configuration: configuration, storage: storage, adminSecret: secret)
+/// try await server.runService()   // until SIGTERM or SIGINT
+/// ```
+public struct HearthApplication: Service {
+    let application: any Service
+    let drain: ServerDrain
+    let reload: CertificateReloadService
+    let logger: Logger
+
+    /// Runs until cancelled or shut down gracefully (by a parent service group).
+    public func run() async throws {
+        try await group(signals: []).run()
+    }
+
+    /// Runs until one of `gracefulShutdownSignals` arrives, then stops: readiness off, the drain, then
+    /// the server, its sessions and its databases, in that order.
+    public func runService(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+        try await group(signals: gracefulShutdownSignals).run()
+    }
+
+    private func group(signals: [UnixSignal]) -> ServiceGroup {
+        // Stopped in reverse order: the drain first, while the application still serves.
+        ServiceGroup(
+            configuration: .init(services: [application, reload, drain], gracefulShutdownSignals: signals, logger: logger)
+        )
+    }
+}

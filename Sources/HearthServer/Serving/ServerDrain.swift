@@ -1,0 +1,24 @@
+import Logging
+import ServiceLifecycle
+
+/// The first thing a stop does: `/readyz` turns 503 and, for ``ServerConfiguration/drainPeriod``,
+/// everything else is still served, so a load balancer moves new clients elsewhere before the server
+/// closes its port. Runs before the application in its service group, so it is stopped first.
+struct ServerDrain: Service {
+    let readiness: ServerReadiness
+    let period: Duration
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await gracefulShutdown()
+        } catch {
+            return  // cancelled: the server failed or is being torn down; nothing to drain
+        }
+        readiness.draining()
+        guard period > .zero else { return }
+        logger.info("Stopping: /readyz answers 503 for \(period.components.seconds) s while requests are still served (--drain-seconds)")
+        // A second signal cancels the group, and with it the rest of the drain.
+        try? await Task.sleep(for: period)
+    }
+}

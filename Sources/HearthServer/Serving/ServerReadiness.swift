@@ -1,0 +1,79 @@
+import HearthStorage
+import Synchronization
+
+/// Whether the server should be sent new clients: what `GET /readyz` answers.
+///
+/// It is ready once it listens with its stored databases loaded, for as long as its storage answers
+/// (and, on PostgreSQL, its membership heartbeats are fresh), until a stop begins.
+///
+/// For example:
+/// ```swift
+/// let readiness = ServerReadiness(storage: storage, probeNamespace: "default")
+/// readiness.serving()
+/// await readiness.check()   // .ready
+/// ```
+final class ServerReadiness: Sendable {
+    enum Phase: Sendable {
+        /// Not listening yet, or still loading.
+        case starting
+        case serving
+        /// A stop has begun (SIGTERM, SIGINT): requests are still served, new clients should go elsewhere.
+        case draining
+    }
+
+    enum Answer: Equatable, Sendable {
+        case ready
+        case notReady(String)
+    }
+
+    private let phase = Mutex(Phase.starting)
+    let storage: any DatabaseStorage
+    let probeNamespace: String
+    /// How long the storage may take to answer a probe before the server counts as not ready.
+    let probeTimeout: Duration
+
+    init(storage: any DatabaseStorage, probeNamespace: String, probeTimeout: Duration = .seconds(2)) {
+        self.storage = storage
+        self.probeNamespace = probeNamespace
+        self.probeTimeout = probeTimeout
+    }
+
+    /// The server listens, its stored databases loaded.
+    func serving() {
+        phase.withLock { if $0 == .starting { $0 = .serving } }
+    }
+
+    /// A stop has begun: not ready again.
+    func draining() {
+        phase.withLock { $0 = .draining }
+    }
+
+    var currentPhase: Phase { phase.withLock { $0 } }
+
+    /// The answer `/readyz` gives now; asks the storage, so a server whose database went away stops
+    /// being ready.
+    func check() async -> Answer {
+        switch currentPhase {
+        case .starting: return .notReady("starting")
+        case .draining: return .notReady("draining")
+        case .serving: break
+        }
+        if let shared = storage as? any SharedDatabaseStorage, !shared.isLeaseFresh {
+            return .notReady("unavailable")
+        }
+        let storage = storage
+        let namespace = probeNamespace
+        let timeout = probeTimeout
+        let answered = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await storage.contains(namespace: namespace)) != nil }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        return answered ? .ready : .notReady("unavailable")
+    }
+}

@@ -267,7 +267,9 @@ let package = Package(
             name: "HearthServerTests",
             dependencies: [
                 "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -280,7 +282,7 @@ let package = Package(
             name: "HearthTests",
             dependencies: [
                 "Hearth", "HearthCore", "HearthProtocol", "HearthServer", "HearthAccess", "HearthEngine", "HearthIdentity", "HearthSQLite", "HearthStorage", "HearthRules",
-                "HearthOfflineWriter",
+                "HearthOfflineWriter", "HearthTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

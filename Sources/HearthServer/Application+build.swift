@@ -142,7 +142,7 @@ func makeApplication(
     let adminSecretGuard = AdminSecretGuard(configuration: configuration)
     router.add(middleware: RequestClientMiddleware(configuration: configuration, adminSecretGuard: adminSecretGuard))
     if configuration.accessLog {
-        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(logger: Logger(label: "hearth.access")))
+        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(logger: Logger(label: AccessLogMiddleware<HearthRequestContext>.label)))
     }
     HealthController(readiness: readiness).register(on: router)
     // Account emails' links: the public URL, else the listening address (its port known once bound).

@@ -22,9 +22,11 @@ enum LiveServer {
         rules: String? = nil,
         identity: Bool = false,
         files: Bool = false,
+        tls: ServerCertificate? = nil,
         _ test: @Sendable (_ url: String, _ server: DatabaseInstance) async throws -> Void
     ) async throws {
         var configuration = ServerConfiguration()
+        configuration.tls = tls
         // Test clients reuse kept-alive connections across gaps that a starved machine stretches past any
         // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
         configuration.requestReadTimeout = .seconds(600)
@@ -56,7 +58,7 @@ enum LiveServer {
             let database = try await registry.database("demo")
             if let rules { try await database.replaceRules(try RulesDocument(source: rules)) }
             do {
-                try await test("http://127.0.0.1:\(port)?ns=demo", database)
+                try await test("\(configuration.scheme)://127.0.0.1:\(port)?ns=demo", database)
             } catch {
                 group.cancelAll()
                 throw error

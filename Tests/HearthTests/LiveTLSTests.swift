@@ -1,11 +1,13 @@
 import Foundation
 @testable import Hearth
 import HearthCore
+import HearthServer
+import HearthTestSupport
 import Synchronization
 import Testing
 
-/// `https`/`wss` database URLs against a live server behind a TLS-terminating proxy whose
-/// certificate comes from a throwaway CA: trusted through `trustedCertificateAuthorityFiles` (by the
+/// `https`/`wss` database URLs against a live server serving TLS itself (`--tls-cert`) with a
+/// certificate from a throwaway CA: trusted through `trustedCertificateAuthorityFiles` (by the
 /// WebSocket, and by Auth's and Storage's HTTP), and refused without it.
 @Suite struct LiveTLSTests {
     static func withTLSServer(
@@ -15,16 +17,10 @@ import Testing
     ) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        try await LiveServer.run(identity: identity, files: files) { url, _ in
-            let backend = try #require(URLComponents(string: url)?.port)
-            let proxy = try await TLSProxy(certificates: certificates, backendPort: backend)
-            do {
-                try await test(proxy.port, certificates)
-            } catch {
-                await proxy.stop()
-                throw error
-            }
-            await proxy.stop()
+        let tls = try ServerCertificate(certificateFile: certificates.chainFile.path, keyFile: certificates.keyFile.path)
+        try await LiveServer.run(identity: identity, files: files, tls: tls) { url, _ in
+            #expect(url.hasPrefix("https://"))
+            try await test(try #require(URLComponents(string: url)?.port), certificates)
         }
     }
 
@@ -96,12 +92,16 @@ import Testing
             storage.maxUploadRetryTime = 20
             storage.maxDownloadRetryTime = 20
             let object = storage.reference(withPath: "tls/hello.txt")
-            // One multipart request: a resumable upload's session URL is `http` here, since the raw TCP
-            // proxy sets no `X-Forwarded-Proto` for the server to build it from.
+            // One multipart request, and a resumable upload (over 256 KiB), whose session URL the server
+            // builds `https` from its own TLS.
             let bytes = Data(repeating: 7, count: 200_000)
             let metadata = try await object.putDataAsync(bytes)
             #expect(metadata.size == 200_000)
             #expect(try await object.data(maxSize: 1 << 20) == bytes)
+            let large = Data((0..<700_000).map { UInt8(truncatingIfNeeded: $0) })
+            let resumable = try await storage.reference(withPath: "tls/large.bin").putDataAsync(large)
+            #expect(resumable.size == 700_000)
+            #expect(try await storage.reference(withPath: "tls/large.bin").data(maxSize: 1 << 21) == large)
             database.goOffline()
         }
     }

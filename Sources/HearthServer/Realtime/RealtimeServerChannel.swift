@@ -178,9 +178,11 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         let remote = channel.remoteAddress?.ipAddress
         let address = services.configuration.identity.trustForwardedFor
             ? RequestClient.lastForwardedAddress(head.headers[RequestClient.forwardedFor.canonicalName]) ?? remote : remote
+        let entry = services.configuration.accessLog
+            ? AccessLogEntry(method: "GET", path: "/.ws", query: query, client: address) : nil
         return session(
             transport: WebSocketRealtimeTransport(channel: channel), parameters: queryParameters(query),
-            host: head.headers.first(name: "host"), clientAddress: address, services: services
+            host: head.headers.first(name: "host"), clientAddress: address, accessLogEntry: entry, services: services
         )
     }
 
@@ -200,7 +202,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// the host to echo in the handshake, and the previous session (`ls=`) closed at once.
     static func session(
         transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), parameters: [String: String], host: String?,
-        clientAddress: String? = nil, services: RealtimeServices
+        clientAddress: String? = nil, accessLogEntry: AccessLogEntry? = nil, services: RealtimeServices
     ) -> RealtimeSession {
         let configuration = services.configuration
         let host = host ?? "\(configuration.host):\(configuration.port)"
@@ -211,7 +213,8 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             namespace = label
         }
         let session = RealtimeSession(
-            transport: transport, id: id, namespace: namespace, host: host, clientAddress: clientAddress, services: services
+            transport: transport, id: id, namespace: namespace, host: host, clientAddress: clientAddress,
+            accessLogEntry: accessLogEntry, services: services
         )
         services.sessions.add(session)
         if let previous = parameters["ls"].flatMap(services.sessions.session) {

@@ -12,6 +12,8 @@ final class RealtimeServices: Sendable {
     let authenticator: Authenticator
     let configuration: ServerConfiguration
     let logger: Logger
+    /// Where `--access-log` lines go (WebSocket connections as they close).
+    let accessLogger = Logger(label: AccessLogMiddleware<HearthRequestContext>.label)
     let activity: ServerActivity
     /// Counts wrong admin secrets sent in `auth` messages against the client's address, as on HTTP.
     let adminSecretGuard: AdminSecretGuard

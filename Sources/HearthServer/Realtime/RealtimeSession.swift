@@ -84,12 +84,16 @@ final class RealtimeSession: RealtimeListener {
 
     /// The client's address (for the admin-secret guard), as its connection or first poll gave it.
     let clientAddress: String?
+    /// With `--access-log`, a WebSocket connection's line, logged when it closes with the bytes sent.
+    let accessLogEntry: AccessLogEntry?
+    private let sentBytes = Atomic<Int>(0)
 
     init(
         transport: any RealtimeTransport, id: String = RealtimeSession.makeID(), namespace: String, host: String, clientAddress: String? = nil,
-        services: RealtimeServices
+        accessLogEntry: AccessLogEntry? = nil, services: RealtimeServices
     ) {
         self.id = id
+        self.accessLogEntry = accessLogEntry
         self.clientAddress = clientAddress
         self.transport = transport
         self.namespace = namespace
@@ -565,6 +569,9 @@ final class RealtimeSession: RealtimeListener {
             return
         }
         guard !messages.isEmpty else { return }
+        if accessLogEntry != nil {
+            sentBytes.add(messages.reduce(0) { $0 + $1.readableBytes }, ordering: .relaxed)
+        }
         transport.write(messages)
     }
 
@@ -590,6 +597,7 @@ final class RealtimeSession: RealtimeListener {
             return (state.listens, state.onDisconnect, state.database)
         }
         services.sessions.remove(self)
+        accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }
         guard !writes.isEmpty else { return }

@@ -11,6 +11,9 @@ import Synchronization
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
 
+    /// The label of the access log's lines, so collectors can tell them from the rest.
+    static var label: String { "hearth.access" }
+
     /// Query parameters whose values say how to answer, never who asks or what is stored.
     static var keptQueryValues: Set<Substring> { ["ns", "v", "format", "print", "shallow", "alt", "uploadType"] }
 
@@ -27,12 +30,9 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let started = ContinuousClock.now
         // After RequestClientMiddleware: the address it settled on (X-Forwarded-For when trusted).
-        let client = RequestClient.current?.address ?? "-"
-        let line = Line(
-            method: request.method.rawValue, path: request.uri.path, query: Self.redactedQuery(request.uri.query.map { Substring($0) } ?? ""),
-            client: client
+        let entry = AccessLogEntry(
+            method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "", client: RequestClient.current?.address
         )
         var response: Response
         do {
@@ -40,7 +40,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         } catch {
-            log(line, status: 500, bytes: 0, started: started)
+            entry.log(status: 500, bytes: 0, to: logger)
             throw error
         }
         let body = response.body
@@ -52,31 +52,38 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
                 sent.value.add(buffer.readableBytes, ordering: .relaxed)
                 return buffer
             }
-            defer { Self.log(line, status: status, bytes: sent.value.load(ordering: .relaxed), started: started, logger: logger) }
+            defer { entry.log(status: status, bytes: sent.value.load(ordering: .relaxed), to: logger) }
             try await body.write(counting)
         }
         return response
     }
+}
 
-    struct Line: Sendable {
-        var method: String
-        var path: String
-        var query: String
-        var client: String
+/// What the access log says of one request (or WebSocket connection), taken when it arrives and
+/// logged when its answer has been sent.
+struct AccessLogEntry: Sendable {
+    var method: String
+    var path: String
+    /// Redacted: see ``AccessLogMiddleware/redactedQuery(_:)``.
+    var query: String
+    var client: String
+    var started = ContinuousClock.now
+
+    init(method: String, path: String, query: String, client: String?) {
+        self.method = method
+        self.path = path
+        self.query = AccessLogMiddleware<HearthRequestContext>.redactedQuery(Substring(query))
+        self.client = client ?? "-"
     }
 
-    private func log(_ line: Line, status: Int, bytes: Int, started: ContinuousClock.Instant) {
-        Self.log(line, status: status, bytes: bytes, started: started, logger: logger)
-    }
-
-    static func log(_ line: Line, status: Int, bytes: Int, started: ContinuousClock.Instant, logger: Logger) {
+    func log(status: Int, bytes: Int, to logger: Logger) {
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var metadata: Logger.Metadata = [
-            "method": "\(line.method)", "path": "\(line.path)", "status": "\(status)",
-            "duration_ms": "\((milliseconds * 10).rounded() / 10)", "bytes": "\(bytes)", "client": "\(line.client)",
+            "method": "\(method)", "path": "\(path)", "status": "\(status)",
+            "duration_ms": "\((milliseconds * 10).rounded() / 10)", "bytes": "\(bytes)", "client": "\(client)",
         ]
-        if !line.query.isEmpty { metadata["query"] = "\(line.query)" }
+        if !query.isEmpty { metadata["query"] = "\(query)" }
         logger.info("request", metadata: metadata)
     }
 }

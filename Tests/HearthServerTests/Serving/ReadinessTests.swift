@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HearthAccess
+@testable import HearthServer
+import HearthStorage
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOHTTP1
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// `/healthz` and `/readyz`: no credentials, no data; ready only while serving with storage that
+/// answers; 503 `draining` from the moment a stop begins, while everything else is still served.
+@Suite struct ReadinessTests {
+    /// Storage whose `contains` fails or never answers, as a database server gone away would.
+    final class StorageGoneAway: DatabaseStorage, Sendable {
+        let hangs: Bool
+        init(hangs: Bool) { self.hangs = hangs }
+        struct Unavailable: Error {}
+        func namespaces() async throws -> [String] { [] }
+        func contains(namespace: String) async throws -> Bool {
+            if hangs { try await Task.sleep(for: .seconds(3600)) }
+            throw Unavailable()
+        }
+        func open(namespace: String) async throws -> any NamespaceStorage { throw Unavailable() }
+    }
+
+    @Test func readyOnlyWhileServingWithStorageThatAnswers() async throws {
+        let readiness = ServerReadiness(storage: InMemoryStorage(), probeNamespace: "default")
+        #expect(await readiness.check() == .notReady("starting"))
+        readiness.serving()
+        #expect(await readiness.check() == .ready)
+        readiness.draining()
+        #expect(await readiness.check() == .notReady("draining"))
+        // Never ready again once a stop began.
+        readiness.serving()
+        #expect(await readiness.check() == .notReady("draining"))
+    }
+
+    @Test(arguments: [false, true])
+    func storageThatFailsOrHangsIsUnavailable(hangs: Bool) async throws {
+        let readiness = ServerReadiness(storage: StorageGoneAway(hangs: hangs), probeNamespace: "default", probeTimeout: .milliseconds(200))
+        readiness.serving()
+        #expect(await readiness.check() == .notReady("unavailable"))
+    }
+
+    @Test func healthAndReadinessNeedNoCredentialsAndCarryNoData() async throws {
+        // Live: ready only once the server listens.
+        try await TestServer().runLive { client, _, _ in
+            try await client.call(.put, "/secret.json?ns=default", #""s3cr3t""#)
+            for (path, body) in [("/healthz", "ok\n"), ("/readyz", "ready\n")] {
+                let reply = try await client.call(.get, path, headers: [:])
+                #expect(reply.status == .ok, "\(path)")
+                #expect(reply.body == body)
+                #expect(reply.headers[.cacheControl] == "no-store")
+                #expect(reply.headers[.contentType]?.hasPrefix("text/plain") == true)
+            }
+            #expect(try await client.call(.head, "/healthz", headers: [:]).status == .ok)
+        }
+    }
+
+    @Test func aStopDrainsWithReadinessOffWhileRequestsAreStillServed() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.emulatorMode = true
+        configuration.drainPeriod = .seconds(2)
+        let ports = AsyncStream.makeStream(of: Int.self)
+        let server = try await buildApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
+            onServerRunning: { port in ports.continuation.yield(port) }
+        )
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.stream.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let base = "http://127.0.0.1:\(port)"
+            let before = try await Self.get(base, "/readyz")
+            #expect(before.status == 200 && before.body == "ready\n")
+            let stopRequested = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            // Draining: not ready, but still serving.
+            try await eventually { (try? await Self.get(base, "/readyz"))?.status == 503 }
+            let during = try await Self.get(base, "/readyz")
+            #expect(during.status == 503 && during.body == "draining\n")
+            #expect(try await Self.get(base, "/healthz").status == 200)
+            #expect(try await Self.get(base, "/x.json").status == 200)
+            try await tasks.waitForAll()
+            // The server stopped only after the drain period.
+            #expect(ContinuousClock.now - stopRequested >= .seconds(2))
+        }
+    }
+
+    static func get(_ base: String, _ path: String) async throws -> (status: Int, body: String) {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(10))
+        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
+}

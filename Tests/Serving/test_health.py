@@ -47,3 +47,17 @@ def test_drain_answers_not_ready_while_serving_then_exits():
         stopped = time.monotonic() - signalled
         assert status == 0, f'hearth did not exit 0 within 13 s of SIGTERM (status {status}); log:\n{server.log_tail()}'
         assert stopped >= 2.5, f'hearth stopped {stopped:.1f} s after SIGTERM, before its 3-second drain'
+
+
+def test_a_second_signal_ends_the_drain_at_once():
+    with support.running_server('--drain-seconds', '60', name='drain-cut') as server:
+        server.process.send_signal(signal.SIGTERM)
+        readyz = requests.get(server.url('/readyz'), timeout=TIMEOUT)
+        assert (readyz.status_code, readyz.text.strip()) == (503, 'draining'), (readyz.status_code, readyz.text)
+        signalled = time.monotonic()
+        server.process.send_signal(signal.SIGINT)
+        try:
+            status = server.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            status = None
+        assert status == 0, f'hearth did not exit 0 within 20 s of the second signal (status {status}); log:\n{server.log_tail()}'

@@ -21,15 +21,17 @@ public struct HearthApplication: Service {
         try await group(signals: []).run()
     }
 
-    /// Runs until one of `gracefulShutdownSignals` arrives, then stops: readiness off, the drain, then
-    /// the server, its sessions and its databases, in that order.
+    /// Runs until one of `gracefulShutdownSignals` arrives, then stops: readiness off, the drain (which
+    /// a second signal cuts short), then the server, its sessions and its databases, in that order.
     public func runService(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
         try await group(signals: gracefulShutdownSignals).run()
     }
 
     private func group(signals: [UnixSignal]) -> ServiceGroup {
         // Stopped in reverse order: the drain first, while the application still serves.
-        ServiceGroup(
+        var drain = drain
+        drain.signals = signals
+        return ServiceGroup(
             configuration: .init(services: [application, reload, drain], gracefulShutdownSignals: signals, logger: logger)
         )
     }

@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// The first thing a stop does: `/readyz` turns 503 and, for ``ServerConfiguration/drainPeriod``,
 /// everything else is still served, so a load balancer moves new clients elsewhere before the server
@@ -8,6 +9,8 @@ struct ServerDrain: Service {
     let readiness: ServerReadiness
     let period: Duration
     let logger: Logger
+    /// The signals that began the stop: another one ends the drain at once.
+    var signals: [UnixSignal] = []
 
     func run() async throws {
         do {
@@ -18,7 +21,16 @@ struct ServerDrain: Service {
         readiness.draining()
         guard period > .zero else { return }
         logger.info("Stopping: /readyz answers 503 for \(period.components.seconds) s while requests are still served (--drain-seconds)")
-        // A second signal cancels the group, and with it the rest of the drain.
-        try? await Task.sleep(for: period)
+        let signals = signals
+        await withTaskGroup(of: Void.self) { drain in
+            drain.addTask { try? await Task.sleep(for: period) }
+            if !signals.isEmpty {
+                drain.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: signals) { return }
+                }
+            }
+            await drain.next()
+            drain.cancelAll()
+        }
     }
 }

@@ -5,11 +5,13 @@ import HearthCore
 import HearthEngine
 @testable import HearthServer
 import HearthStorage
+import HearthTestSupport
 import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -20,21 +22,40 @@ import Testing
 final class ClusterTestNodes: Sendable {
     static let secret = "cluster-test-secret"
     let cluster = InMemorySharedCluster()
-    /// The process-wide client: it needs no shutdown, so a test that fails before it stops its nodes
-    /// cannot end the whole test process with the client's "not shut down" trap.
-    let http = HTTPClient.shared
+    /// Set: every node serves TLS with this certificate, advertises `https://`, and trusts its CA for
+    /// the others (`--tls-cert`, `--advertise https://…`, `--cluster-ca`).
+    let tls: TestCertificates?
+    /// The process-wide client (it needs no shutdown, so a test that fails before it stops its nodes
+    /// cannot end the whole test process with the client's "not shut down" trap); with TLS, one that
+    /// trusts the test CA, shut down by ``run(tls:_:)``.
+    let http: HTTPClient
+
+    init(tls: TestCertificates? = nil) {
+        self.tls = tls
+        if let tls {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.trustRoots = .file(tls.caFile.path)
+            http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: configuration))
+        } else {
+            http = HTTPClient.shared
+        }
+    }
+
+    var scheme: String { tls == nil ? "http" : "https" }
     let nodes = Mutex<[String: (port: Int, task: Task<Void, any Error>, group: ServiceGroup, registry: DatabaseRegistry)]>([:])
 
     /// Runs `body` with a new set of nodes and stops them all afterwards, also when it throws.
-    static func run(_ body: (ClusterTestNodes) async throws -> Void) async throws {
-        let nodes = ClusterTestNodes()
+    static func run(tls: TestCertificates? = nil, _ body: (ClusterTestNodes) async throws -> Void) async throws {
+        let nodes = ClusterTestNodes(tls: tls)
         do {
             try await body(nodes)
         } catch {
             await nodes.stopAll()
+            if tls != nil { try? await nodes.http.shutdown() }
             throw error
         }
         await nodes.stopAll()
+        if tls != nil { try await nodes.http.shutdown() }
     }
 
     /// Starts a node and waits until it answers.
@@ -48,6 +69,9 @@ final class ClusterTestNodes: Sendable {
         // short timeout, and a close racing a reuse fails the request: only RequestLimitTests tests the timeout.
         configuration.requestReadTimeout = .seconds(600)
         configuration.port = port
+        if let tls {
+            configuration.tls = try ServerCertificate(certificateFile: tls.chainFile.path, keyFile: tls.keyFile.path)
+        }
         var logger = Logger(label: "hearth.cluster-test.\(name)")
         logger.logLevel = .warning
         let built = try await makeApplication(
@@ -55,7 +79,8 @@ final class ClusterTestNodes: Sendable {
             storage: cluster.node(name),
             adminSecret: AdminSecret(hashing: ClusterTestNodes.secret),
             cluster: {
-                var options = ClusterOptions(secret: ClusterTestNodes.secret, address: "http://127.0.0.1:\(port)", tick: tick)
+                var options = ClusterOptions(secret: ClusterTestNodes.secret, address: "\(scheme)://127.0.0.1:\(port)", tick: tick)
+                options.trustedCertificateAuthorityFile = tls?.caFile.path
                 if let pushGrace { options.pushGrace = pushGrace }
                 if let pushReadTimeout { options.pushReadTimeout = pushReadTimeout }
                 return options
@@ -109,7 +134,7 @@ final class ClusterTestNodes: Sendable {
     ) async throws -> Reply {
         let port = try #require(nodes.withLock { $0[name]?.port }, "node \(name) is not running")
         let separator = path.contains("?") ? "&" : "?"
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)\(separator)ns=demo")
+        var request = HTTPClientRequest(url: "\(scheme)://127.0.0.1:\(port)\(path)\(separator)ns=demo")
         request.method = method
         if admin { request.headers.add(name: "Authorization", value: "Bearer \(ClusterTestNodes.secret)") }
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }

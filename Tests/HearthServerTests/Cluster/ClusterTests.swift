@@ -1,9 +1,12 @@
 import AsyncHTTPClient
 import Foundation
 import HearthCore
+import HearthEngine
 import HearthRealtimeClient
+@testable import HearthCluster
 @testable import HearthServer
 import HearthStorage
+import HearthTestSupport
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -24,6 +27,28 @@ import Testing
                 let reply = try await nodes.call(node, .GET, "/.json")
                 #expect(reply.body == #"{"counter":1,"greeting":"hello"}"#)
             }
+        }
+    }
+
+    /// `--advertise https://…` with `--cluster-ca`: forwarded writes and the commit push go over TLS,
+    /// trusting the nodes' own CA.
+    @Test func nodesThatServeTLSForwardAndPushToEachOtherOverHTTPS() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        try await ClusterTestNodes.run(tls: certificates) { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/seed.json", "true")
+            try await nodes.start("b")
+            #expect(nodes.cluster.owner(of: "demo") == "a")
+            // Forwarded from b to a over https.
+            let put = try await nodes.call("b", .PUT, "/users/ada.json", #"{"name":"Ada"}"#)
+            #expect(put.status == .ok)
+            #expect(try await nodes.call("a", .GET, "/users/ada/name.json").body == #""Ada""#)
+            // Pushed from a to b over https.
+            let registry = try nodes.registry("b")
+            try await eventually { (registry.cluster as? ClusterContext)?.peers.isLive("a") == true }
+            #expect(try await nodes.call("a", .PUT, "/counter.json", "7").status == .ok)
+            try await eventually { (try? await nodes.call("b", .GET, "/counter.json"))?.body == "7" }
         }
     }
 

@@ -37,7 +37,14 @@ public final class SQLiteStorage: DatabaseStorage {
         self.wholeNodeRows = wholeNodeRows
         let fm = FileManager.default
         do {
-            try fm.createDirectory(at: directory.appendingPathComponent("databases"), withIntermediateDirectories: true)
+            // A new data directory is the server's user's alone: it holds the admin secret's hash, the
+            // token signing key and every database (docs/deploy.md). An existing one keeps its mode.
+            if !fm.fileExists(atPath: directory.path) {
+                try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            try fm.createDirectory(
+                at: directory.appendingPathComponent("databases"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw DatabaseStorageError(.unavailable, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
         }

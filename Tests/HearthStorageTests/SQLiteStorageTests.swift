@@ -20,6 +20,22 @@ import Testing
         _ = first
     }
 
+    @Test func aNewDataDirectoryIsTheServersUserAloneAndAnExistingOneKeepsItsMode() throws {
+        let directory = temporaryDirectory().appendingPathComponent("nested/data")
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent().deletingLastPathComponent()) }
+        _ = try SQLiteStorage(directory: directory)
+        for path in [directory.path, directory.appendingPathComponent("databases").path] {
+            let mode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            #expect(mode & 0o777 == 0o700, "\(path): \(String(mode, radix: 8))")
+        }
+        let existing = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: existing) }
+        try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        _ = try SQLiteStorage(directory: existing)
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: existing.path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o750)
+    }
+
     @Test func anUnwritableDirectoryIsAClearError() throws {
         #expect(throws: DatabaseStorageError.self) { try SQLiteStorage(directory: URL(fileURLWithPath: "/proc/hearth-cannot-write")) }
     }

@@ -366,6 +366,9 @@ struct ServeCommand: AsyncParsableCommand {
         let mail = configuration.identity.smtp.map {
             "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
         } ?? ""
+        let appsOffReason = referenceApps == false
+            ? "  Reference apps: off (--no-reference-apps)\n"
+            : "  Reference apps: off (listening on a public address; --reference-apps serves them and opens their namespaces to anyone)\n"
         let webSocketScheme = certificate == nil ? "ws" : "wss"
         let tlsLine = certificate.map {
             "  TLS: \($0.certificateFile), valid until \($0.notValidAfter.formatted(.iso8601)); kill -HUP \(ProcessInfo.processInfo.processIdentifier) reads it again\n"
@@ -389,7 +392,7 @@ struct ServeCommand: AsyncParsableCommand {
                 lines += tlsLine
                 lines += mail
                 if !appsServed {
-                    lines += "  Reference apps: off (listening on a public address; --reference-apps serves them and opens their namespaces to anyone)\n"
+                    lines += appsOffReason
                 }
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }

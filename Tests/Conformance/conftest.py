@@ -33,9 +33,8 @@ import hearth_process  # noqa: E402  (shared with Tests/Browser and scripts/comp
 
 def _http_ready(base_url):
     try:
-        requests.get(f'{base_url}/.json', params={'ns': NAMESPACE, 'shallow': 'true'},
-                     headers={'Authorization': 'Bearer owner'}, timeout=2)
-        return True
+        # Ready, not merely answering: while it starts, the port answers 503 "starting".
+        return requests.get(f'{base_url}/readyz', timeout=2).status_code == 200
     except requests.RequestException:
         return False
 

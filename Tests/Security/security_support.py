@@ -120,8 +120,9 @@ def start_server(*args, host='127.0.0.1', env=None, name='server'):
     deadline = time.time() + float(os.environ.get('HEARTH_STARTUP_TIMEOUT', '60'))
     while True:
         try:
-            requests.get(server.url('/.json'), params={'ns': NAMESPACE, 'shallow': 'true'}, timeout=2)
-            return server
+            # Ready, not merely answering: while it starts, the port answers 503 "starting".
+            if requests.get(server.url('/readyz'), timeout=2).status_code == 200:
+                return server
         except requests.RequestException:
             pass
         if process.poll() is not None or time.time() > deadline:

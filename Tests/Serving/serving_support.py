@@ -287,7 +287,8 @@ def environment():
 
 
 def answers(server):
-    """True once the server answers any HTTP request (over TLS when it has a certificate)."""
+    """True once the server is ready (`/readyz` 200, over TLS when it has a certificate): while it
+    starts, its port already answers 503 `starting`."""
     try:
         if server.scheme == 'https':
             connection = http.client.HTTPSConnection('127.0.0.1', server.port, timeout=2,
@@ -295,9 +296,10 @@ def answers(server):
         else:
             connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=2)
         try:
-            connection.request('GET', '/.json?shallow=true')
-            connection.getresponse().read()
-            return True
+            connection.request('GET', '/readyz')
+            response = connection.getresponse()
+            response.read()
+            return response.status == 200
         finally:
             connection.close()
     except (OSError, http.client.HTTPException):

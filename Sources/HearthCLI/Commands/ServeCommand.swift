@@ -217,6 +217,18 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let scheme = certificate == nil ? "http" : "https"
+        // The port is held from now on: while the databases load (or a cluster node joins), probes get
+        // /healthz 200 and 503 "starting" instead of a refused connection.
+        let starting: StartingListener
+        do {
+            starting = try await StartingListener.open(host: host, port: self.port, certificate: certificate)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw CLIError("cannot listen on \(host):\(self.port): the address is already in use. Stop the other server or pick another --port.")
+        } catch {
+            throw CLIError("cannot listen on \(host):\(self.port): \(error)")
+        }
+        // The port asked for, or the one picked for --port 0: the server binds the same one.
+        let port = starting.port
         // Each WebSocket or event stream is an open file: allow as many as the system lets this process have.
         if let raised = OpenFileLimit.raiseToMaximum() {
             logger.info("Raised the open-file limit from \(raised.from) to \(raised.to) (the most connections this process can hold)")
@@ -397,6 +409,8 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }
         )
+        // The real server takes the port over: the gap between the two is a few milliseconds.
+        await starting.close()
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {

@@ -51,24 +51,17 @@ import Testing
             first.remove()
             renewed.remove()
         }
-        let folder = first.folder.appendingPathComponent("live")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let chain = folder.appendingPathComponent("fullchain.pem")
-        let key = folder.appendingPathComponent("privkey.pem")
-        try FileManager.default.copyItem(at: first.chainFile, to: chain)
-        try FileManager.default.copyItem(at: first.keyFile, to: key)
-        let certificate = try ServerCertificate(certificateFile: chain.path, keyFile: key.path)
+        try first.install(into: first)
+        let certificate = try ServerCertificate(certificateFile: first.liveChainFile.path, keyFile: first.liveKeyFile.path)
         let firstExpiry = certificate.notValidAfter
 
         // A renewal half done (new certificate, old key): refused, the first pair stays.
-        try FileManager.default.removeItem(at: chain)
-        try FileManager.default.copyItem(at: renewed.chainFile, to: chain)
+        try renewed.install(into: first, only: .chain)
         #expect(throws: ServerCertificateError.self) { try certificate.reload() }
         #expect(certificate.notValidAfter == firstExpiry)
 
         // Both files renewed: served from now on.
-        try FileManager.default.removeItem(at: key)
-        try FileManager.default.copyItem(at: renewed.keyFile, to: key)
+        try renewed.install(into: first, only: .key)
         try certificate.reload()
         #expect(certificate.notValidAfter > Date().addingTimeInterval(59 * 86_400))
     }

@@ -102,13 +102,8 @@ import Testing
             first.remove()
             renewed.remove()
         }
-        let folder = first.folder.appendingPathComponent("live")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let chain = folder.appendingPathComponent("fullchain.pem")
-        let key = folder.appendingPathComponent("privkey.pem")
-        try FileManager.default.copyItem(at: first.chainFile, to: chain)
-        try FileManager.default.copyItem(at: first.keyFile, to: key)
-        let tls = try ServerCertificate(certificateFile: chain.path, keyFile: key.path)
+        try first.install(into: first)
+        let tls = try ServerCertificate(certificateFile: first.liveChainFile.path, keyFile: first.liveKeyFile.path)
         try await TestServer(configure: { $0.tls = tls }).runLive { _, port, _ in
             let url = "https://localhost:\(port)/healthz"
             try await Self.withClient(trusting: first.caFile) { trustsFirst in
@@ -116,10 +111,7 @@ import Testing
                     #expect(try await Self.send(trustsFirst, .GET, url).status == 200)
                     await #expect(throws: (any Error).self) { _ = try await Self.send(trustsRenewed, .GET, url) }
 
-                    for (renewedFile, liveFile) in [(renewed.chainFile, chain), (renewed.keyFile, key)] {
-                        try FileManager.default.removeItem(at: liveFile)
-                        try FileManager.default.copyItem(at: renewedFile, to: liveFile)
-                    }
+                    try renewed.install(into: first)
                     try tls.reload()
                     #expect(try await Self.send(trustsRenewed, .GET, url).status == 200)
                     await #expect(throws: (any Error).self) { _ = try await Self.send(trustsFirst, .GET, url) }

@@ -74,5 +74,29 @@ public struct TestCertificates: Sendable {
         guard process.terminationStatus == 0 else { throw OpenSSLFailed(arguments: arguments) }
     }
 
+    /// The live files a server is started with, as an ACME client keeps them (`live/fullchain.pem`,
+    /// `live/privkey.pem` in this set's folder): ``install(into:)`` another set there to renew.
+    public var liveChainFile: URL { folder.appendingPathComponent("live/fullchain.pem") }
+    public var liveKeyFile: URL { folder.appendingPathComponent("live/privkey.pem") }
+
+    /// Copies this set's chain and key over `certificates`' live files (made or replaced), as a renewal
+    /// does; `only: .chain` or `.key` copies one of them (a renewal half done).
+    public func install(into certificates: TestCertificates, only part: Part = .both) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: certificates.liveChainFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var pairs: [(URL, URL)] = []
+        if part != .key { pairs.append((chainFile, certificates.liveChainFile)) }
+        if part != .chain { pairs.append((keyFile, certificates.liveKeyFile)) }
+        for (source, target) in pairs {
+            if manager.fileExists(atPath: target.path) { try manager.removeItem(at: target) }
+            try manager.copyItem(at: source, to: target)
+        }
+    }
+
+    /// What ``install(into:only:)`` copies.
+    public enum Part: Sendable {
+        case both, chain, key
+    }
+
     public func remove() { try? FileManager.default.removeItem(at: folder) }
 }

@@ -427,6 +427,28 @@ package final class FileService: Sendable {
         return removed
     }
 
+    /// Drops every object, bucket and unfinished upload, as the Storage emulator's
+    /// `POST /internal/reset` does; the rules stay. The default buckets are made again, empty.
+    /// Uploads with a chunk in flight are removed when it ends (their session is gone).
+    package func reset() async throws {
+        for session in try await catalog.uploads() {
+            guard busyUploads.withLock({ $0.insert(session.id).inserted }) else { continue }
+            defer { _ = busyUploads.withLock { $0.remove(session.id) } }
+            try await removeSession(session.id)
+        }
+        for bucket in try await catalog.buckets() {
+            while true {
+                let page = try await catalog.objects(bucket: bucket.name, prefix: "", after: nil, limit: 1000)
+                if page.isEmpty { break }
+                for object in page {
+                    if let removed = try await catalog.remove(bucket: bucket.name, name: object.name) { await blobs.remove(removed.blob) }
+                }
+            }
+            _ = try await deleteBucket(bucket.name)
+        }
+        for bucket in defaultBuckets { _ = try await createBucket(bucket) }
+    }
+
     /// The session's place under the per-user and per-address limits is free once it is out of the
     /// catalog, before its bytes go: so whoever sees the bytes gone can start another upload.
     private func removeSession(_ id: String) async throws {

@@ -4,6 +4,7 @@ import HearthAccess
 import HearthCore
 import HearthStorage
 import Logging
+import Synchronization
 
 /// Who calls the Identity Toolkit API: an app with an API key, or the admin credential.
 enum IdentityCaller: Sendable, Equatable {
@@ -36,6 +37,8 @@ package struct IdentityService: Sendable {
     let mailer: MailDelivery?
     /// Password-reset and email codes issued and not yet used.
     let oobCodes = OobCodeBook()
+    /// The Auth emulator's project settings, as `PATCH /emulator/v1/projects/{p}/config` left them.
+    let emulatorSettings = EmulatorProjectSettings()
 
     package init(
         store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
@@ -61,7 +64,9 @@ package struct IdentityService: Sendable {
 
     /// The key a client address is counted under (``RequestClient/addressKey(_:)``).
     static func addressKey(_ address: String?) -> String { RequestClient.addressKey(address) }
-    var enumerationProtection: Bool { configuration.emailEnumerationProtection ?? !emulatorMode }
+    var enumerationProtection: Bool {
+        emulatorSettings.improvedEmailPrivacy ?? configuration.emailEnumerationProtection ?? !emulatorMode
+    }
 
     static let customTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
     /// "REDACTED" in base64: what Firebase returns as `passwordHash` to anyone but an export.
@@ -215,4 +220,17 @@ func compact(_ members: [(key: String, value: JSONValue?)]) -> [(key: String, va
 func nonEmpty(_ text: String?) -> String? {
     guard let text, !text.isEmpty else { return nil }
     return text
+}
+
+/// What the Auth emulator's `PATCH /emulator/v1/projects/{p}/config` changes (emulator mode only):
+/// email enumeration protection (`emailPrivacyConfig.enableImprovedEmailPrivacy`). Nil: the server's
+/// setting.
+final class EmulatorProjectSettings: Sendable {
+    private let privacy = Mutex<Bool?>(nil)
+
+    /// Set by a PATCH; nil until then.
+    var improvedEmailPrivacy: Bool? {
+        get { privacy.withLock { $0 } }
+        set { privacy.withLock { $0 = newValue } }
+    }
 }

@@ -127,6 +127,14 @@ package struct IdentityToolkitController: Sendable {
         return nil
     }
 
+    /// The Auth emulator's project configuration as `GET …/config` answers it.
+    var emulatorConfig: JSONValue {
+        .object([
+            ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
+            ("emailPrivacyConfig", .object([("enableImprovedEmailPrivacy", .bool(service.enumerationProtection))])),
+        ])
+    }
+
     func handle(_ request: Request, address: String? = nil) async throws -> JSONValue {
         guard let route = IdentityToolkitController.route(request.uri.path) else { throw IdentityError.notFound }
         let query = IdentityRequestBody(form: request.uri.query ?? "")
@@ -147,10 +155,24 @@ package struct IdentityToolkitController: Sendable {
                 }
                 return .object([("oobCodes", .array(codes))])
             case ("emulator/config", .get):
-                return .object([
-                    ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
-                    ("emailPrivacyConfig", .object([("enableImprovedEmailPrivacy", .bool(service.enumerationProtection))])),
-                ])
+                return emulatorConfig
+            case ("emulator/config", .patch):
+                // Only the fields sent change; a body with neither resets both (the emulator's rule).
+                let body = try await self.body(of: request)
+                let duplicates = body.fields["signIn"]?["allowDuplicateEmails"]
+                let privacy = body.fields["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"]
+                if case .bool(true)? = duplicates {
+                    throw IdentityError(
+                        code: 400, message: "INVALID_ARGUMENT : allowDuplicateEmails is not supported: Hearth keeps one account per email",
+                        reason: "invalid", status: "INVALID_ARGUMENT"
+                    )
+                }
+                switch privacy {
+                case .bool(let enabled)?: service.emulatorSettings.improvedEmailPrivacy = enabled
+                case nil where duplicates == nil: service.emulatorSettings.improvedEmailPrivacy = false
+                default: break
+                }
+                return emulatorConfig
             default:
                 throw IdentityError.notFound
             }

@@ -187,6 +187,9 @@ func makeApplication(
         StorageRulesController(files: service, authenticator: rest.authenticator) { request, context in
             await rest.respond(to: request, context: context)
         }.register(on: router)
+        if configuration.emulatorMode {
+            StorageEmulatorController(files: service, logger: logger).register(on: router)
+        }
     }
     rest.register(on: router)
     let realtime = RealtimeServices(

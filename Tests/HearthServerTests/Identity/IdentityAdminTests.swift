@@ -170,6 +170,32 @@ import Testing
             #expect(hidden.status != .ok)
         }
     }
+
+    /// `PATCH …/config` as the Auth emulator takes it: only the fields sent change, an empty body resets,
+    /// and email privacy decides what a wrong email's sign-in answers.
+    @Test func theEmulatorConfigChangesEmailPrivacy() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            let path = "/emulator/v1/projects/\(IdentityTestServer.project)/config"
+            let wrongEmail = #"{"email":"nobody@example.com","password":"guess-123"}"#
+            #expect(try await auth.post("accounts:signInWithPassword", wrongEmail).authError == "EMAIL_NOT_FOUND")
+            let on = try await auth.send(.patch, path, #"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}"#)
+            #expect(on.status == .ok)
+            #expect(on.json?["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] == .bool(true))
+            #expect(try await auth.send(.get, path, nil).json?["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] == .bool(true))
+            #expect(try await auth.post("accounts:signInWithPassword", wrongEmail).authError == "INVALID_LOGIN_CREDENTIALS")
+            // A field of the other setting alone leaves this one.
+            #expect(try await auth.send(.patch, path, #"{"signIn":{"allowDuplicateEmails":false}}"#).status == .ok)
+            #expect(try await auth.send(.get, path, nil).json?["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] == .bool(true))
+            // Duplicate emails are refused in Firebase's error shape.
+            let duplicates = try await auth.send(.patch, path, #"{"signIn":{"allowDuplicateEmails":true}}"#)
+            #expect(duplicates.status == .badRequest)
+            #expect(duplicates.authError?.hasPrefix("INVALID_ARGUMENT") == true)
+            // An empty body resets both.
+            let reset = try await auth.send(.patch, path, "{}")
+            #expect(reset.json?["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] == .bool(false))
+            #expect(try await auth.post("accounts:signInWithPassword", wrongEmail).authError == "EMAIL_NOT_FOUND")
+        }
+    }
 }
 
 @Suite struct IdentityRulesTests {

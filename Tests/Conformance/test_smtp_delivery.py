@@ -42,11 +42,13 @@ def serve(tmp_path, smtp_port, name, extra=(), env_extra=None):
     deadline = time.time() + 60
     while True:
         try:
-            requests.get(f'{base}/.json', timeout=2)
-            return proc, base, log_path
+            # Ready, not merely answering: while it starts, the port answers 503 "starting".
+            if requests.get(f'{base}/readyz', timeout=2).status_code == 200:
+                return proc, base, log_path
         except requests.RequestException:
-            assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
-            time.sleep(0.1)
+            pass
+        assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
+        time.sleep(0.1)
 
 
 def create_user_and_ask_for_a_reset(base, email_address):

@@ -51,12 +51,14 @@ def test_users_created_offline_sign_in_after_serve(tmp_path):
         deadline = time.time() + 60
         while True:
             try:
-                requests.get(f'{base}/.json', timeout=2)
-                break
+                # Ready, not merely answering: while it starts, the port answers 503 "starting".
+                if requests.get(f'{base}/readyz', timeout=2).status_code == 200:
+                    break
             except requests.RequestException:
-                assert proc.poll() is None, 'hearth exited'
-                assert time.time() < deadline, 'hearth did not start'
-                time.sleep(0.1)
+                pass
+            assert proc.poll() is None, 'hearth exited'
+            assert time.time() < deadline, 'hearth did not start'
+            time.sleep(0.1)
         # While the server runs, the CLI refuses the directory and says what to do instead.
         busy = hearth('users', 'list', '--data', data)
         assert busy.returncode == 1
@@ -123,11 +125,13 @@ def test_import_a_firebase_export_then_export_and_import_again(tmp_path):
         deadline = time.time() + 60
         while True:
             try:
-                requests.get(f'{base}/.json', timeout=2)
-                break
+                # Ready, not merely answering: while it starts, the port answers 503 "starting".
+                if requests.get(f'{base}/readyz', timeout=2).status_code == 200:
+                    break
             except requests.RequestException:
-                assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
-                time.sleep(0.1)
+                pass
+            assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
+            time.sleep(0.1)
         signin = requests.post(f'{base}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword', params={'key': 'k'},
                                json={'email': 'moved@example.com', 'password': 'user1password', 'returnSecureToken': True}, timeout=HTTP_TIMEOUT)
         assert signin.status_code == 200, signin.text
@@ -195,11 +199,13 @@ def test_get_and_update_by_uid_or_email_then_sign_in_with_the_changes(tmp_path):
         deadline = time.time() + 60
         while True:
             try:
-                requests.get(f'{base}/.json', timeout=2)
-                break
+                # Ready, not merely answering: while it starts, the port answers 503 "starting".
+                if requests.get(f'{base}/readyz', timeout=2).status_code == 200:
+                    break
             except requests.RequestException:
-                assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
-                time.sleep(0.1)
+                pass
+            assert proc.poll() is None and time.time() < deadline, 'hearth did not start'
+            time.sleep(0.1)
         ok = requests.post(sign_in, params={'key': 'k'}, timeout=HTTP_TIMEOUT,
                            json={'email': 'new@example.com', 'password': 'new-password', 'returnSecureToken': True})
         assert ok.status_code == 200, ok.text

@@ -29,6 +29,9 @@ public final class StartingListener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // A connection gets one answer, within 5 s at most: one that sends nothing (or
+                    // trickles its head) must not outlive the start, holding a socket for ever.
+                    channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
                     let sync = channel.pipeline.syncOperations
                     if let certificate { try sync.addHandler(TLSPortSniffer(certificate: certificate)) }
                     try sync.addHandler(StartingResponder())

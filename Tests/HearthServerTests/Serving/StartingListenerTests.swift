@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import HearthServer
+@testable import HearthServer
 import HearthTestSupport
 import NIOCore
 import NIOHTTP1
@@ -42,6 +42,16 @@ import Testing
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: starting.port).get()
         try await server.close()
+    }
+
+    @Test func aConnectionThatSendsNothingIsClosedWithinSeconds() async throws {
+        let starting = try await StartingListener.open(host: "127.0.0.1", port: 0, certificate: nil)
+        let started = ContinuousClock.now
+        // exchange returns what was received once the server closes the connection, nil if still open.
+        let received = try await RequestLimitTests.exchange(port: starting.port, sending: [], patience: .seconds(20))
+        #expect(received == "")
+        #expect(ContinuousClock.now - started < .seconds(15))
+        await starting.close()
     }
 
     @Test func withACertificateItAnswersOverTLSOnly() async throws {

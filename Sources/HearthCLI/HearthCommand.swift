@@ -13,13 +13,13 @@ struct HearthCommand: AsyncParsableCommand {
             Use it like the Firebase emulator: hearth serve --emulator
             Load a JSON file (server stopped): hearth import data.json
             """,
-        subcommands: [ServeCommand.self, ImportCommand.self, ExportCommand.self, BackupCommand.self, RestoreCommand.self, RulesCommand.self, TokenCommand.self, UsersCommand.self, StorageCommand.self, MigrateCommand.self, ClusterCommand.self, BenchCommand.self]
+        subcommands: [ServeCommand.self, ImportCommand.self, ExportCommand.self, BackupCommand.self, RestoreCommand.self, RulesCommand.self, TokenCommand.self, UsersCommand.self, StorageCommand.self, EmulatorsCommand.self, MigrateCommand.self, ClusterCommand.self, BenchCommand.self]
     )
 
     static func main() async {
         MemoryTuning.apply()
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(normalized(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -30,6 +30,15 @@ struct HearthCommand: AsyncParsableCommand {
             Foundation.exit(1)
         } catch {
             exit(withError: error)
+        }
+    }
+
+    /// `--export-on-exit` without a directory, as firebase-tools takes it (the `--import` one), becomes
+    /// `--export-on-exit=` (an option's value cannot be optional otherwise).
+    static func normalized(_ arguments: [String]) -> [String] {
+        arguments.enumerated().map { index, argument in
+            let next = arguments.indices.contains(index + 1) ? arguments[index + 1] : nil
+            return argument == "--export-on-exit" && (next == nil || next!.hasPrefix("-")) ? "--export-on-exit=" : argument
         }
     }
 }

@@ -83,6 +83,8 @@ package final class FileService: Sendable {
     let clock: ServerClock
     let logger: Logger
     private let currentRules: Mutex<StorageRules>
+    /// Rules for single buckets (firebase.json's per-bucket storage rules), in place of ``rules`` there.
+    private let bucketRules = Mutex<[String: StorageRules]>([:])
     private let knownBuckets = Mutex<Set<String>>([])
     private let lastGeneration = Mutex<Int64>(0)
     /// Resumable uploads with a request in flight: a second concurrent chunk for one is refused.
@@ -171,6 +173,17 @@ package final class FileService: Sendable {
         return rules
     }
 
+    /// Gives one bucket rules of its own (not stored: firebase.json's per-bucket rules are read again
+    /// at every start).
+    package func setRules(_ rules: StorageRules, forBucket bucket: String) {
+        bucketRules.withLock { $0[bucket] = rules }
+    }
+
+    /// The rules that decide requests on `bucket`.
+    func rules(for bucket: String) -> StorageRules {
+        bucketRules.withLock { $0[bucket] } ?? rules
+    }
+
     /// The saved versions of the storage rules, newest first.
     package func rulesHistory(limit: Int) async throws -> [RulesVersion] {
         try await catalog.rulesHistory(limit: limit)
@@ -186,7 +199,7 @@ package final class FileService: Sendable {
             method: method, bucket: bucket, path: name, auth: requester.ruleAuth, time: clock.wallMilliseconds / 1000,
             resource: resource.map(Self.ruleFields), requestResource: requestResource.map(Self.ruleFields)
         )
-        let decision = rules.evaluate(request)
+        let decision = rules(for: bucket).evaluate(request)
         guard decision.allowed else {
             logger.debug("Storage rules denied", metadata: ["hearth.files.method": "\(method.rawValue)", "hearth.files.why": "\(decision.explanation)"])
             switch method {

@@ -222,6 +222,24 @@ func nonEmpty(_ text: String?) -> String? {
     return text
 }
 
+extension IdentityService {
+    /// The Auth emulator's project config (`GET /emulator/v1/projects/{p}/config`, and
+    /// `auth_export/config.json`).
+    package var emulatorConfig: JSONValue {
+        .object([
+            ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
+            ("emailPrivacyConfig", .object([("enableImprovedEmailPrivacy", .bool(enumerationProtection))])),
+        ])
+    }
+
+    /// Takes the settings of an exported config (`auth_export/config.json`) Hearth has.
+    package func importEmulatorConfig(_ config: JSONValue) {
+        if case .bool(let enabled)? = config["emailPrivacyConfig"]?["enableImprovedEmailPrivacy"] {
+            emulatorSettings.improvedEmailPrivacy = enabled
+        }
+    }
+}
+
 /// What the Auth emulator's `PATCH /emulator/v1/projects/{p}/config` changes (emulator mode only):
 /// email enumeration protection (`emailPrivacyConfig.enableImprovedEmailPrivacy`). Nil: the server's
 /// setting.

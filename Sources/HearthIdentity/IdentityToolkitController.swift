@@ -128,12 +128,7 @@ package struct IdentityToolkitController: Sendable {
     }
 
     /// The Auth emulator's project configuration as `GET …/config` answers it.
-    var emulatorConfig: JSONValue {
-        .object([
-            ("signIn", .object([("allowDuplicateEmails", .bool(false))])),
-            ("emailPrivacyConfig", .object([("enableImprovedEmailPrivacy", .bool(service.enumerationProtection))])),
-        ])
-    }
+    var emulatorConfig: JSONValue { service.emulatorConfig }
 
     func handle(_ request: Request, address: String? = nil) async throws -> JSONValue {
         guard let route = IdentityToolkitController.route(request.uri.path) else { throw IdentityError.notFound }

@@ -47,6 +47,7 @@ public func buildApplication(
     )
     return HearthApplication(
         application: built.application,
+        emulatorServices: built.emulatorServices,
         drain: ServerDrain(readiness: built.readiness, period: configuration.drainPeriod, logger: logger),
         reload: CertificateReloadService(certificate: configuration.tls, logger: logger),
         logger: logger
@@ -115,7 +116,8 @@ func makeApplication(
     logger: Logger = Logger(label: "hearth"),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> (
-    application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices, readiness: ServerReadiness
+    application: some ApplicationProtocol, registry: DatabaseRegistry, realtime: RealtimeServices, readiness: ServerReadiness,
+    emulatorServices: [any Service]
 ) {
     let activity = ServerActivity(clock: configuration.clock)
     var clusterContext: ClusterContext?
@@ -129,6 +131,16 @@ func makeApplication(
         )
         // A member before it opens any database, so the others see its leases held by a live node.
         try await shared.join(address: cluster.address)
+    }
+    let users = users ?? InMemoryUserStore()
+    // An emulators:export directory's databases go in before the registry opens them (their writers
+    // run only with the server); the users and files follow once their services are open.
+    var imported: EmulatorDataTransfer.Summary?
+    if configuration.emulatorMode, let directory = configuration.emulatorSuite.importDirectory {
+        imported = try await EmulatorDataTransfer.importDatabases(
+            from: directory, replace: configuration.emulatorSuite.replaceOnImport, storage: storage, users: users, catalog: files?.catalog,
+            project: configuration.identity.projectID, logger: logger
+        )
     }
     let registry = DatabaseRegistry(storage: storage, configuration: configuration.engine, logger: logger, cluster: clusterContext)
     try await registry.preload()
@@ -147,8 +159,7 @@ func makeApplication(
     HealthController(readiness: readiness).register(on: router)
     // Account emails' links: the public URL, else the listening address (its port known once bound).
     let actionLinks = ActionLinks(configuration: configuration)
-    // The identity service's users: the database refuses the tokens of disabled and revoked ones.
-    let users = users ?? InMemoryUserStore()
+    // The identity service's users (above): the database refuses the tokens of disabled and revoked ones.
     var tokens = tokens
     let revocations = TokenRevocations()
     if tokens != nil {
@@ -161,6 +172,7 @@ func makeApplication(
     )
     WebAssets.register(on: router, referenceApps: configuration.referenceApps) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
+    var identityService: IdentityService?
     if let tokens {
         let service = IdentityService(
             store: users, signer: tokens, configuration: configuration.identity, emulatorMode: configuration.emulatorMode,
@@ -171,6 +183,7 @@ func makeApplication(
             consoleSessions: consoleSessions
         )
         identity.register(on: router)
+        identityService = service
     }
     var fileService: FileService?
     if let files {
@@ -189,6 +202,32 @@ func makeApplication(
         }.register(on: router)
         if configuration.emulatorMode {
             StorageEmulatorController(files: service, logger: logger).register(on: router)
+        }
+    }
+    var emulatorServices: [any Service] = []
+    var rulesWatcher: RulesFileWatcher?
+    if configuration.emulatorMode {
+        let transfer = EmulatorDataTransfer(
+            registry: registry, storage: storage, identity: identityService, files: fileService, project: configuration.identity.projectID,
+            logger: logger
+        )
+        EmulatorExportController(transfer: transfer, authenticator: rest.authenticator, logger: logger).register(on: router)
+        let suite = configuration.emulatorSuite
+        if let directory = suite.importDirectory, var summary = imported {
+            let rest = try await transfer.importUsersAndFiles(from: directory, replace: suite.replaceOnImport)
+            summary.users = rest.users
+            summary.objects = rest.objects
+            summary.problems += rest.problems
+            logger.notice("Imported \(summary) from \(directory.path)")
+            for problem in summary.problems { logger.warning("Import: \(problem)") }
+        }
+        if !suite.rulesFiles.isEmpty {
+            let watcher = RulesFileWatcher(files: suite.rulesFiles, registry: registry, fileService: fileService, logger: logger)
+            try await watcher.loadAll()
+            rulesWatcher = watcher
+        }
+        if let directory = suite.exportOnExit {
+            emulatorServices.append(ExportOnExitService(transfer: transfer, directory: directory, logger: logger))
         }
     }
     rest.register(on: router)
@@ -214,8 +253,24 @@ func makeApplication(
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
+    let responder = router.buildResponder()
+    // More ports (firebase.json's emulators): the same responder behind another server each. They stop
+    // before the main one, whose services (the databases) outlive every listener.
+    for listener in configuration.emulatorSuite.additionalListeners {
+        emulatorServices.insert(
+            Application(
+                responder: responder,
+                server: HTTPServerBuilder { responder in
+                    RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls)
+                },
+                configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Hearth"),
+                logger: logger
+            ),
+            at: 0
+        )
+    }
     let application = Application(
-        router: router,
+        responder: responder,
         server: HTTPServerBuilder { responder in
             RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls)
         },
@@ -228,7 +283,7 @@ func makeApplication(
             KeepAliveService(registry: registry, interval: configuration.keepAliveInterval, clock: configuration.clock),
             IdleConnectionReaper(services: realtime),
             RealtimeShutdownService(services: realtime),
-        ],
+        ] + (rulesWatcher.map { [$0] } ?? []),
         onServerRunning: { channel in
             if let port = channel.localAddress?.port { actionLinks.listening(on: port) }
             readiness.serving()
@@ -236,5 +291,5 @@ func makeApplication(
         },
         logger: logger
     )
-    return (application, registry, realtime, readiness)
+    return (application, registry, realtime, readiness, emulatorServices)
 }

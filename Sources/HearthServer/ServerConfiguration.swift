@@ -1,3 +1,4 @@
+public import Foundation
 import HearthAccess
 import HearthEngine
 import HearthFiles
@@ -68,6 +69,10 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     /// `https` when the server serves TLS, else `http`.
+    /// The Firebase Emulator Suite drop-in (emulator mode, from firebase.json): more ports, watched
+    /// rules files, an import at start and an export on exit.
+    public var emulatorSuite = EmulatorSuiteOptions()
+
     public var scheme: String { tls == nil ? "http" : "https" }
 
     /// What the database engine reads of these settings.
@@ -80,4 +85,35 @@ public struct ServerConfiguration: Sendable {
         engine.memoryLimit = memoryLimit
         return engine
     }
+}
+
+/// What `hearth serve --emulator` takes from a Firebase project (``EmulatorSetup``) and its flags.
+///
+/// For example:
+/// ```swift
+/// configuration.emulatorSuite.additionalListeners = [.init(host: "127.0.0.1", port: 9099)]
+/// configuration.emulatorSuite.exportOnExit = URL(fileURLWithPath: "seed")
+/// ```
+public struct EmulatorSuiteOptions: Sendable {
+    /// An address served besides ``ServerConfiguration/host`` and ``ServerConfiguration/port``.
+    public struct Listener: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    public var additionalListeners: [Listener] = []
+    /// Loaded before the server serves (one that does not load stops the start), then watched.
+    public var rulesFiles: [WatchedRulesFile] = []
+    /// An emulators:export directory loaded before the server serves.
+    public var importDirectory: URL?
+    /// Lets the import replace data the storage already holds (otherwise it is refused).
+    public var replaceOnImport = false
+    /// Where to write an export when the server is stopped by a signal.
+    public var exportOnExit: URL?
+
+    public init() {}
 }

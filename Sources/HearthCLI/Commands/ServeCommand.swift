@@ -30,16 +30,37 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
+    @Option(name: .customLong("host"), help: ArgumentHelp("The address to listen on (default: 127.0.0.1, or firebase.json's).", valueName: "host"))
+    var hostOption: String?
 
-    @Option(help: "The port to listen on (0 picks a free one).")
-    var port = 9000
+    @Option(name: .customLong("port"), help: ArgumentHelp("The port to listen on (default 9000, or firebase.json's first; 0 picks a free one).", valueName: "port"))
+    var portOption: Int?
 
     @OptionGroup var dataOptions: DataOptions
 
     @Flag(help: "Firebase-emulator compatibility: open rules by default and 'Bearer owner' as admin.")
     var emulator = false
+
+    @Option(help: ArgumentHelp(
+        "With --emulator: the project's firebase.json (default: ./firebase.json if there is one): its rules files and emulator ports.",
+        discussion: "Every port it names for database, auth and storage serves all three APIs. Rules files are watched and applied when they change. .firebaserc beside it gives the project and deploy targets.",
+        valueName: "file"
+    ))
+    var config: String?
+
+    @Option(name: .customLong("import"), help: ArgumentHelp(
+        "With --emulator: load an export directory (firebase emulators:export's layout) before serving.", valueName: "dir"
+    ))
+    var importDirectory: String?
+
+    @Flag(help: "With --import: replace the data the data directory already holds (otherwise the import is refused).")
+    var importReplace = false
+
+    @Option(help: ArgumentHelp(
+        "With --emulator: on SIGINT or SIGTERM, export everything to this directory before stopping (alone: the --import directory).",
+        valueName: "dir"
+    ))
+    var exportOnExit: String?
 
     @Flag(name: .customLong("in-memory"), help: "Keep data in memory only (lost on exit); for experiments.")
     var inMemory = false
@@ -78,8 +99,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var clusterPush = true
 
-    @Option(help: "The namespace for requests that name none (no ?ns= and no <ns>.host).")
-    var defaultNamespace = "default"
+    @Option(help: ArgumentHelp(
+        "The namespace for requests that name none (no ?ns= and no <ns>.host; default: 'default', or <project>-default-rtdb with firebase.json).",
+        valueName: "name"
+    ))
+    var defaultNamespace: String?
 
     @Option(help: ArgumentHelp(
         "The Firebase project id: the audience of ID tokens and the project of the Authentication API (default: $HEARTH_PROJECT, else 'hearth').",
@@ -177,7 +201,14 @@ struct ServeCommand: AsyncParsableCommand {
     var accessLog = false
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let portOption, !(0...65535).contains(portOption) { throw ValidationError("--port must be between 0 and 65535") }
+        if !emulator, config != nil || importDirectory != nil || exportOnExit != nil {
+            throw ValidationError("--config, --import and --export-on-exit are for the Emulator Suite drop-in: add --emulator")
+        }
+        if exportOnExit == "", importDirectory == nil {
+            throw ValidationError("--export-on-exit needs a directory (--export-on-exit DIR), or --import DIR to export back to")
+        }
+        if importReplace, importDirectory == nil { throw ValidationError("--import-replace goes with --import DIR") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
         if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
         if let requestReadTimeout, requestReadTimeout < 1 { throw ValidationError("--request-read-timeout must be at least 1 second") }
@@ -206,6 +237,10 @@ struct ServeCommand: AsyncParsableCommand {
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         }
         let logger = Logger(label: "hearth")
+        let setup = try loadEmulatorSetup()
+        // --host and --port, else the first emulator firebase.json names, else the defaults.
+        let host = hostOption ?? setup?.listeners.first?.host ?? "127.0.0.1"
+        let requestedPort = portOption ?? setup?.listeners.first?.port ?? 9000
         // Before anything is opened: a certificate that cannot be used stops the start at once.
         var certificate: ServerCertificate?
         if let tlsCert, let tlsKey {
@@ -221,11 +256,11 @@ struct ServeCommand: AsyncParsableCommand {
         // /healthz 200 and 503 "starting" instead of a refused connection.
         let starting: StartingListener
         do {
-            starting = try await StartingListener.open(host: host, port: self.port, certificate: certificate)
+            starting = try await StartingListener.open(host: host, port: requestedPort, certificate: certificate)
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            throw CLIError("cannot listen on \(host):\(self.port): the address is already in use. Stop the other server or pick another --port.")
+            throw CLIError("cannot listen on \(host):\(requestedPort): the address is already in use. Stop the other server or pick another --port.")
         } catch {
-            throw CLIError("cannot listen on \(host):\(self.port): \(error)")
+            throw CLIError("cannot listen on \(host):\(requestedPort): \(error)")
         }
         // The port asked for, or the one picked for --port 0: the server binds the same one.
         let port = starting.port
@@ -325,8 +360,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.emulatorMode = emulator
-        configuration.defaultNamespace = defaultNamespace
-        configuration.referenceApps = referenceApps ?? ListenAddress.isLoopback(host)
+        configuration.defaultNamespace = defaultNamespace ?? setup.map { "\($0.projectID)-default-rtdb" } ?? "default"
+        // A Firebase project brings its own rules: the reference apps' stay out unless asked for.
+        configuration.referenceApps = referenceApps ?? (setup == nil && ListenAddress.isLoopback(host))
         configuration.tls = certificate
         configuration.drainPeriod = .seconds(drainSeconds)
         configuration.accessLog = accessLog
@@ -335,7 +371,49 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.memoryLimit = MemoryLimit(bytes: memoryLimit.bytes)
             MemoryTuning.returnFreedMemory()
         }
-        configuration.identity.projectID = project ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
+        configuration.identity.projectID = setup?.projectID ?? project
+            ?? ProcessInfo.processInfo.environment["HEARTH_PROJECT"].flatMap { $0.isEmpty ? nil : $0 } ?? "hearth"
+        var emulatorLines = ""
+        if let setup {
+            let main = (host: host, port: port)
+            var seen: Set<String> = ["\(main.host):\(main.port)"]
+            for listener in setup.listeners where seen.insert("\(listener.host):\(listener.port)").inserted {
+                configuration.emulatorSuite.additionalListeners.append(.init(host: listener.host, port: listener.port))
+            }
+            configuration.emulatorSuite.rulesFiles = setup.rulesFiles
+            let named = setup.listeners.map { "\($0.emulator) \($0.host):\($0.port)" }.joined(separator: ", ")
+            emulatorLines += "  Emulator Suite: \(setup.configFile.path), project \(setup.projectID); \(named.isEmpty ? "no emulators named" : named) (each port serves every API)\n"
+            for file in setup.rulesFiles {
+                let target = switch file.target {
+                case .database(let namespace): "database \(namespace)"
+                case .storage(let bucket?): "bucket \(bucket)"
+                case .storage(nil): "every bucket"
+                }
+                emulatorLines += "  Rules: \(file.file.path) → \(target) (watched)\n"
+            }
+            if !setup.notServed.isEmpty { emulatorLines += "  Not served by Hearth: \(setup.notServed.joined(separator: ", "))\n" }
+            for note in setup.notes { emulatorLines += "  Note: \(note)\n" }
+        }
+        if let importDirectory {
+            let directory = URL(fileURLWithPath: importDirectory).standardizedFileURL
+            let exportDirectory = exportOnExit.map { $0.isEmpty ? directory : URL(fileURLWithPath: $0).standardizedFileURL }
+            if !FileManager.default.fileExists(atPath: directory.path), exportDirectory == directory {
+                // The first run of `--import seed --export-on-exit`: nothing to import yet.
+                logger.notice("Nothing to import yet: \(directory.path) does not exist; the export on exit creates it")
+            } else {
+                configuration.emulatorSuite.importDirectory = directory
+                configuration.emulatorSuite.replaceOnImport = importReplace
+            }
+        }
+        if let exportOnExit {
+            let directory = URL(fileURLWithPath: exportOnExit.isEmpty ? importDirectory! : exportOnExit).standardizedFileURL
+            let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
+            guard !(workingDirectory + "/").hasPrefix(directory.path.hasSuffix("/") ? directory.path : directory.path + "/") else {
+                throw CLIError("--export-on-exit \(directory.path) would replace the working directory or one of its parents; pick a directory inside it")
+            }
+            configuration.emulatorSuite.exportOnExit = directory
+            emulatorLines += "  Export on exit: \(directory.path) (on SIGINT or SIGTERM)\n"
+        }
         configuration.identity.apiKeys = Set(apiKeys)
         configuration.identity.trustForwardedFor = trustForwardedFor
         configuration.identity.publicURL = try resolvedPublicURL.map(ActionLinks.validatedOrigin)
@@ -372,43 +450,54 @@ struct ServeCommand: AsyncParsableCommand {
             : postgres.map { "PostgreSQL at \(PostgresEndpoint.redacted($0)), node \(nodeName ?? ProcessInfo.processInfo.hostName)" }
             ?? "SQLite in \(dataOptions.directory.path)"
         let mode = emulator ? "emulator mode: rules open by default, 'Bearer owner' is admin" : "rules locked by default; admin needs the secret"
-        let host = self.host
         let notice = secretNotice
+        let suiteLines = emulatorLines
         let appsServed = configuration.referenceApps
         let mail = configuration.identity.smtp.map {
             "  Account emails: to the outbox and to smtp://\($0.host):\($0.port)\($0.startTLS ? " (STARTTLS)" : "") from \($0.from)\n"
         } ?? ""
         let appsOffReason = referenceApps == false
             ? "  Reference apps: off (--no-reference-apps)\n"
+            : setup != nil ? "  Reference apps: off (the project's firebase.json is in charge of the rules; --reference-apps serves them)\n"
             : "  Reference apps: off (listening on a public address; --reference-apps serves them and opens their namespaces to anyone)\n"
         let webSocketScheme = certificate == nil ? "ws" : "wss"
         let tlsLine = certificate.map {
             "  TLS: \($0.certificateFile), valid until \($0.notValidAfter.formatted(.iso8601)); kill -HUP \(ProcessInfo.processInfo.processIdentifier) reads it again\n"
         } ?? ""
-        let app = try await buildApplication(
-            configuration: configuration,
-            storage: storage,
-            adminSecret: adminSecret,
-            tokens: tokens,
-            users: users,
-            files: files,
-            cluster: cluster,
-            logger: logger,
-            onServerRunning: { port in
-                var lines = notice.map { $0 + "\n" } ?? ""
-                let origin = "\(scheme)://\(host):\(port)"
-                lines += "Hearth listening on \(origin) — data in \(where_); \(mode)\n"
-                lines += "  Files (Firebase Storage): \(origin)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=\(origin)\n"
-                lines += "  REST: \(origin)/<path>.json   Firebase SDKs: \(webSocketScheme)://\(host):\(port)/.ws   browser client: \(origin)/hearth.js\n"
-                lines += "  Health: \(origin)/healthz   Readiness: \(origin)/readyz\n"
-                lines += tlsLine
-                lines += mail
-                if !appsServed {
-                    lines += appsOffReason
+        let app: HearthApplication
+        do {
+            app = try await buildApplication(
+                configuration: configuration,
+                storage: storage,
+                adminSecret: adminSecret,
+                tokens: tokens,
+                users: users,
+                files: files,
+                cluster: cluster,
+                logger: logger,
+                onServerRunning: { port in
+                    var lines = notice.map { $0 + "\n" } ?? ""
+                    let origin = "\(scheme)://\(host):\(port)"
+                    lines += "Hearth listening on \(origin) — data in \(where_); \(mode)\n"
+                    lines += "  Files (Firebase Storage): \(origin)/v0/b/<bucket>/o   Cloud Storage: STORAGE_EMULATOR_HOST=\(origin)\n"
+                    lines += "  REST: \(origin)/<path>.json   Firebase SDKs: \(webSocketScheme)://\(host):\(port)/.ws   browser client: \(origin)/hearth.js\n"
+                    lines += "  Health: \(origin)/healthz   Readiness: \(origin)/readyz\n"
+                    lines += tlsLine
+                    lines += suiteLines
+                    lines += mail
+                    if !appsServed {
+                        lines += appsOffReason
+                    }
+                    FileHandle.standardOutput.write(Data(lines.utf8))
                 }
-                FileHandle.standardOutput.write(Data(lines.utf8))
-            }
-        )
+            )
+        } catch let error as EmulatorImportError {
+            await starting.close()
+            throw CLIError(error.description)
+        } catch let error as EmulatorSetupError {
+            await starting.close()
+            throw CLIError(error.description)
+        }
         // The real server takes the port over: the gap between the two is a few milliseconds.
         await starting.close()
         do {
@@ -417,6 +506,24 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError("cannot listen on \(host):\(port): the address is already in use. Stop the other server or pick another --port.")
         } catch let error as IOError {
             throw CLIError("cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    /// firebase.json (`--config`, or in emulator mode the working directory's), with `.firebaserc`.
+    func loadEmulatorSetup() throws -> EmulatorSetup? {
+        let file: URL
+        if let config {
+            file = URL(fileURLWithPath: config).standardizedFileURL
+            guard FileManager.default.fileExists(atPath: file.path) else { throw CLIError("--config: \(file.path) does not exist") }
+        } else {
+            guard emulator else { return nil }
+            file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("firebase.json").standardizedFileURL
+            guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        }
+        do {
+            return try FirebaseProjectFile.load(file, project: project)
+        } catch {
+            throw CLIError(error.description)
         }
     }
 

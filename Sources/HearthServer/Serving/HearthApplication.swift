@@ -12,6 +12,9 @@ public import UnixSignals
 /// ```
 public struct HearthApplication: Service {
     let application: any Service
+    /// More listeners and the export on exit (emulator mode): stopped after the drain, before the
+    /// application, so an export on exit sees every write and the ports close before the databases.
+    let emulatorServices: [any Service]
     let drain: ServerDrain
     let reload: CertificateReloadService
     let logger: Logger
@@ -32,7 +35,7 @@ public struct HearthApplication: Service {
         var drain = drain
         drain.signals = signals
         return ServiceGroup(
-            configuration: .init(services: [application, reload, drain], gracefulShutdownSignals: signals, logger: logger)
+            configuration: .init(services: [application] + emulatorServices + [reload, drain], gracefulShutdownSignals: signals, logger: logger)
         )
     }
 }

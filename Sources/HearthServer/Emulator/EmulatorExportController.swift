@@ -1,0 +1,80 @@
+import Foundation
+import HearthAccess
+import HearthCore
+import HearthProtocol
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `POST /_admin/export` (emulator mode only, as the Suite's hub serves it): writes an
+/// emulators:export directory of everything the server holds at the path in the body,
+/// `{"path": "/absolute/dir"}`, on the server's machine. `hearth emulators export` calls it. It
+/// needs the emulator's admin credential (`Authorization: Bearer owner`), which the hub does not.
+///
+/// For example:
+/// ```sh
+/// curl -X POST -H 'Authorization: Bearer owner' -d '{"path": "/tmp/seed"}' http://127.0.0.1:9000/_admin/export
+/// ```
+struct EmulatorExportController: Sendable {
+    let transfer: EmulatorDataTransfer
+    let authenticator: Authenticator
+    let logger: Logger
+
+    func register(on router: Router<HearthRequestContext>) {
+        router.post("/_admin/export") { request, _ in await self.export(request) }
+    }
+
+    func export(_ request: Request) async -> Response {
+        let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
+        let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
+        guard identity?.isAdmin == true else {
+            return Self.answer(.unauthorized, ("error", "An export needs the emulator's admin credential: Authorization: Bearer owner"))
+        }
+        var request = request
+        guard let body = try? await request.collectBody(upTo: 64 * 1024), let json = try? JSONValue(parsing: String(buffer: body)),
+            let path = json["path"]?.stringValue, path.hasPrefix("/")
+        else {
+            return Self.answer(.badRequest, ("error", #"The body must be {"path": "<absolute directory>"}"#))
+        }
+        do {
+            let summary = try await transfer.export(to: URL(fileURLWithPath: path))
+            logger.notice("Exported the emulators' data", metadata: ["hearth.export.directory": "\(path)", "hearth.export.summary": "\(summary)"])
+            return Self.answer(.ok, ("path", path), ("summary", summary.description))
+        } catch {
+            logger.error("The export failed", metadata: ["hearth.export.directory": "\(path)", "hearth.error": "\(error)"])
+            return Self.answer(.internalServerError, ("error", "The export to \(path) failed: \(error)"))
+        }
+    }
+
+    static func answer(_ status: HTTPResponse.Status, _ members: (String, String)...) -> Response {
+        let json = JSONValue.object(members.map { ($0.0, JSONValue.string($0.1)) })
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: json.jsonText))
+        )
+    }
+}
+
+/// `--export-on-exit`: when the server is asked to stop (SIGINT or SIGTERM), writes an export before
+/// the listeners close. A failed export is logged, and the stop goes on.
+struct ExportOnExitService: Service {
+    let transfer: EmulatorDataTransfer
+    let directory: URL
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await gracefulShutdown()
+        } catch {
+            return  // cancelled, not stopped gracefully: no export
+        }
+        logger.notice("Exporting the emulators' data before stopping", metadata: ["hearth.export.directory": "\(directory.path)"])
+        do {
+            let summary = try await transfer.export(to: directory)
+            logger.notice("Exported \(summary) to \(directory.path)")
+        } catch {
+            logger.error("The export on exit failed; the previous export (if any) is unchanged", metadata: ["hearth.error": "\(error)"])
+        }
+    }
+}

@@ -46,7 +46,7 @@ enum LiveServer {
             )
         }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let (app, registry, _, _) = try await makeApplication(
+        let (app, registry, _, _, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
             tokens: identity ? TokenSigner.generate() : nil, files: fileStorage,
             onServerRunning: { port in portContinuation.yield(port) }
@@ -164,7 +164,7 @@ final class RestartableServer: Sendable {
         // loaded 2-core machine, outlast the test client's fixed 20 s (docs/testing.md).
         configuration.identity.passwordHashing = .fastForTests
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let (app, _, _, _) = try await makeApplication(
+        let (app, _, _, _, _) = try await makeApplication(
             configuration: configuration, storage: storage, adminSecret: nil,
             onServerRunning: { port in portContinuation.yield(port) }
         )

@@ -42,7 +42,7 @@ struct FilesTestServer {
     /// Runs `test`; the data directory is removed afterwards unless `keep`.
     func run(keep: Bool = false, _ test: @Sendable (FilesClient) async throws -> Void) async throws {
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
-        let (app, _, _, _) = try await makeApplication(
+        let (app, _, _, _, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens,
             files: try files
         )

@@ -34,7 +34,7 @@ struct IdentityTestServer {
         storage: any DatabaseStorage = InMemoryStorage(),
         _ test: @Sendable (IdentityClient) async throws -> Void
     ) async throws {
-        let (app, _, _, _) = try await makeApplication(
+        let (app, _, _, _, _) = try await makeApplication(
             configuration: configuration, storage: storage, adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens, users: users
         )
         try await app.test(.router) { client in try await test(IdentityClient(client: client)) }
@@ -42,7 +42,7 @@ struct IdentityTestServer {
 
     /// On a real socket, for WebSocket tests; the test gets the port too.
     func runLive(users: any UserStore = InMemoryUserStore(), _ test: @Sendable (IdentityClient, Int) async throws -> Void) async throws {
-        let (app, _, _, _) = try await makeApplication(
+        let (app, _, _, _, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens, users: users
         )
         try await app.test(.live) { client in try await test(IdentityClient(client: client), client.port!) }

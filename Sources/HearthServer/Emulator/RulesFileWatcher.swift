@@ -5,6 +5,7 @@ import HearthRules
 import HearthStorageRules
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Loads the rules files firebase.json names and applies each again when it changes, as the
 /// Suite's emulators do: a broken edit keeps the rules in force and logs the error with the file,
@@ -24,11 +25,26 @@ struct RulesFileWatcher: Service {
     let fileService: FileService?
     var interval: Duration = .milliseconds(250)
     let logger: Logger
+    /// Each file's contents when last read: an edit made between the load and the watch is an edit.
+    private let lastRead = LastRead()
+
+    final class LastRead: Sendable {
+        let contents = Mutex<[URL: String]>([:])
+    }
+
+    init(files: [WatchedRulesFile], registry: DatabaseRegistry, fileService: FileService?, interval: Duration = .milliseconds(250), logger: Logger) {
+        self.files = files
+        self.registry = registry
+        self.fileService = fileService
+        self.interval = interval
+        self.logger = logger
+    }
 
     /// Loads every file once; the first that is missing or does not compile stops the start.
     func loadAll() async throws(EmulatorSetupError) {
         for file in Set(files.map(\.file)) {
             guard let source = Self.read(file) else { throw EmulatorSetupError("cannot read the rules file \(file.path)") }
+            lastRead.contents.withLock { $0[file] = source }
             if let problems = await apply(source, from: file) {
                 throw EmulatorSetupError("the rules in \(file.path) do not compile:\n" + problems.joined(separator: "\n"))
             }
@@ -36,16 +52,16 @@ struct RulesFileWatcher: Service {
     }
 
     func run() async throws {
-        var initial: [URL: String] = [:]
-        for file in Set(files.map(\.file)) { initial[file] = Self.read(file) }
-        await cancelWhenGracefulShutdown { [initial] in
-            var seen = initial
+        await cancelWhenGracefulShutdown {
+            var seen = lastRead.contents.withLock { $0 }
+            for file in Set(files.map(\.file)) where seen[file] == nil { seen[file] = Self.read(file) ?? "" }
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 for (file, last) in Array(seen) {
                     // A file missing for a moment (an editor's save) is not an edit.
                     guard let source = Self.read(file), source != last else { continue }
                     seen[file] = source
+                    lastRead.contents.withLock { $0[file] = source }
                     if let problems = await apply(source, from: file) {
                         for problem in problems { logger.error("\(problem)") }
                         logger.error("The rules in \(file.path) were not applied; the rules in force stay")

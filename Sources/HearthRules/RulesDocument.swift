@@ -190,7 +190,8 @@ public struct RulesDocument: Sendable {
         return node?.indexOn.contains(name) ?? false
     }
 
-    static func stripComments(_ source: String) -> String {
+    /// JSON with `//` and `/* */` comments (rules files, firebase.json) as plain JSON, positions kept.
+    public static func stripComments(_ source: String) -> String {
         var out: [UInt8] = []
         let bytes = Array(source.utf8)
         var i = 0

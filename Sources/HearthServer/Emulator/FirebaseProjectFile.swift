@@ -1,5 +1,6 @@
 import Foundation
 public import HearthCore
+import HearthRules
 
 /// What `hearth serve --emulator` takes from a Firebase project directory: `firebase.json` (rules
 /// files, the `emulators` block) and `.firebaserc` (the project, deploy targets), read as
@@ -196,7 +197,8 @@ public enum FirebaseProjectFile {
             throw EmulatorSetupError("cannot read \(file.path): \(error.localizedDescription)")
         }
         do {
-            return try JSONValue(parsing: data)
+            // firebase-tools reads both files as JSON with comments.
+            return try JSONValue(parsing: RulesDocument.stripComments(String(decoding: data, as: UTF8.self)))
         } catch {
             throw EmulatorSetupError("\(file.path) is not valid JSON (\(what)): \(error)")
         }

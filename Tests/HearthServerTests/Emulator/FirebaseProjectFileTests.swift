@@ -25,7 +25,8 @@ import Testing
         let project = Project()
         try project.write("firebase.json", """
             {
-              "database": { "rules": "database.rules.json" },
+              // As firebase-tools, comments are allowed.
+              "database": { "rules": "database.rules.json" }, /* the default instance */
               "storage": { "rules": "storage.rules" },
               "emulators": {
                 "auth": { "port": 9099 }, "database": { "port": "9000" }, "storage": { "port": 9199, "host": "0.0.0.0" },

@@ -33,12 +33,18 @@ struct HearthCommand: AsyncParsableCommand {
         }
     }
 
-    /// `--export-on-exit` without a directory, as firebase-tools takes it (the `--import` one), becomes
-    /// `--export-on-exit=` (an option's value cannot be optional otherwise).
+    /// `--export-on-exit` without a directory, as firebase-tools takes it, exports to the `--import`
+    /// directory: it becomes `--export-on-exit=<that directory>` (an option's value cannot be optional).
     static func normalized(_ arguments: [String]) -> [String] {
-        arguments.enumerated().map { index, argument in
+        var importDirectory: String?
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--import", arguments.indices.contains(index + 1) { importDirectory = arguments[index + 1] }
+            if argument.hasPrefix("--import=") { importDirectory = String(argument.dropFirst("--import=".count)) }
+        }
+        guard let importDirectory else { return arguments }
+        return arguments.enumerated().map { index, argument in
             let next = arguments.indices.contains(index + 1) ? arguments[index + 1] : nil
-            return argument == "--export-on-exit" && (next == nil || next!.hasPrefix("-")) ? "--export-on-exit=" : argument
+            return argument == "--export-on-exit" && (next == nil || next!.hasPrefix("-")) ? "--export-on-exit=\(importDirectory)" : argument
         }
     }
 }

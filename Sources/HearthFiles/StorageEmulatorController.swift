@@ -31,8 +31,12 @@ package struct StorageEmulatorController: Sendable {
     }
 
     package func register(on router: Router<HearthRequestContext>) {
-        router.put("/internal/setRules") { request, _ in await self.setRules(request) }
-        router.post("/internal/reset") { _, _ in await self.reset() }
+        // With CORS, as the emulator (rules-unit-testing may run in a browser, e.g. under Karma).
+        router.put("/internal/setRules") { request, _ in Self.withCORS(await self.setRules(request), for: request) }
+        router.post("/internal/reset") { request, _ in Self.withCORS(await self.reset(), for: request) }
+        for path in ["/internal/setRules", "/internal/reset"] {
+            router.on(RouterPath(path), method: .options) { request, _ in FilesHTTP.preflight(request) }
+        }
     }
 
     func setRules(_ request: Request) async -> Response {
@@ -84,6 +88,12 @@ package struct StorageEmulatorController: Sendable {
             return Response(status: .internalServerError, body: ResponseBody(byteBuffer: ByteBuffer(string: "The reset failed: \(error)")))
         }
         return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: "OK")))
+    }
+
+    static func withCORS(_ response: Response, for request: Request) -> Response {
+        var response = response
+        FilesHTTP.addCORS(&response, origin: request.headers[.origin])
+        return response
     }
 
     static func message(_ text: String, status: Int) -> Response {

@@ -29,7 +29,7 @@ fi
 # (docs/compatibility.md says how), and are left out, visibly, otherwise.
 extra=()
 if [[ -z "${FIREBASE_BOWER_DIR:-}" ]]; then
-    echo "Tests/Browser: test_official_storage.py and test_official_tls.py not run (FIREBASE_BOWER_DIR unset; see docs/compatibility.md)" >&2
-    extra=(--ignore="$here/test_official_storage.py" --ignore="$here/test_official_tls.py")
+    echo "Tests/Browser: test_official_storage.py, test_official_tls.py and test_official_rules_unit_testing.py not run (FIREBASE_BOWER_DIR unset; see docs/compatibility.md)" >&2
+    extra=(--ignore="$here/test_official_storage.py" --ignore="$here/test_official_tls.py" --ignore="$here/test_official_rules_unit_testing.py")
 fi
 exec "$PYTHON" -m pytest -q "$here" "${extra[@]}" "$@"

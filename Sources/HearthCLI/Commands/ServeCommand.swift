@@ -57,7 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
     var importReplace = false
 
     @Option(help: ArgumentHelp(
-        "With --emulator: on SIGINT or SIGTERM, export everything to this directory before stopping (alone: the --import directory).",
+        "With --emulator: on SIGINT or SIGTERM, export everything to this directory before stopping (alone, after --import DIR: that directory).",
         valueName: "dir"
     ))
     var exportOnExit: String?
@@ -204,9 +204,6 @@ struct ServeCommand: AsyncParsableCommand {
         if let portOption, !(0...65535).contains(portOption) { throw ValidationError("--port must be between 0 and 65535") }
         if !emulator, config != nil || importDirectory != nil || exportOnExit != nil {
             throw ValidationError("--config, --import and --export-on-exit are for the Emulator Suite drop-in: add --emulator")
-        }
-        if exportOnExit == "", importDirectory == nil {
-            throw ValidationError("--export-on-exit needs a directory (--export-on-exit DIR), or --import DIR to export back to")
         }
         if importReplace, importDirectory == nil { throw ValidationError("--import-replace goes with --import DIR") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
@@ -396,7 +393,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let importDirectory {
             let directory = URL(fileURLWithPath: importDirectory).standardizedFileURL
-            let exportDirectory = exportOnExit.map { $0.isEmpty ? directory : URL(fileURLWithPath: $0).standardizedFileURL }
+            let exportDirectory = exportOnExit.map { URL(fileURLWithPath: $0).standardizedFileURL }
             if !FileManager.default.fileExists(atPath: directory.path), exportDirectory == directory {
                 // The first run of `--import seed --export-on-exit`: nothing to import yet.
                 logger.notice("Nothing to import yet: \(directory.path) does not exist; the export on exit creates it")
@@ -406,7 +403,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if let exportOnExit {
-            let directory = URL(fileURLWithPath: exportOnExit.isEmpty ? importDirectory! : exportOnExit).standardizedFileURL
+            let directory = URL(fileURLWithPath: exportOnExit).standardizedFileURL
             let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
             guard !(workingDirectory + "/").hasPrefix(directory.path.hasSuffix("/") ? directory.path : directory.path + "/") else {
                 throw CLIError("--export-on-exit \(directory.path) would replace the working directory or one of its parents; pick a directory inside it")

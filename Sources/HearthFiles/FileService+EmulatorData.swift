@@ -94,11 +94,11 @@ extension FileService {
                     bucket: bucket, name: name, blob: written.blob, size: written.size,
                     contentType: metadata["contentType"]?.stringValue ?? "application/octet-stream",
                     md5Hash: written.md5Hash, crc32c: written.crc32c,
-                    generation: Self.integer(metadata["generation"]) ?? nextGeneration(),
-                    metageneration: Self.integer(metadata["metageneration"]) ?? 1,
-                    time: Self.millis(metadata["timeCreated"]) ?? Int64(clock.wallMilliseconds)
+                    generation: metadata["generation"]?.wholeNumber ?? nextGeneration(),
+                    metageneration: metadata["metageneration"]?.wholeNumber ?? 1,
+                    time: metadata["timeCreated"]?.rfc3339Milliseconds ?? Int64(clock.wallMilliseconds)
                 )
-                object.updated = Self.millis(metadata["updated"]) ?? object.timeCreated
+                object.updated = metadata["updated"]?.rfc3339Milliseconds ?? object.timeCreated
                 object.cacheControl = metadata["cacheControl"]?.stringValue
                 object.contentDisposition = metadata["contentDisposition"]?.stringValue
                 object.contentEncoding = metadata["contentEncoding"]?.stringValue
@@ -153,24 +153,6 @@ extension FileService {
         // The emulator keeps CRC32C as a decimal number in text, not base64.
         members.append(("crc32c", .string(String(object.crc32c))))
         return .object(members)
-    }
-
-    static func integer(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .number(let number)?: Int64(exactly: number.rounded())
-        case .string(let text)?: Int64(text)
-        default: nil
-        }
-    }
-
-    /// Milliseconds since 1970 of an RFC 3339 time (`2023-11-14T22:13:20.000Z`).
-    static func millis(_ value: JSONValue?) -> Int64? {
-        guard let text = value?.stringValue else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 }
 

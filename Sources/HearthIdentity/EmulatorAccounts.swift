@@ -75,7 +75,7 @@ package enum EmulatorAccounts {
         guard let localId = entry["localId"]?.stringValue, !localId.isEmpty, localId.utf8.count <= 128 else {
             throw IdentityImportError("localId is missing or invalid")
         }
-        var user = UserRecord(localId: localId, createdAt: integer(entry["createdAt"]) ?? now)
+        var user = UserRecord(localId: localId, createdAt: entry["createdAt"]?.wholeNumber ?? now)
         if let email = entry["email"]?.stringValue {
             guard email.contains("@"), email.utf8.count <= 320 else { throw IdentityImportError("email is invalid") }
             user.email = email.lowercased()
@@ -85,10 +85,10 @@ package enum EmulatorAccounts {
         user.displayName = entry["displayName"]?.stringValue
         user.photoUrl = entry["photoUrl"]?.stringValue
         user.phoneNumber = entry["phoneNumber"]?.stringValue
-        user.lastLoginAt = integer(entry["lastLoginAt"])
-        user.validSince = integer(entry["validSince"])
-        user.passwordUpdatedAt = integer(entry["passwordUpdatedAt"])
-        user.lastRefreshAt = entry["lastRefreshAt"]?.stringValue.flatMap(millis)
+        user.lastLoginAt = entry["lastLoginAt"]?.wholeNumber
+        user.validSince = entry["validSince"]?.wholeNumber
+        user.passwordUpdatedAt = entry["passwordUpdatedAt"]?.wholeNumber
+        user.lastRefreshAt = entry["lastRefreshAt"]?.rfc3339Milliseconds
         user.customAuth = entry["customAuth"] == .bool(true)
         user.initialEmail = entry["initialEmail"]?.stringValue
         if let claims = entry["customAttributes"]?.stringValue, !claims.isEmpty {
@@ -117,22 +117,6 @@ package enum EmulatorAccounts {
             if user.passwordHash != nil, user.passwordUpdatedAt == nil { user.passwordUpdatedAt = now }
         }
         return user
-    }
-
-    static func integer(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .number(let number)?: Int64(exactly: number.rounded())
-        case .string(let text)?: Int64(text)
-        default: nil
-        }
-    }
-
-    static func millis(_ text: String) -> Int64? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 }
 

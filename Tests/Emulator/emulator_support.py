@@ -45,12 +45,7 @@ WATCH_WITHIN = 5  # seconds a rules-file edit may take to show (Hearth promises 
 SERVER_LOGS = []
 
 
-def binary():
-    path = pathlib.Path(os.environ.get('HEARTH_BIN') or hearth_process.DEFAULT_BIN)
-    if not path.is_file() or not os.access(path, os.X_OK):
-        pytest.fail(f'hearth binary not found or not executable: {path} '
-                    '(build it with `swift build` or set HEARTH_BIN)', pytrace=False)
-    return path
+binary = hearth_process.required_binary
 
 
 # ───────────────────────────── checksums, as the Storage emulator writes them ─────────────────────────────

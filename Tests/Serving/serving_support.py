@@ -44,12 +44,7 @@ TIMEOUT = 15  # seconds, for every request and socket of the suite
 SERVER_LOGS = []
 
 
-def binary():
-    path = pathlib.Path(os.environ.get('HEARTH_BIN') or hearth_process.DEFAULT_BIN)
-    if not path.is_file() or not os.access(path, os.X_OK):
-        pytest.fail(f'hearth binary not found or not executable: {path} '
-                    '(build it with `swift build` or set HEARTH_BIN)', pytrace=False)
-    return path
+binary = hearth_process.required_binary
 
 
 # ───────────────────────────── certificates ─────────────────────────────

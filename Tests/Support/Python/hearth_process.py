@@ -55,6 +55,15 @@ class HearthServer:
         return '\n'.join(text.splitlines()[-lines:])
 
 
+def required_binary():
+    """The hearth binary ($HEARTH_BIN, else the debug build); a missing one fails the test, never skips it."""
+    path = pathlib.Path(os.environ.get('HEARTH_BIN') or DEFAULT_BIN)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        pytest.fail(f'hearth binary not found or not executable: {path} '
+                    '(build it with `swift build` or set HEARTH_BIN)', pytrace=False)
+    return path
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(('127.0.0.1', 0))

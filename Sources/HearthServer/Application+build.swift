@@ -211,8 +211,8 @@ func makeApplication(
             registry: registry, storage: storage, identity: identityService, files: fileService, project: configuration.identity.projectID,
             logger: logger
         )
-        EmulatorExportController(transfer: transfer, authenticator: rest.authenticator, logger: logger).register(on: router)
         let suite = configuration.emulatorSuite
+        EmulatorHubController(transfer: transfer, authenticator: rest.authenticator, emulators: suite.emulators, logger: logger).register(on: router)
         if let directory = suite.importDirectory, var summary = imported {
             let rest = try await transfer.importUsersAndFiles(from: directory, replace: suite.replaceOnImport)
             summary.users = rest.users

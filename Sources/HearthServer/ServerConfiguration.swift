@@ -106,6 +106,9 @@ public struct EmulatorSuiteOptions: Sendable {
     }
 
     public var additionalListeners: [Listener] = []
+    /// Where each emulator of firebase.json listens (`database`, `auth`, `storage`, `hub`), for the
+    /// hub's `GET /emulators`.
+    public var emulators: [String: Listener] = [:]
     /// Loaded before the server serves (one that does not load stops the start), then watched.
     public var rulesFiles: [WatchedRulesFile] = []
     /// An emulators:export directory loaded before the server serves.

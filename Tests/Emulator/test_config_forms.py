@@ -9,6 +9,8 @@ working directory.
 
 import json
 
+import requests
+
 import pytest
 
 import emulator_support as support
@@ -223,3 +225,32 @@ def test_config_rules_files_are_watched_where_they_are(configured_elsewhere):
                                json.dumps({'rules': {'guarded': {'.read': True, '.write': True}}}))
     status = support.poll(lambda: support.db_put(server.base, 'guarded', 'now open').status_code, 200)
     assert status == 200, f'an edit of the config\'s rules file was not applied within {WATCH_WITHIN} s'
+
+
+# ───────────────────────────── the hub ─────────────────────────────
+
+def test_the_hub_lists_the_emulators_for_rules_unit_testing(tmp_path):
+    """rules-unit-testing finds the emulators through FIREBASE_EMULATOR_HUB's `GET /emulators`; an
+    export is never started by a web page (a request with an Origin is refused, as by the hub)."""
+    ports = support.free_ports('database', 'auth', 'storage', 'hub')
+    firebase = {'emulators': {name: {'host': '127.0.0.1', 'port': port} for name, port in ports.items()}}
+    directory = support.write_project(tmp_path / 'project', firebase, {'projects': {'default': 'demo-app'}})
+    with support.running(['--in-memory'], cwd=directory, ports=list(ports.values()), logs=tmp_path / 'logs') as server:
+        hub = f'http://127.0.0.1:{ports["hub"]}'
+        answer = requests.get(f'{hub}/emulators', headers={'Origin': 'http://localhost:9876'}, timeout=support.TIMEOUT)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers.get('Access-Control-Allow-Origin') == 'http://localhost:9876'
+        listed = answer.json()
+        assert set(listed) == {'database', 'auth', 'storage', 'hub'}
+        for name, port in ports.items():
+            assert (listed[name]['name'], listed[name]['host'], listed[name]['port']) == (name, '127.0.0.1', port)
+            assert listed[name]['listen'] == [{'address': '127.0.0.1', 'family': 'IPv4', 'port': port}]
+        # The hub's port serves the APIs too, like every other.
+        assert support.db_put(hub, 'via-hub', 1, owner=True).status_code == 200
+        target = tmp_path / 'export'
+        refused = requests.post(f'{server.base}/_admin/export', json={'path': str(target)}, timeout=support.TIMEOUT,
+                                headers={**support.OWNER, 'Origin': 'http://evil.example'})
+        assert refused.status_code == 403 and not target.exists(), refused.text
+        done = requests.post(f'{server.base}/_admin/export', json={'path': str(target)}, headers=support.OWNER,
+                             timeout=support.TIMEOUT)
+        assert done.status_code == 200 and (target / 'firebase-export-metadata.json').is_file(), done.text

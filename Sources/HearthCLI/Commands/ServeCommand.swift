@@ -378,6 +378,7 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration.emulatorSuite.additionalListeners.append(.init(host: listener.host, port: listener.port))
             }
             configuration.emulatorSuite.rulesFiles = setup.rulesFiles
+            for listener in setup.listeners { configuration.emulatorSuite.emulators[listener.emulator] = .init(host: listener.host, port: listener.port) }
             let named = setup.listeners.map { "\($0.emulator) \($0.host):\($0.port)" }.joined(separator: ", ")
             emulatorLines += "  Emulator Suite: \(setup.configFile.path), project \(setup.projectID); \(named.isEmpty ? "no emulators named" : named) (each port serves every API)\n"
             for file in setup.rulesFiles {

@@ -22,7 +22,8 @@ public struct EmulatorSetup: Sendable, Equatable {
 
     public var configFile: URL
     public var projectID: String
-    /// The emulators Hearth serves, in the order database, auth, storage.
+    /// The emulators Hearth serves, in the order database, auth, storage, then the hub if named (its
+    /// port serves `GET /emulators` for discovery, and every API as the others do).
     public var listeners: [Listener] = []
     public var rulesFiles: [WatchedRulesFile] = []
     /// Emulators named in the file that Hearth does not have (firestore, functions, …), sorted.
@@ -62,7 +63,7 @@ public struct EmulatorSetupError: Error, Sendable, CustomStringConvertible {
 public enum FirebaseProjectFile {
     /// The project when nothing names one, as firebase-tools' emulators use.
     public static let placeholderProject = "demo-no-project"
-    static let defaultPorts = ["database": 9000, "auth": 9099, "storage": 9199]
+    static let defaultPorts = ["database": 9000, "auth": 9099, "storage": 9199, "hub": 4400]
     static let served = ["database", "auth", "storage"]
     /// Emulators of the Suite Hearth does not have; named at start-up as not served.
     static let others = ["firestore", "functions", "hosting", "pubsub", "eventarc", "tasks", "dataconnect", "apphosting", "extensions"]
@@ -88,7 +89,7 @@ public enum FirebaseProjectFile {
         }
         let configured = Set(emulators.map(\.key))
         let topLevel: Set<String> = { if case .object(let members) = config { Set(members.map(\.key)) } else { [] } }()
-        for name in served where configured.contains(name) || topLevel.contains(name) {
+        for name in served + ["hub"] where configured.contains(name) || (name != "hub" && topLevel.contains(name)) {
             let entry = emulators.first { $0.key == name }?.value
             let host = entry?["host"]?.stringValue ?? "127.0.0.1"
             let port: Int

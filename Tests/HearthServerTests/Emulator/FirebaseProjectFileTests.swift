@@ -53,10 +53,15 @@ import Testing
     @Test func aTopLevelKeyAloneStartsItsEmulatorOnTheDefaultPort() throws {
         let project = Project()
         try project.write("firebase.json", #"{"database": {"rules": "db.json"}, "emulators": {"auth": {}}}"#)
-        let setup = try project.load()
+        var setup = try project.load()
         #expect(setup.listeners.map(\.emulator) == ["database", "auth"])
         #expect(setup.listeners.map(\.port) == [9000, 9099])
         #expect(setup.projectID == FirebaseProjectFile.placeholderProject)
+        // The hub, when named, is listened on too (rules-unit-testing finds the others through it).
+        try project.write("firebase.json", #"{"emulators": {"database": {}, "hub": {"port": 4401}}}"#)
+        setup = try project.load()
+        #expect(setup.listeners == [.init(emulator: "database", host: "127.0.0.1", port: 9000), .init(emulator: "hub", host: "127.0.0.1", port: 4401)])
+        #expect(setup.notServed.isEmpty)
     }
 
     @Test func instancesAndTargetsOfSeveralDatabasesAndBuckets() throws {

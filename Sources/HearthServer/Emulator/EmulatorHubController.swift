@@ -7,25 +7,57 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// `POST /_admin/export` (emulator mode only, as the Suite's hub serves it): writes an
-/// emulators:export directory of everything the server holds at the path in the body,
-/// `{"path": "/absolute/dir"}`, on the server's machine. `hearth emulators export` calls it. It
-/// needs the emulator's admin credential (`Authorization: Bearer owner`), which the hub does not.
+/// What the Suite's hub answers, on every port in emulator mode (and on `emulators.hub`'s port if
+/// firebase.json names it):
+///
+/// - `GET /emulators`: where each emulator listens, which `@firebase/rules-unit-testing` reads to find
+///   them (`FIREBASE_EMULATOR_HUB`);
+/// - `POST /_admin/export`: writes an emulators:export directory of everything the server holds at
+///   the path in the body, `{"path": "/absolute/dir"}`, on the server's machine (`hearth emulators
+///   export` calls it). Unlike the hub, it needs the emulators' admin credential, `Bearer owner`.
 ///
 /// For example:
 /// ```sh
 /// curl -X POST -H 'Authorization: Bearer owner' -d '{"path": "/tmp/seed"}' http://127.0.0.1:9000/_admin/export
 /// ```
-struct EmulatorExportController: Sendable {
+struct EmulatorHubController: Sendable {
     let transfer: EmulatorDataTransfer
     let authenticator: Authenticator
+    /// The emulators firebase.json names (`database`, `auth`, `storage`, `hub`) and their addresses.
+    let emulators: [String: EmulatorSuiteOptions.Listener]
     let logger: Logger
 
     func register(on router: Router<HearthRequestContext>) {
         router.post("/_admin/export") { request, _ in await self.export(request) }
+        router.get("/emulators") { request, _ in
+            // Readable by a page of any origin (rules-unit-testing may run in a browser), as the hub's.
+            var response = self.listing()
+            if let origin = request.headers[.origin] { response.headers[.accessControlAllowOrigin] = origin }
+            return response
+        }
+    }
+
+    /// `{"database": {"name", "host", "port", "listen": [{"address", "family", "port"}]}, …}`, as the hub's.
+    func listing() -> Response {
+        let members = emulators.sorted { $0.key < $1.key }.map { name, listener -> (key: String, value: JSONValue) in
+            let family = listener.host.contains(":") ? "IPv6" : "IPv4"
+            return (name, .object([
+                ("name", .string(name)), ("host", .string(listener.host)), ("port", .number(Double(listener.port))),
+                ("listen", .array([.object([
+                    ("address", .string(listener.host)), ("family", .string(family)), ("port", .number(Double(listener.port))),
+                ])])),
+            ]))
+        }
+        var response = Self.answer(.ok)
+        response.body = ResponseBody(byteBuffer: ByteBuffer(string: JSONValue.object(members).jsonText))
+        return response
     }
 
     func export(_ request: Request) async -> Response {
+        // Never from a web page (as the hub): a page could otherwise have files written on this machine.
+        guard request.headers[.origin] == nil else {
+            return Self.answer(.forbidden, ("error", "Export cannot be triggered by external callers."))
+        }
         let parameters = (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters()
         let identity = try? authenticator.identity(bearer: Authenticator.bearerToken(request.headers[.authorization]), parameters: parameters)
         guard identity?.isAdmin == true else {

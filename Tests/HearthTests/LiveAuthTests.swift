@@ -53,6 +53,17 @@ import Testing
             }
             #expect(await code { try await auth.createUser(withEmail: "grace@example.com", password: "another-one") } == .emailAlreadyInUse)
             #expect(await code { try await auth.createUser(withEmail: "new@example.com", password: "123") } == .weakPassword)
+            // Handled the Firebase way, through NSError: FirebaseAuth's domain, code and error name.
+            do {
+                try await auth.createUser(withEmail: "grace@example.com", password: "another-one")
+                Issue.record("a second account with the same email was created")
+            } catch {
+                let nsError = error as NSError
+                #expect(nsError.domain == "FIRAuthErrorDomain" && nsError.code == 17007)
+                #expect(AuthErrorCode(rawValue: nsError.code) == .emailAlreadyInUse)
+                #expect(nsError.userInfo["FIRAuthErrorUserInfoNameKey"] as? String == "ERROR_EMAIL_ALREADY_IN_USE")
+                #expect(!nsError.localizedDescription.isEmpty)
+            }
             #expect(await code { try await auth.createUser(withEmail: "not an email", password: "long enough") } == .invalidEmail)
             let wrong = await code { try await auth.signIn(withEmail: "grace@example.com", password: "wrong password") }
             #expect(wrong == .wrongPassword || wrong == .invalidCredential)

@@ -2,13 +2,17 @@ import Foundation
 
 /// An error from the database, with Firebase's error codes.
 ///
+/// It bridges to `NSError` as FirebaseDatabase's are: domain `com.firebase`, code 1 (permission
+/// denied), 2 (unavailable) or 3 (write cancelled), else 9999 as Firebase gives every other status,
+/// and the server's reason as the localized description.
+///
 /// For example:
 /// ```swift
 /// do { try await ref.setValue(1) } catch let error as DatabaseError where error.code == .permissionDenied {
 ///     print("not allowed")
 /// }
 /// ```
-public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError, CustomNSError {
     /// Firebase's codes (`FIRDatabaseErrorCode` / the server's status strings).
     public enum Code: Int, Sendable, Hashable {
         case permissionDenied = 1
@@ -77,4 +81,18 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String { "\(code.status): \(message)" }
     public var errorDescription: String? { description }
+
+    // MARK: CustomNSError
+
+    /// FirebaseDatabase's error domain.
+    public static let domain = "com.firebase"
+
+    public static var errorDomain: String { domain }
+    public var errorCode: Int {
+        switch code {
+        case .permissionDenied, .unavailable, .writeCanceled: code.rawValue
+        default: 9999
+        }
+    }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
 }

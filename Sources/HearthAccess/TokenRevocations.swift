@@ -6,7 +6,9 @@ import Synchronization
 /// users, and tokens issued before a user's `validSince` (a password or email change, an admin
 /// revocation). The identity service reports every such change here; the database checks every user
 /// token it accepts (REST, event streams, the WebSocket `auth` request) against it, and open WebSocket
-/// sessions of the user are told at once (`ac`, as when a token expires).
+/// sessions of the user are told (`ac`, as when a token expires): at once for a disabled or deleted
+/// user; after `ServerConfiguration.reauthenticationGrace` for a new `validSince`, unless the session
+/// signed in again with a newer token meanwhile (as the SDK that changed the password does).
 ///
 /// Only tokens of the identity service (issuer `https://securetoken.google.com/<project>`) are affected.
 /// Disabled users and revocations are loaded from the user store at start; deletions are remembered
@@ -29,6 +31,8 @@ public final class TokenRevocations: Sendable {
     public struct Change: Sendable {
         public var project: String
         public var uid: String
+        /// The user was disabled or deleted (every token ends), rather than given a new `validSince`.
+        public var ended: Bool
     }
 
     private let statuses = Mutex<[String: Status]>([:])
@@ -49,7 +53,7 @@ public final class TokenRevocations: Sendable {
     /// Records a user's state; when it ends tokens, tells the observers.
     public func update(project: String, uid: String, validSince: Int64?, ended: Bool) {
         statuses.withLock { $0[TokenRevocations.key(project, uid)] = Status(validSince: validSince, ended: ended) }
-        let change = Change(project: project, uid: uid)
+        let change = Change(project: project, uid: uid, ended: ended)
         for observer in observers.withLock({ $0 }) { observer(change) }
     }
 

@@ -69,6 +69,13 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     /// `https` when the server serves TLS, else `http`.
+    /// After a user's tokens are revoked by a new `validSince` (a password or email change, an admin's
+    /// revocation), how long its open WebSocket sessions may sign in again with a newer token before
+    /// they are told theirs expired. The SDK that made the change sends its new token within
+    /// milliseconds; told at once, the official web SDK refreshed with the refresh token the change had
+    /// just revoked and signed its user out. Disabled and deleted users are told at once.
+    public var reauthenticationGrace: Duration = .seconds(10)
+
     /// The Firebase Emulator Suite drop-in (emulator mode, from firebase.json): more ports, watched
     /// rules files, an import at start and an export on exit.
     public var emulatorSuite = EmulatorSuiteOptions()

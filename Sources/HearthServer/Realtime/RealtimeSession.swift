@@ -669,6 +669,18 @@ extension RealtimeSession {
             }
             return state.authGeneration
         }
-        if let generation { enqueue(.authExpired(generation: generation)) }
+        guard let generation else { return }
+        if change.ended {
+            enqueue(.authExpired(generation: generation))
+            return
+        }
+        // A new validSince: the session may sign in again with a newer token first (its generation then
+        // moves on, and this expiry is dropped).
+        let clock = services.configuration.clock
+        let deadline = clock.elapsed + services.configuration.reauthenticationGrace
+        Task { [weak self] in
+            do { try await clock.sleep(untilElapsed: deadline) } catch { return }
+            self?.enqueue(.authExpired(generation: generation))
+        }
     }
 }

@@ -72,6 +72,58 @@ import Testing
         }
     }
 
+    /// A password change revokes the user's earlier tokens, but the session of the SDK that made it
+    /// signs in again with its new token at once: it is not told its old one expired (told at once,
+    /// the official web SDK refreshed with the just-revoked refresh token and signed its user out).
+    @Test func aSessionThatSignsInAgainAfterAPasswordChangeIsNotToldItsTokenExpired() async throws {
+        let server = IdentityTestServer { $0.reauthenticationGrace = .milliseconds(500) }
+        try await server.runLive { auth, port async throws in
+            try await auth.send(.put, "/.settings/rules.json?ns=demo", Self.rules, headers: TestServer.admin)
+            let created = try await auth.signUp("change@example.com")
+            let uid = try #require(created["localId"]?.stringValue)
+            let token = try #require(created["idToken"]?.stringValue)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
+            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            // A second apart: the new token's iat is past the revocation's validSince, in whole seconds.
+            try await Task.sleep(for: .milliseconds(1100))
+            let changed = try #require(
+                try await auth.post("accounts:update", #"{"idToken":"\#(token)","password":"another-password","returnSecureToken":true}"#).json
+            )
+            let newToken = try #require(changed["idToken"]?.stringValue)
+            try await connection.send(RealtimeConnectionTests.request(2, "auth", #"{"cred":"\#(newToken)"}"#))
+            #expect(try await connection.nextMessage()?.contains(#""r":2,"b":{"s":"ok""#) == true)
+            // Past the grace: the next message is the answer to a write, not an expiry.
+            try await Task.sleep(for: .milliseconds(1000))
+            try await connection.send(RealtimeConnectionTests.request(3, "p", #"{"p":"/notes/\#(uid)","d":1}"#))
+            #expect(try await connection.nextMessage()?.contains(#""r":3,"b":{"s":"ok""#) == true)
+            await connection.close()
+        }
+    }
+
+    /// A session that keeps a revoked token is told after the grace, and loses its listens.
+    @Test func aSessionThatKeepsARevokedTokenIsToldAfterTheGrace() async throws {
+        let server = IdentityTestServer { $0.reauthenticationGrace = .milliseconds(300) }
+        try await server.runLive { auth, port async throws in
+            try await auth.send(.put, "/.settings/rules.json?ns=demo", Self.rules, headers: TestServer.admin)
+            let created = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).json)
+            let uid = try #require(created["localId"]?.stringValue)
+            let token = try #require(created["idToken"]?.stringValue)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
+            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            try await connection.send(RealtimeConnectionTests.request(2, "q", #"{"p":"/notes/\#(uid)","h":""}"#))
+            #expect(try await connection.nextMessage()?.contains(#""r":2,"b":{"s":"ok""#) == true)
+            let future = Int(Date().timeIntervalSince1970) + 5
+            try await auth.admin("accounts:update", #"{"localId":"\#(uid)","validSince":\#(future)}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"a":"c","b":{"p":"notes/\#(uid)"}}}"#)
+            await connection.close()
+        }
+    }
+
     @Test func disabledUsersAreStillRefusedAfterARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-revocations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -77,3 +77,65 @@ import Testing
         }
     }
 }
+
+/// FirebaseAuth's credentials against a live server: linking an anonymous user to an email keeps its
+/// uid and data, re-authentication checks the credential is the user's, `signIn(with:)`, and the
+/// account's providers and times.
+@Suite struct LiveCredentialTests {
+    @Test func anAnonymousUserLinkedToAnEmailKeepsItsUidAndData() async throws {
+        try await LiveServer.run(identity: true) { url, _ in
+            let database = try makeClient(url)
+            let auth = Auth.auth(database: database)
+            let anonymous = try await auth.signInAnonymously().user
+            #expect(anonymous.isAnonymous && anonymous.providerData.isEmpty)
+            try await database.reference(withPath: "notes/\(anonymous.uid)").setValue("kept")
+            let linked = try await anonymous.link(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "correct horse")).user
+            #expect(linked.uid == anonymous.uid && !linked.isAnonymous && linked.email == "ada@example.com")
+            #expect(linked.providerData.map(\.providerID) == ["password"])
+            #expect(linked.providerData.first?.email == "ada@example.com")
+            // Linked twice: Firebase's error.
+            do {
+                _ = try await linked.link(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "correct horse"))
+                Issue.record("a second password credential was linked")
+            } catch {
+                #expect(AuthErrorCode(rawValue: (error as NSError).code) == .providerAlreadyLinked)
+            }
+            try auth.signOut()
+            let again = try await auth.signIn(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "correct horse")).user
+            #expect(again.uid == anonymous.uid)
+            #expect(try await database.reference(withPath: "notes/\(again.uid)").getData().value as? String == "kept")
+            let metadata = again.metadata
+            let created = try #require(metadata.creationDate)
+            let lastSignIn = try #require(metadata.lastSignInDate)
+            #expect(abs(created.timeIntervalSinceNow) < 300 && lastSignIn >= created)
+        }
+    }
+
+    @Test func reauthenticationChecksTheCredentialIsTheUsers() async throws {
+        try await LiveServer.run(identity: true) { url, _ in
+            let auth = Auth.auth(database: try makeClient(url))
+            try await auth.createUser(withEmail: "grace@example.com", password: "cobol-1959")
+            try auth.signOut()
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "correct horse").user
+            let result = try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "correct horse"))
+            #expect(result.user.uid == user.uid)
+            do {
+                _ = try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "grace@example.com", password: "cobol-1959"))
+                Issue.record("another user's credential re-authenticated")
+            } catch {
+                #expect((error as? AuthError)?.code == .userMismatch)
+            }
+            do {
+                _ = try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "ada@example.com", password: "wrong password"))
+                Issue.record("a wrong password re-authenticated")
+            } catch {
+                let code = (error as? AuthError)?.code
+                #expect(code == .wrongPassword || code == .invalidCredential)
+            }
+            // Then the password change the seed apps make after re-authenticating.
+            try await user.updatePassword(to: "new horse battery")
+            try auth.signOut()
+            #expect(try await auth.signIn(withEmail: "ada@example.com", password: "new horse battery").user.uid == user.uid)
+        }
+    }
+}

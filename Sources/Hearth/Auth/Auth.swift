@@ -249,6 +249,7 @@ public final class Auth: Sendable {
             ("email", profile.email.map(JSONValue.string) ?? .null), ("displayName", profile.displayName.map(JSONValue.string) ?? .null),
             ("photoURL", profile.photoURL.map { .string($0.absoluteString) } ?? .null),
             ("emailVerified", .bool(profile.emailVerified)), ("isAnonymous", .bool(profile.isAnonymous)),
+            ("record", profile.record ?? .null),
         ]
         return Data(JSONValue.object(members).jsonText.utf8)
     }
@@ -261,6 +262,7 @@ public final class Auth: Sendable {
         profile.photoURL = json.text("photoURL").flatMap(URL.init(string:))
         profile.emailVerified = json.text("emailVerified") == "true"
         profile.isAnonymous = json.text("isAnonymous") == "true"
+        if let record = json["record"], record != .null { profile.record = record }
         // No ID token yet: the first use refreshes it.
         return (uid, profile, User.Tokens(idToken: "", refreshToken: refresh, expiry: 0))
     }

@@ -18,10 +18,13 @@ public enum AuthErrorCode: Int, Sendable, Hashable {
     case tooManyRequests = 17010
     case userNotFound = 17011
     case requiresRecentLogin = 17014
+    case providerAlreadyLinked = 17015
     case invalidUserToken = 17017
     case networkError = 17020
     case userTokenExpired = 17021
     case invalidAPIKey = 17023
+    case userMismatch = 17024
+    case credentialAlreadyInUse = 17025
     case weakPassword = 17026
     case expiredActionCode = 17029
     case invalidActionCode = 17030
@@ -107,6 +110,9 @@ extension AuthErrorCode {
         case .tooManyRequests: "ERROR_TOO_MANY_REQUESTS"
         case .userNotFound: "ERROR_USER_NOT_FOUND"
         case .requiresRecentLogin: "ERROR_REQUIRES_RECENT_LOGIN"
+        case .providerAlreadyLinked: "ERROR_PROVIDER_ALREADY_LINKED"
+        case .userMismatch: "ERROR_USER_MISMATCH"
+        case .credentialAlreadyInUse: "ERROR_CREDENTIAL_ALREADY_IN_USE"
         case .invalidUserToken: "ERROR_INVALID_USER_TOKEN"
         case .networkError: "ERROR_NETWORK_REQUEST_FAILED"
         case .userTokenExpired: "ERROR_USER_TOKEN_EXPIRED"
@@ -132,6 +138,9 @@ extension AuthErrorCode {
         case .tooManyRequests: "Too many attempts from this device; try again later."
         case .userNotFound: "No account matches; it may have been deleted."
         case .requiresRecentLogin: "This change needs a recent sign-in; sign in again and retry."
+        case .providerAlreadyLinked: "The account already has a credential of this provider."
+        case .userMismatch: "The credential belongs to another user."
+        case .credentialAlreadyInUse: "The credential already belongs to another account."
         case .invalidUserToken: "The user's credential is no longer valid; sign in again."
         case .networkError: "The server could not be reached."
         case .userTokenExpired: "The user's credential has expired or was revoked; sign in again."

@@ -19,6 +19,8 @@ public final class User: Sendable {
         var photoURL: URL?
         var emailVerified = false
         var isAnonymous = false
+        /// The account as the server last described it (`accounts:lookup`): linked providers, times.
+        var record: JSONValue?
     }
 
     struct Tokens: Sendable {
@@ -126,6 +128,7 @@ public final class User: Sendable {
             providers = list.count
         }
         profile.isAnonymous = profile.email == nil && providers == 0
+        profile.record = record
         return profile
     }
 }

@@ -1,0 +1,151 @@
+import Foundation
+import HearthCore
+import Synchronization
+
+/// Who a user is at one sign-in provider, as FirebaseAuth's `UserInfo`: the user itself (provider
+/// `Firebase`) and each entry of ``User/providerData``.
+public protocol UserInfo: Sendable {
+    /// `password`, `phone`, `google.com`, … (`Firebase` for the user itself).
+    var providerID: String { get }
+    /// The user's id at that provider.
+    var uid: String { get }
+    var displayName: String? { get }
+    var photoURL: URL? { get }
+    var email: String? { get }
+    var phoneNumber: String? { get }
+}
+
+/// One provider a user signs in with (an entry of the account's `providerUserInfo`).
+struct ProviderUserInfo: UserInfo {
+    var providerID: String
+    var uid: String
+    var displayName: String?
+    var photoURL: URL?
+    var email: String?
+    var phoneNumber: String?
+}
+
+/// When the account was made and last signed in, as FirebaseAuth's `UserMetadata`.
+///
+/// For example:
+/// ```swift
+/// if let created = Auth.auth().currentUser?.metadata.creationDate { print("member since", created) }
+/// ```
+public final class UserMetadata: Sendable {
+    public let creationDate: Date?
+    public let lastSignInDate: Date?
+
+    init(creationDate: Date?, lastSignInDate: Date?) {
+        self.creationDate = creationDate
+        self.lastSignInDate = lastSignInDate
+    }
+}
+
+/// A credential to sign in, re-authenticate or link with, as FirebaseAuth's `AuthCredential`; made
+/// by a provider, e.g. ``EmailAuthProvider/credential(withEmail:password:)``.
+public final class AuthCredential: Sendable {
+    /// The provider's id (`password`).
+    public let provider: String
+    let email: String
+    let password: String
+
+    init(provider: String, email: String, password: String) {
+        self.provider = provider
+        self.email = email
+        self.password = password
+    }
+}
+
+/// Email and password credentials, as FirebaseAuth's `EmailAuthProvider`.
+///
+/// For example:
+/// ```swift
+/// let credential = EmailAuthProvider.credential(withEmail: "ada@example.com", password: oldPassword)
+/// try await Auth.auth().currentUser?.reauthenticate(with: credential)
+/// ```
+public enum EmailAuthProvider {
+    /// The provider's id, `password`.
+    public static let id = "password"
+
+    public static func credential(withEmail email: String, password: String) -> AuthCredential {
+        AuthCredential(provider: id, email: email, password: password)
+    }
+}
+
+extension Auth {
+    /// Signs in with a credential (an email and password one).
+    public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
+        try await signIn(withEmail: credential.email, password: credential.password)
+    }
+
+    /// As ``signIn(with:)``, with a completion handler.
+    public func signIn(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        deliverResult(of: { try await self.signIn(with: credential) }, on: database.callbackQueue, to: completion)
+    }
+}
+
+extension User: UserInfo {
+    /// `Firebase`, as FirebaseAuth's `User`.
+    public var providerID: String { "Firebase" }
+
+    public var phoneNumber: String? { profile.withLock { $0.record?.text("phoneNumber") } }
+
+    /// The providers the user signs in with: `password` once it has one, and identity providers
+    /// linked to it (imported from Firebase). Empty for an anonymous user.
+    public var providerData: [any UserInfo] {
+        let record = profile.withLock { $0.record }
+        guard case .object(let members)? = record, case .array(let entries)? = members.first(where: { $0.key == "providerUserInfo" })?.value else {
+            return []
+        }
+        return entries.compactMap { entry in
+            guard let provider = entry.text("providerId") else { return nil }
+            return ProviderUserInfo(
+                providerID: provider, uid: entry.text("rawId") ?? entry.text("federatedId") ?? "", displayName: entry.text("displayName"),
+                photoURL: entry.text("photoUrl").flatMap(URL.init(string:)), email: entry.text("email"), phoneNumber: entry.text("phoneNumber")
+            )
+        }
+    }
+
+    /// When the account was made and last signed in.
+    public var metadata: UserMetadata {
+        let record = profile.withLock { $0.record }
+        func date(_ name: String) -> Date? { record?.text(name).flatMap(Double.init).map { Date(timeIntervalSince1970: $0 / 1000) } }
+        return UserMetadata(creationDate: date("createdAt"), lastSignInDate: date("lastLoginAt"))
+    }
+
+    /// Checks the credential again (before a sensitive change, such as the password's): it must be
+    /// this user's. The user gets fresh tokens.
+    public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
+        let reply = try await auth.client.call(
+            "accounts:signInWithPassword",
+            [("email", .string(credential.email)), ("password", .string(credential.password)), ("returnSecureToken", .bool(true))]
+        )
+        let session = try IdentityClient.session(reply)
+        guard session.uid == uid else { throw AuthError(.userMismatch, "USER_MISMATCH") }
+        adopt(session)
+        auth.tokenChanged(self)
+        try await reload()
+        return AuthDataResult(user: self)
+    }
+
+    /// Adds the credential to this account: an anonymous user keeps its uid (and its data) and gets an
+    /// email and password.
+    public func link(with credential: AuthCredential) async throws -> AuthDataResult {
+        if providerData.contains(where: { $0.providerID == credential.provider }) {
+            throw AuthError(.providerAlreadyLinked, "PROVIDER_ALREADY_LINKED")
+        }
+        try await update([("email", .string(credential.email)), ("password", .string(credential.password))])
+        try await reload()
+        return AuthDataResult(user: self)
+    }
+
+    /// As ``reauthenticate(with:)``, with a completion handler.
+    public func reauthenticate(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        deliverResult(of: { try await self.reauthenticate(with: credential) }, on: auth.database.callbackQueue, to: completion)
+    }
+
+    /// As ``link(with:)``, with a completion handler.
+    public func link(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+        deliverResult(of: { try await self.link(with: credential) }, on: auth.database.callbackQueue, to: completion)
+    }
+}

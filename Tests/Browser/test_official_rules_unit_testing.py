@@ -23,8 +23,6 @@ says so); run directly without it, it fails:
     FIREBASE_BOWER_DIR=/tmp/firebase-bower Tests/Browser/run.sh -k rules_unit_testing
 """
 
-import functools
-import http.server
 import json
 import os
 import pathlib
@@ -32,18 +30,15 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 import pytest
-from selenium.webdriver.support.ui import WebDriverWait
 
 import hearth_process
-from conftest import Page
-from test_official_storage import SDK_DIR, _Quiet, _sdk_version  # importing it fails without FIREBASE_BOWER_DIR
+from test_official_storage import official_page  # importing it fails without FIREBASE_BOWER_DIR
 
 PROJECT = 'demo-app'
 NAMESPACE = f'{PROJECT}-default-rtdb'
@@ -196,9 +191,7 @@ def _ready(url):
 @pytest.fixture(scope='module')
 def emulator():
     """`hearth serve --emulator --in-memory --project demo-app` on a free port, for this module alone."""
-    binary = pathlib.Path(os.environ.get('HEARTH_BIN') or hearth_process.DEFAULT_BIN)
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(f'hearth binary not found or not executable: {binary}', pytrace=False)
+    binary = hearth_process.required_binary()
     root = tempfile.mkdtemp(prefix='hearth-rules-unit-testing-')
     port = hearth_process.free_port()
     url = f'http://127.0.0.1:{port}'
@@ -227,39 +220,9 @@ def emulator():
 @pytest.fixture(scope='module')
 def official(browser, emulator):
     """A window on a static server's page that has loaded the official SDK's app, database and storage."""
-    directory = pathlib.Path(SDK_DIR)
-    for name in ('firebase-app.js', 'firebase-database.js', 'firebase-storage.js'):
-        if not (directory / name).is_file():
-            pytest.fail(f'FIREBASE_BOWER_DIR={SDK_DIR} has no {name}', pytrace=False)
-    version = _sdk_version(directory)
-    www = tempfile.mkdtemp(prefix='hearth-official-rut-')
-    os.makedirs(os.path.join(www, 'firebasejs'))
-    os.symlink(directory.resolve(), os.path.join(www, 'firebasejs', version))
-    pathlib.Path(www, 'page.html').write_text(PAGE, encoding='utf-8')
-    port = hearth_process.free_port()
-    web = http.server.ThreadingHTTPServer(('127.0.0.1', port), functools.partial(_Quiet, directory=www))
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    home = browser.current_window_handle
-    browser.switch_to.new_window('window')
-    handle = browser.current_window_handle
-    try:
-        browser.get(f'http://127.0.0.1:{port}/page.html?sdk={version}&port={emulator["port"]}')
-        WebDriverWait(browser, 30, poll_frequency=0.05).until(
-            lambda d: d.execute_script('return window.ready === true || !!window.loadError'))
-        error = browser.execute_script('return window.loadError || null')
-        if error:
-            pytest.fail(f'the official SDK did not load: {error}', pytrace=False)
-        page = Page(browser, handle, f'official SDK {version}')
-        page.version = version
+    with official_page(browser, ('firebase-app.js', 'firebase-database.js', 'firebase-storage.js'), PAGE,
+                       f'port={emulator["port"]}', 'hearth-official-rut-') as page:
         yield page
-    finally:
-        if handle in browser.window_handles:
-            browser.switch_to.window(handle)
-            browser.close()
-        browser.switch_to.window(home)
-        web.shutdown()
-        web.server_close()
-        shutil.rmtree(www, ignore_errors=True)
 
 
 def denied(outcome, code=None):

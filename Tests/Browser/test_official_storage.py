@@ -16,6 +16,7 @@ Without FIREBASE_BOWER_DIR these tests are reported as skipped, with that reason
 fetched where CI runs); with it set but the files missing, they fail.
 """
 
+import contextlib
 import functools
 import http.server
 import os
@@ -105,18 +106,20 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope='module')
-def official(browser, hearth_server):
-    """A window on a static server's page that has loaded the official SDK's app and storage modules."""
+@contextlib.contextmanager
+def official_page(browser, modules, page, query, prefix):
+    """A window on a static server's `page` (served beside the official SDK's `modules`, under
+    /firebasejs/<version>/), opened with `query` plus `sdk=<version>`, once its script sets
+    `window.ready` (or fails the test with its `window.loadError`). Shared by the official SDK's tests."""
     directory = pathlib.Path(SDK_DIR)
-    for name in ('firebase-app.js', 'firebase-storage.js'):
+    for name in modules:
         if not (directory / name).is_file():
             pytest.fail(f'FIREBASE_BOWER_DIR={SDK_DIR} has no {name}', pytrace=False)
     version = _sdk_version(directory)
-    www = tempfile.mkdtemp(prefix='hearth-official-storage-')
+    www = tempfile.mkdtemp(prefix=prefix)
     os.makedirs(os.path.join(www, 'firebasejs'))
     os.symlink(directory.resolve(), os.path.join(www, 'firebasejs', version))
-    pathlib.Path(www, 'page.html').write_text(PAGE, encoding='utf-8')
+    pathlib.Path(www, 'page.html').write_text(page, encoding='utf-8')
     port = hearth_process.free_port()
     web = http.server.ThreadingHTTPServer(('127.0.0.1', port), functools.partial(_Quiet, directory=www))
     threading.Thread(target=web.serve_forever, daemon=True).start()
@@ -124,15 +127,15 @@ def official(browser, hearth_server):
     browser.switch_to.new_window('window')
     handle = browser.current_window_handle
     try:
-        browser.get(f'http://127.0.0.1:{port}/page.html?sdk={version}&port={hearth_server.port}')
+        browser.get(f'http://127.0.0.1:{port}/page.html?sdk={version}&{query}')
         WebDriverWait(browser, 30, poll_frequency=0.05).until(
             lambda d: d.execute_script('return window.ready === true || !!window.loadError'))
         error = browser.execute_script('return window.loadError || null')
         if error:
             pytest.fail(f'the official SDK did not load: {error}', pytrace=False)
-        page = Page(browser, handle, f'official SDK {version}')
-        page.version = version
-        yield page
+        opened = Page(browser, handle, f'official SDK {version}')
+        opened.version = version
+        yield opened
     finally:
         if handle in browser.window_handles:
             browser.switch_to.window(handle)
@@ -141,6 +144,14 @@ def official(browser, hearth_server):
         web.shutdown()
         web.server_close()
         shutil.rmtree(www, ignore_errors=True)
+
+
+@pytest.fixture(scope='module')
+def official(browser, hearth_server):
+    """A window on a static server's page that has loaded the official SDK's app and storage modules."""
+    with official_page(browser, ('firebase-app.js', 'firebase-storage.js'), PAGE, f'port={hearth_server.port}',
+                       'hearth-official-storage-') as page:
+        yield page
 
 
 @pytest.fixture

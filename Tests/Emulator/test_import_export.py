@@ -11,6 +11,7 @@ import signal
 import urllib.parse
 
 import pytest
+import requests
 
 import emulator_support as support
 from emulator_support import BUCKET, NAMESPACE, OWNER
@@ -147,6 +148,28 @@ def test_emulators_export_refuses_a_non_empty_directory_without_force(exporting,
                                        cwd=exporting.cli_cwd)
     assert status == 0 and 'Export complete' in out, (status, out, err)
     assert_export_of(support.Export(target), exporting, seed)
+
+
+def test_an_export_never_deletes_a_directory_that_is_not_an_export(exporting, seed, tmp_path):
+    """The server itself refuses (409) to replace a directory of other files unless asked with force;
+    an earlier export it replaces; and --export-on-exit into such a directory stops the start."""
+    project = tmp_path / 'someones-project'
+    project.mkdir()
+    (project / 'main.swift').write_text('print("keep me")')
+    refused = requests.post(f'{exporting.base}/_admin/export', json={'path': str(project)}, headers=OWNER,
+                            timeout=support.TIMEOUT)
+    assert refused.status_code == 409 and 'not an earlier export' in refused.json()['error'], refused.text
+    assert sorted(p.name for p in project.iterdir()) == ['main.swift']
+    earlier = tmp_path / 'earlier'
+    assert requests.post(f'{exporting.base}/_admin/export', json={'path': str(earlier)}, headers=OWNER,
+                         timeout=support.TIMEOUT).status_code == 200
+    (earlier / 'stray.txt').write_text('left by hand')
+    again = requests.post(f'{exporting.base}/_admin/export', json={'path': str(earlier)}, headers=OWNER,
+                          timeout=support.TIMEOUT)
+    assert again.status_code == 200 and not (earlier / 'stray.txt').exists(), again.text
+    status, output = support.run_to_exit(['--in-memory', '--port', '0', f'--export-on-exit={project}'], cwd=tmp_path)
+    assert status != 0 and 'not an earlier export' in output, output
+    assert (project / 'main.swift').read_text() == 'print("keep me")'
 
 
 # ───────────────────────────── older storage layouts ─────────────────────────────

@@ -40,7 +40,7 @@ struct EmulatorsCommand: AsyncParsableCommand {
             }
             let client = try StorageAdminClient.forServer(url: url, secret: "owner")
             var request = client.request("/_admin/export", method: .POST, headers: [("Content-Type", "application/json")])
-            request.body = .bytes(ByteBuffer(string: JSONValue.object([("path", .string(target.path))]).jsonText))
+            request.body = .bytes(ByteBuffer(string: JSONValue.object([("path", .string(target.path)), ("force", .bool(force))]).jsonText))
             let answer = try await client.send(request)
             let summary = answer.json?["summary"]?.stringValue.map { " (\($0))" } ?? ""
             print("Export complete: \(target.path)\(summary)")

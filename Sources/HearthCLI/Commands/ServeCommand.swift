@@ -409,6 +409,8 @@ struct ServeCommand: AsyncParsableCommand {
             guard !(workingDirectory + "/").hasPrefix(directory.path.hasSuffix("/") ? directory.path : directory.path + "/") else {
                 throw CLIError("--export-on-exit \(directory.path) would replace the working directory or one of its parents; pick a directory inside it")
             }
+            // Checked now, not at exit: an export on exit must not delete a directory that is not an export.
+            if let refusal = EmulatorExportError.refusing(toReplace: directory) { throw CLIError("--export-on-exit: \(refusal)") }
             configuration.emulatorSuite.exportOnExit = directory
             emulatorLines += "  Export on exit: \(directory.path) (on SIGINT or SIGTERM)\n"
         }

@@ -40,10 +40,13 @@ struct EmulatorDataTransfer: Sendable {
     // MARK: - Export
 
     /// Writes everything into a new directory beside `target`, then puts it in `target`'s place: a
-    /// failed export leaves the previous one whole (as firebase-tools does).
-    func export(to target: URL) async throws -> Summary {
+    /// failed export leaves the previous one whole (as firebase-tools does). `target` must be absent,
+    /// empty or an earlier export, unless `replacingAnything`: an export never deletes other files by
+    /// mistake (a typo'd path, a project directory).
+    func export(to target: URL, replacingAnything: Bool = false) async throws -> Summary {
         let fileManager = FileManager.default
         let target = target.standardizedFileURL
+        if !replacingAnything, let refusal = EmulatorExportError.refusing(toReplace: target) { throw refusal }
         let parent = target.deletingLastPathComponent()
         try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
         let staging = parent.appendingPathComponent(".\(target.lastPathComponent).hearth-export-\(UUID().uuidString.prefix(8))")
@@ -210,6 +213,25 @@ struct EmulatorDataTransfer: Sendable {
             }
         }
         return summary
+    }
+}
+
+/// An export that must not go where it was asked to, with what to do.
+public struct EmulatorExportError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+
+    /// Why `target` must not be replaced by an export: it holds files and is not an earlier export.
+    public static func refusing(toReplace target: URL) -> EmulatorExportError? {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: target.path, isDirectory: &isDirectory) else { return nil }
+        guard isDirectory.boolValue else { return EmulatorExportError("\(target.path) is a file, not a directory") }
+        let contents = (try? fileManager.contentsOfDirectory(atPath: target.path)) ?? []
+        if contents.isEmpty || contents.contains(EmulatorDataTransfer.metadataFile) { return nil }
+        return EmulatorExportError(
+            "\(target.path) holds files and is not an earlier export (no \(EmulatorDataTransfer.metadataFile)); an export there would delete them. Pick another directory, or replace it on purpose (hearth emulators export --force)"
+        )
     }
 }
 

@@ -70,9 +70,12 @@ struct EmulatorHubController: Sendable {
             return Self.answer(.badRequest, ("error", #"The body must be {"path": "<absolute directory>"}"#))
         }
         do {
-            let summary = try await transfer.export(to: URL(fileURLWithPath: path))
+            // `"force": true` (hearth emulators export --force) replaces a directory that is not an export.
+            let summary = try await transfer.export(to: URL(fileURLWithPath: path), replacingAnything: json["force"] == .bool(true))
             logger.notice("Exported the emulators' data", metadata: ["hearth.export.directory": "\(path)", "hearth.export.summary": "\(summary)"])
             return Self.answer(.ok, ("path", path), ("summary", summary.description))
+        } catch let error as EmulatorExportError {
+            return Self.answer(.conflict, ("error", error.description))
         } catch {
             logger.error("The export failed", metadata: ["hearth.export.directory": "\(path)", "hearth.error": "\(error)"])
             return Self.answer(.internalServerError, ("error", "The export to \(path) failed: \(error)"))

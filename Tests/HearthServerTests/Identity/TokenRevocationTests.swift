@@ -12,6 +12,15 @@ import Testing
 /// Disabling, deleting or revoking a user ends its ID tokens in the database too, not only in the
 /// identity service: REST requests are refused and open WebSocket sessions are told with `ac`.
 @Suite struct TokenRevocationTests {
+    /// A WebSocket session on `demo`, past its handshake, signed in with `token` (request 1).
+    static func signedIn(port: Int, token: String) async throws -> WireConnection {
+        let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+        _ = try await connection.nextMessage()
+        try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
+        #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+        return connection
+    }
+
     static let rules = #"{"rules": {"notes": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}}}"#
 
     @Test func disabledAndRevokedUsersTokensAreRefusedByTheDatabase() async throws {
@@ -56,10 +65,7 @@ import Testing
             let created = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).json)
             let uid = try #require(created["localId"]?.stringValue)
             let token = try #require(created["idToken"]?.stringValue)
-            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.nextMessage()
-            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
-            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            let connection = try await Self.signedIn(port: port, token: token)
             try await connection.send(RealtimeConnectionTests.request(2, "q", #"{"p":"/notes/\#(uid)","h":""}"#))
             #expect(try await connection.nextMessage()?.contains(#""r":2,"b":{"s":"ok""#) == true)
             try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":true}"#)
@@ -82,10 +88,7 @@ import Testing
             let created = try await auth.signUp("change@example.com")
             let uid = try #require(created["localId"]?.stringValue)
             let token = try #require(created["idToken"]?.stringValue)
-            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.nextMessage()
-            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
-            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            let connection = try await Self.signedIn(port: port, token: token)
             // A second apart: the new token's iat is past the revocation's validSince, in whole seconds.
             try await Task.sleep(for: .milliseconds(1100))
             let changed = try #require(
@@ -110,10 +113,7 @@ import Testing
             let created = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).json)
             let uid = try #require(created["localId"]?.stringValue)
             let token = try #require(created["idToken"]?.stringValue)
-            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.nextMessage()
-            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
-            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            let connection = try await Self.signedIn(port: port, token: token)
             try await connection.send(RealtimeConnectionTests.request(2, "q", #"{"p":"/notes/\#(uid)","h":""}"#))
             #expect(try await connection.nextMessage()?.contains(#""r":2,"b":{"s":"ok""#) == true)
             let future = Int(Date().timeIntervalSince1970) + 5

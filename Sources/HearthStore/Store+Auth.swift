@@ -56,7 +56,8 @@ extension Store {
         })
     }
 
-    /// Changes the signed-in user's password; dispatches ``PasswordChanged`` or ``UserAuthFailed``
+    /// Changes the signed-in user's password without re-authenticating (it needs a recent sign-in:
+    /// prefer ``changePassword(from:to:using:)``); dispatches ``PasswordChanged`` or ``UserAuthFailed``
     /// (``AuthFlowError/Code/changePassword``, or ``AuthFlowError/Code/missingUserID``).
     @discardableResult
     public func changePassword(to password: String, using auth: Auth) -> Task<Void, Never> {
@@ -73,7 +74,8 @@ extension Store {
         })
     }
 
-    /// Changes the signed-in user's email; dispatches ``EmailChanged`` or ``UserAuthFailed``
+    /// Changes the signed-in user's email without re-authenticating (it needs a recent sign-in:
+    /// prefer ``changeEmail(to:password:using:)``); dispatches ``EmailChanged`` or ``UserAuthFailed``
     /// (``AuthFlowError/Code/changeEmail``, or ``AuthFlowError/Code/missingUserID``).
     @discardableResult
     public func changeEmail(to email: String, using auth: Auth) -> Task<Void, Never> {
@@ -82,6 +84,53 @@ extension Store {
                 return store.dispatch(UserAuthFailed(error: AuthFlowError(.missingUserID)))
             }
             do {
+                try await user.updateEmail(to: email)
+                store.dispatch(EmailChanged(email: email))
+            } catch {
+                store.dispatch(UserAuthFailed(error: AuthFlowError(.changeEmail, wrapping: error)))
+            }
+        })
+    }
+
+    /// Changes the signed-in user's password after re-authenticating with the current one, as a
+    /// password change screen does (the server asks for a recent sign-in otherwise); dispatches
+    /// ``PasswordChanged``, or ``UserAuthFailed`` with ``AuthFlowError/Code/changePassword`` wrapping
+    /// the Auth error (`wrongPassword` or `invalidCredential` for a wrong current password, `weakPassword`).
+    ///
+    /// ```swift
+    /// store.changePassword(from: currentPassword, to: newPassword, using: Auth.auth())
+    /// ```
+    @discardableResult
+    public func changePassword(from currentPassword: String, to password: String, using auth: Auth) -> Task<Void, Never> {
+        run(Effect { store in
+            guard let user = auth.currentUser, let email = user.email else {
+                return store.dispatch(UserAuthFailed(error: AuthFlowError(.missingUserID)))
+            }
+            do {
+                try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: email, password: currentPassword))
+                try await user.updatePassword(to: password)
+                store.dispatch(PasswordChanged())
+            } catch {
+                store.dispatch(UserAuthFailed(error: AuthFlowError(.changePassword, wrapping: error)))
+            }
+        })
+    }
+
+    /// Changes the signed-in user's email after re-authenticating with their password; dispatches
+    /// ``EmailChanged``, or ``UserAuthFailed`` with ``AuthFlowError/Code/changeEmail`` wrapping the
+    /// Auth error (a wrong password, `invalidEmail`, `emailAlreadyInUse`).
+    ///
+    /// ```swift
+    /// store.changeEmail(to: "ada@lovelace.org", password: currentPassword, using: Auth.auth())
+    /// ```
+    @discardableResult
+    public func changeEmail(to email: String, password: String, using auth: Auth) -> Task<Void, Never> {
+        run(Effect { store in
+            guard let user = auth.currentUser, let current = user.email else {
+                return store.dispatch(UserAuthFailed(error: AuthFlowError(.missingUserID)))
+            }
+            do {
+                try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: current, password: password))
                 try await user.updateEmail(to: email)
                 store.dispatch(EmailChanged(email: email))
             } catch {

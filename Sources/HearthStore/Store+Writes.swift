@@ -22,7 +22,7 @@ extension Store {
         let key = location.key ?? ""
         run(Effect { store in
             do {
-                try await location.setValue(from: object, encoder: encoder)
+                try await location.setValue(encoder.encode(object))
                 store.dispatch(ObjectCreated(key: key, object: object))
             } catch {
                 store.dispatch(ObjectWriteFailed<T>(error: ObjectWriteError(.create, key: key, underlying: Self.databaseError(error))))

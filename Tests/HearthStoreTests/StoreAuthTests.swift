@@ -143,6 +143,49 @@ import Testing
         }
     }
 
+    @Test func changingThePasswordReauthenticatesWithTheCurrentOneFirst() async throws {
+        try await TestServer.run { server in
+            let auth = Auth.auth(database: try server.client())
+            let store = TestStore(initialState: ChatState(), reducer: chatReducer)
+            let uid = try await signUp(store, auth)
+
+            // A wrong current password changes nothing.
+            store.store.changePassword(from: "not my password", to: "new password", using: auth)
+            await store.receive(UserAuthFailed.self, where: {
+                $0.error.code == .changePassword && [.wrongPassword, .invalidCredential].contains($0.error.underlying?.code)
+            }) { $0.authError = $1.error }
+            #expect((try? await auth.signIn(withEmail: Self.email, password: Self.password))?.user.uid == uid)
+
+            store.store.changePassword(from: Self.password, to: "new password", using: auth)
+            await store.receive(PasswordChanged()) { $0.passwordChanges = 1 }
+            #expect(auth.currentUser?.uid == uid)
+            try auth.signOut()
+            #expect((try? await auth.signIn(withEmail: Self.email, password: Self.password)) == nil)
+            #expect((try? await auth.signIn(withEmail: Self.email, password: "new password"))?.user.uid == uid)
+            await store.finish()
+        }
+    }
+
+    @Test func changingTheEmailReauthenticatesWithThePasswordFirst() async throws {
+        try await TestServer.run { server in
+            let auth = Auth.auth(database: try server.client())
+            let store = TestStore(initialState: ChatState(), reducer: chatReducer)
+            let uid = try await signUp(store, auth)
+
+            store.store.changeEmail(to: "ada@lovelace.org", password: "not my password", using: auth)
+            await store.receive(UserAuthFailed.self, where: {
+                $0.error.code == .changeEmail && [.wrongPassword, .invalidCredential].contains($0.error.underlying?.code)
+            }) { $0.authError = $1.error }
+            #expect(auth.currentUser?.email == Self.email)
+
+            store.store.changeEmail(to: "ada@lovelace.org", password: Self.password, using: auth)
+            await store.receive(EmailChanged(email: "ada@lovelace.org")) { $0.email = "ada@lovelace.org" }
+            try auth.signOut()
+            #expect((try? await auth.signIn(withEmail: "ada@lovelace.org", password: Self.password))?.user.uid == uid)
+            await store.finish()
+        }
+    }
+
     @Test func passwordResetIsSentForAKnownEmailOnly() async throws {
         try await TestServer.run { server in
             let auth = Auth.auth(database: try server.client())

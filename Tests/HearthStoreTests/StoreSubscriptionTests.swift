@@ -14,7 +14,7 @@ import Testing
         try await TestServer.run { server in
             let other = try server.client()
             let hi = Message(text: "hi", author: "ada")
-            try await other.reference(withPath: "messages/m1").setValue(from: hi)
+            try await other.reference(withPath: "messages/m1").setValue(Database.Encoder().encode(hi))
 
             let store = TestStore(initialState: ChatState(), reducer: chatReducer)
             let messages = try server.client().reference(withPath: "messages")
@@ -24,7 +24,7 @@ import Testing
 
             // Three changes back to back: the actions must follow in the same order.
             let hello = Message(text: "hello", author: "grace")
-            try await other.reference(withPath: "messages/m2").setValue(from: hello)
+            try await other.reference(withPath: "messages/m2").setValue(Database.Encoder().encode(hello))
             try await other.reference(withPath: "messages/m1/text").setValue("hi there")
             try await other.reference(withPath: "messages/m2").removeValue()
             await store.receive(ObjectAdded(key: "m2", object: hello)) { $0.messages.objects["m2"] = hello }
@@ -83,7 +83,7 @@ import Testing
             await flagged.finish()
 
             // Data there before subscribing: its ObjectAdded shows the listener is live.
-            try await other.reference(withPath: "messages/m1").setValue(from: hi)
+            try await other.reference(withPath: "messages/m1").setValue(Database.Encoder().encode(hi))
             let store = TestStore(initialState: ChatState(), reducer: chatReducer)
             #expect(store.store.subscribe(Message.self, to: messages, isSubscribed: \.messages.isSubscribed))
             await store.receive(ObjectSubscribed<Message>(isSubscribed: true)) { $0.messages.isSubscribed = true }
@@ -93,7 +93,7 @@ import Testing
             // One listener: one action per change. A second listener would dispatch each twice, and
             // the duplicate change would arrive before the addition below.
             try await other.reference(withPath: "messages/m1/text").setValue("hi again")
-            try await other.reference(withPath: "messages/m2").setValue(from: hi)
+            try await other.reference(withPath: "messages/m2").setValue(Database.Encoder().encode(hi))
             let again = Message(text: "hi again", author: "ada")
             await store.receive(ObjectChanged(key: "m1", object: again)) { $0.messages.objects["m1"] = again }
             await store.receive(ObjectAdded(key: "m2", object: hi)) { $0.messages.objects["m2"] = hi }
@@ -118,10 +118,10 @@ import Testing
             // A write to the old query, then one to a new subscription: the server sends changes in
             // order and the store dispatches all subscriptions' events in order, so an action for
             // the first write would come before the second's.
-            try await other.reference(withPath: "messages/m1").setValue(from: hi)
+            try await other.reference(withPath: "messages/m1").setValue(Database.Encoder().encode(hi))
             store.store.subscribe(Alert.self, to: database.reference(withPath: "alerts"), isSubscribed: \.alerts.isSubscribed)
             await store.receive(ObjectSubscribed<Alert>(isSubscribed: true)) { $0.alerts.isSubscribed = true }
-            try await other.reference(withPath: "alerts/a1").setValue(from: Alert(level: 3))
+            try await other.reference(withPath: "alerts/a1").setValue(Database.Encoder().encode(Alert(level: 3)))
             await store.receive(ObjectAdded(key: "a1", object: Alert(level: 3))) { $0.alerts.objects["a1"] = Alert(level: 3) }
 
             // Subscribing again starts over and delivers what is there now.

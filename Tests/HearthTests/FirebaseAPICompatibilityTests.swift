@@ -57,7 +57,7 @@ import Testing
         }
         databaseQuery.getData { optionalError, dataSnapshot in
             let _: (any Error)? = optionalError
-            let _: DataSnapshot = dataSnapshot
+            let _: DataSnapshot? = dataSnapshot
         }
         databaseQuery.observeSingleEvent(of: dataEventType) { dataSnapshot in
             let _: DataSnapshot = dataSnapshot
@@ -136,7 +136,7 @@ import Testing
             let _: DataSnapshot? = optionalDataSnapshot
         }
         databaseReference.runTransactionBlock({ _ in TransactionResult.abort() }, andCompletionBlock: { _, _, _ in }, withLocalEvents: yes)
-        let _: String = databaseReference.description
+        let _: String = databaseReference.description()
         let _: DatabaseReference? = databaseReference.parent
         databaseReference = databaseReference.root
         childKey = databaseReference.key

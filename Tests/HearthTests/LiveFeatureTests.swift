@@ -163,7 +163,7 @@ import Testing
             let message = Message(text: "hi", likes: 3, sent: Date(timeIntervalSince1970: 1_700_000_000), tags: ["a", "b"], editedBy: nil)
             let encoder = Hearth.Database.Encoder()
             encoder.dateEncodingStrategy = .millisecondsSince1970
-            try await writer.reference(withPath: "messages/m1").setValue(from: message, encoder: encoder)
+            try await writer.reference(withPath: "messages/m1").setValue(encoder.encode(message))
             let snapshot = try await reader.reference(withPath: "messages/m1").getData()
             #expect(snapshot.childSnapshot(forPath: "sent").value as? Int == 1_700_000_000_000)
             let decoder = Hearth.Database.Decoder()

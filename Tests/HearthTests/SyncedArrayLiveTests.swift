@@ -53,6 +53,52 @@ import Testing
         }
     }
 
+    /// A delegate with FirebaseArray's four callbacks (no `didApply`), recording each with its indexes.
+    final class FourCallbackDelegate: SyncedArrayDelegate, Sendable {
+        let calls = Mutex<[String]>([])
+        func syncedArray(_ array: SyncedArray<Score>, didAdd element: Score, at index: Int) {
+            calls.withLock { $0.append("add \(element.n) at \(index)") }
+        }
+        func syncedArray(_ array: SyncedArray<Score>, didChange element: Score, at index: Int) {
+            calls.withLock { $0.append("change \(element.n) at \(index)") }
+        }
+        func syncedArray(_ array: SyncedArray<Score>, didRemove element: Score, at index: Int) {
+            calls.withLock { $0.append("remove \(element.n) at \(index)") }
+        }
+        func syncedArray(_ array: SyncedArray<Score>, didMove element: Score, from fromIndex: Int, to toIndex: Int) {
+            calls.withLock { $0.append("move \(element.n) from \(fromIndex) to \(toIndex)") }
+        }
+    }
+
+    @Test func aDelegateHearsAddedChangedRemovedAndMovedWithIndexes() async throws {
+        try await LiveServer.run { url, _ in
+            let reader = try makeClient(url)
+            let writer = try makeClient(url)
+            let array = SyncedArray(query: reader.reference(withPath: "scores").queryOrdered(byChild: "n"), decoding: Score.self)
+            let delegate = FourCallbackDelegate()
+            array.delegate = delegate
+            array.start()
+            let scores = writer.reference(withPath: "scores")
+            func step(_ count: Int, _ write: () async throws -> Void) async throws {
+                try await write()
+                await waitUntil { delegate.calls.withLock { $0.count } == count }
+            }
+            try await step(1) { _ = try await scores.child("a").setValue(["n": 1]) }
+            try await step(2) { _ = try await scores.child("b").setValue(["n": 2]) }
+            try await step(3) { _ = try await scores.child("c").setValue(["n": 3]) }
+            // A new score that keeps its place is a change; one that passes others is a move and a change.
+            try await step(4) { _ = try await scores.child("b").updateChildValues(["n": 2, "seen": true]) }
+            try await step(6) { _ = try await scores.child("a").setValue(["n": 5]) }
+            try await step(7) { _ = try await scores.child("c").setValue(nil) }
+            let calls = delegate.calls.withLock { $0 }
+            #expect(Array(calls.prefix(4)) == ["add 1 at 0", "add 2 at 1", "add 3 at 2", "change 2 at 1"])
+            #expect(Set(calls[4...5]) == ["move 5 from 0 to 2", "change 5 at 2"])
+            #expect(calls.last == "remove 3 at 1")
+            #expect(array.elements.map(\.n) == [2, 5])
+            array.stop()
+        }
+    }
+
     @Test func changesArriveAsAnAsyncSequenceAndEndWhenTheArrayStops() async throws {
         try await LiveServer.run { url, _ in
             let client = try makeClient(url)

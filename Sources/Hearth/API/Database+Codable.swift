@@ -20,6 +20,16 @@ extension Database {
 
         public init() {}
 
+        /// The value as FirebaseDatabase's Foundation types (`[String: Any]`, `[Any]`, `String`,
+        /// `NSNumber`, `NSNull`), ready for `setValue(_:)` or `updateChildValues(_:)`.
+        ///
+        /// ```swift
+        /// try await ref.setValue(Database.Encoder().encode(message))
+        /// ```
+        public func encode<T: Encodable>(_ value: T) throws -> Any {
+            FoundationValue.value(of: try encodeJSON(value))
+        }
+
         func encodeJSON<T: Encodable>(_ value: T) throws -> JSONValue {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = dateEncodingStrategy
@@ -46,6 +56,16 @@ extension Database {
         public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
         public init() {}
+
+        /// Decodes FirebaseDatabase's Foundation types (a snapshot's `value`) as `T`.
+        ///
+        /// ```swift
+        /// let message = try Database.Decoder().decode(Message.self, from: snapshot.value as Any)
+        /// ```
+        public func decode<T: Decodable>(_ type: T.Type, from structure: Any) throws -> T {
+            let json = try FoundationValue.json(from: structure is NSNull ? nil : structure)
+            return try decode(T.self, from: try Node(json: json))
+        }
 
         func decode<T: Decodable>(_ type: T.Type, from node: Node) throws -> T {
             let decoder = JSONDecoder()
@@ -94,13 +114,4 @@ extension DatabaseReference {
         repo.set(path: path, json: json, completion: completion)
     }
 
-    /// Encodes `value` and writes it; returns when the server has it.
-    public func setValue<T: Encodable>(from value: T, encoder: Database.Encoder = Database.Encoder()) async throws {
-        let json = try encoder.encodeJSON(value)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            repo.set(path: path, json: json) { error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }
-        }
-    }
 }

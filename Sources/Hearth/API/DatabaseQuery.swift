@@ -121,8 +121,8 @@ public class DatabaseQuery: @unchecked Sendable {
     }
 
     /// Reads the current value: from the client's complete data when it has it, else from the server.
-    /// On an error the snapshot is empty.
-    public func getData(completion block: @escaping @Sendable ((any Error)?, DataSnapshot) -> Void) {
+    /// On an error the snapshot is `nil`, as in FirebaseDatabase.
+    public func getData(completion block: @escaping @Sendable ((any Error)?, DataSnapshot?) -> Void) {
         let reference = ref
         let index = query.index
         let spec = spec
@@ -132,7 +132,7 @@ public class DatabaseQuery: @unchecked Sendable {
                 let shown = spec.loadsAllData ? node : spec.query.evaluate(on: node)
                 block(nil, DataSnapshot(reference: reference, node: shown, index: index))
             case .failure(let error):
-                block(error, DataSnapshot(reference: reference, node: .empty, index: index))
+                block(error, nil)
             }
         }
     }
@@ -145,7 +145,7 @@ public class DatabaseQuery: @unchecked Sendable {
     public func getData() async throws -> DataSnapshot {
         try await withCheckedThrowingContinuation { continuation in
             getData { error, snapshot in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: snapshot) }
+                if let snapshot { continuation.resume(returning: snapshot) } else { continuation.resume(throwing: error ?? DatabaseError(.other, "No data")) }
             }
         }
     }

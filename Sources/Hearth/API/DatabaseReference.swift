@@ -13,7 +13,7 @@ import Synchronization
 /// try await ada.setValue(["name": "Ada", "born": 1815])
 /// try await ada.updateChildValues(["born": 1816, "/stats/count": ServerValue.increment(1)])
 /// ```
-public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, CustomStringConvertible {
+public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, CustomDebugStringConvertible {
     init(database: Database, path: DatabasePath) {
         super.init(database: database, path: path, query: .all)
     }
@@ -36,7 +36,15 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         return info.baseURL + (path.isRoot ? "" : "/" + encoded.joined(separator: "/")) + info.namespaceQuery
     }
 
-    public var description: String { url }
+    /// The full URL, which is also what `"\(ref)"` prints.
+    public var debugDescription: String { url }
+
+    /// The full URL of this location, as FirebaseDatabase's `description()` method.
+    ///
+    /// ```swift
+    /// print(ref.description())   // https://demo.example.com/users/ada
+    /// ```
+    public func description() -> String { url }
 
     /// What ``url`` leaves unescaped besides RFC 3986's unreserved characters.
     static let pathCharacters = "!$&'()*+,:=@"
@@ -252,10 +260,10 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     }
 
     /// Cancels the onDisconnect operations at and below this location.
-    public func cancelDisconnectOperations() { cancelDisconnectOperations(withCompletionBlock: nil) }
+    public func cancelDisconnectOperations() { cancelDisconnectOperations(completionBlock: nil) }
 
     /// As ``cancelDisconnectOperations()``, with a completion block.
-    public func cancelDisconnectOperations(withCompletionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
+    public func cancelDisconnectOperations(completionBlock block: (@Sendable ((any Error)?, DatabaseReference) -> Void)?) {
         onDisconnect("oc", { () throws(DatabaseError) in .null }, block)
     }
 

@@ -68,6 +68,23 @@ enum FoundationValue {
 
     /// A node as FirebaseDatabase's `value`: `nil` for no data, `String`, `NSNumber` (numbers and
     /// booleans), `[String: Any]`, or `[Any]` when the keys are dense integers.
+    /// JSON as Foundation values: `NSNull` for null, numbers as `Int` when whole, else `Double`.
+    static func value(of json: JSONValue) -> Any {
+        switch json {
+        case .null: return NSNull()
+        case .bool(let bool): return bool
+        case .number(let number):
+            if number.rounded() == number, abs(number) < 9_007_199_254_740_992 { return Int(number) }
+            return number
+        case .string(let string): return string
+        case .array(let elements): return elements.map { value(of: $0) }
+        case .object(let members):
+            var dictionary: [String: Any] = [:]
+            for (key, member) in members { dictionary[key] = value(of: member) }
+            return dictionary
+        }
+    }
+
     static func value(of node: Node) -> Any? {
         switch node {
         case .leaf(let primitive, _):

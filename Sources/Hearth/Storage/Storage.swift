@@ -132,6 +132,26 @@ public final class Storage: Sendable {
     /// (`http(s)://host/v0/b/{bucket}/o/{encoded path}`). An invalid URL, or one naming another
     /// bucket, stops the program, as in Firebase.
     public func reference(forURL url: String) -> StorageReference {
+        do {
+            return try parsedReference(url)
+        } catch {
+            fatalError("Hearth: \(error.message)")
+        }
+    }
+
+    /// A reference from a `gs://bucket/path` or download URL, as ``reference(forURL:)``, throwing
+    /// ``StorageError/pathError(message:)`` for a URL that names no object and
+    /// ``StorageError/bucketMismatch(message:)`` for one in another bucket.
+    ///
+    /// ```swift
+    /// let ref = try Storage.storage().reference(for: URL(string: "gs://demo.appspot.com/images/ada.png")!)
+    /// ```
+    public func reference(for url: URL) throws -> StorageReference {
+        try parsedReference(url.absoluteString)
+    }
+
+    private func parsedReference(_ url: String) throws(StorageError) -> StorageReference {
+        let invalid = StorageError.pathError(message: "Internal error: URL scheme must be one of gs://, http://, or https://, not \(url)")
         let (bucket, path): (String, String)
         if url.lowercased().hasPrefix("gs://") {
             // gs://bucket/path, the path as written (not percent-encoded).
@@ -139,23 +159,23 @@ public final class Storage: Sendable {
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             bucket = String(rest[..<slash])
             path = slash == rest.endIndex ? "" : String(rest[rest.index(after: slash)...])
-            guard !bucket.isEmpty else { fatalError("Hearth: invalid storage URL \(url)") }
+            guard !bucket.isEmpty else { throw invalid }
         } else if let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" {
             // /v0/b/{bucket}/o/{object}, each one percent-encoded segment.
             let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
             guard segments.count >= 3, segments.first == "v0", segments.dropFirst().first == "b",
                   let name = segments.dropFirst(2).first?.removingPercentEncoding else {
-                fatalError("Hearth: invalid storage URL \(url)")
+                throw invalid
             }
             let rest = Array(segments.dropFirst(3))
-            guard rest.isEmpty || rest[0] == "o" else { fatalError("Hearth: invalid storage URL \(url)") }
+            guard rest.isEmpty || rest[0] == "o" else { throw invalid }
             bucket = name
             path = rest.count >= 2 ? (rest[1].removingPercentEncoding ?? String(rest[1])) : ""
         } else {
-            fatalError("Hearth: invalid storage URL \(url)")
+            throw invalid
         }
         guard bucket == self.bucket else {
-            fatalError("Hearth: the URL's bucket \(bucket) is not this storage's bucket \(self.bucket)")
+            throw .bucketMismatch(message: "Provided bucket: `\(bucket)` does not match the Storage bucket of the current instance: `\(self.bucket)`")
         }
         return reference().child(path)
     }

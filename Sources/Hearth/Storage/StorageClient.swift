@@ -116,7 +116,7 @@ struct StorageClient: Sendable {
                 try await backoff.wait(after: StorageError(status: response.status, body: response.body).message)
                 continue
             }
-            throw StorageError(status: response.status, body: response.body)
+            throw StorageError(status: response.status, body: response.body, url: url)
         }
     }
 }

@@ -93,10 +93,7 @@ public final class StorageDownloadTask: Sendable {
             return Data()
         }
         if total > maxSize || Int64(response.body.count) > maxSize {
-            throw StorageError(
-                .downloadSizeExceeded,
-                "Attempted to download object with size of \(total) bytes, which exceeds the maximum size of \(maxSize) bytes. Consider raising the maximum download size, or using StorageReference.write(toFile:)"
-            )
+            throw StorageError.downloadSizeExceeded(total: total, maxSize: maxSize)
         }
         core.progress(completed: Int64(response.body.count), total: total)
         return response.body

@@ -7,8 +7,9 @@ import HearthCore
 /// ```swift
 /// do { _ = try await reference.getMetadata() }
 /// catch let error as StorageError where error.code == .objectNotFound { print("no such file") }
+/// catch { if StorageErrorCode(rawValue: (error as NSError).code) == .unauthorized { print("not allowed") } }
 /// ```
-public enum StorageErrorCode: Int, Sendable, Hashable {
+public enum StorageErrorCode: Int, Error, Sendable, Hashable {
     case unknown = -13000
     case objectNotFound = -13010
     case bucketNotFound = -13011
@@ -26,36 +27,79 @@ public enum StorageErrorCode: Int, Sendable, Hashable {
     case pathError = -13053
 }
 
-/// An error from the file service, the network or the client, with FirebaseStorage's code and a
-/// message (the server's, when it sent one). Bridged to `NSError` in FirebaseStorage's domain,
-/// `FIRStorageErrorDomain`, with the code's raw value.
+/// FirebaseStorage's error domain, the `domain` of every ``StorageError`` bridged to `NSError`.
+///
+/// ```swift
+/// if let error = error as NSError?, error.domain == StorageErrorDomain,
+///    StorageErrorCode(rawValue: error.code) == .objectNotFound { print("no such file") }
+/// ```
+public let StorageErrorDomain: String = "FIRStorageErrorDomain"
+
+/// An error from the file service, the network or the client, as FirebaseStorage's `StorageError`:
+/// one case per ``StorageErrorCode``, with the details Firebase attaches. It bridges to `NSError` in
+/// ``StorageErrorDomain`` with the code's raw value and Firebase's `userInfo` keys (`ResponseErrorCode`
+/// for the HTTP status, `bucket`, `object`, `ResponseBody`, `NSLocalizedDescription`).
 ///
 /// For example:
 /// ```swift
 /// do { try await Storage.storage().reference(withPath: "private/report.pdf").delete() }
-/// catch let error as StorageError { print(error.code, error.message) }   // unauthorized, "Permission denied. No WRITE permission."
+/// catch let error as StorageError {
+///     switch error {
+///     case .objectNotFound(let object, _): print("no \(object)")
+///     case .unauthorized: print("not allowed")
+///     default: print(error.code, error.message)
+///     }
+/// }
 /// ```
-public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible, CustomNSError {
-    public var code: StorageErrorCode
-    /// The server's message (`Permission denied. No WRITE permission.`, `Not Found.`) or the client's.
-    public var message: String
-    /// The HTTP status the server answered with, when the error came from a response.
-    public var httpStatus: Int?
+public enum StorageError: Error, @unchecked Sendable, CustomStringConvertible, CustomNSError {
+    // The `[String: Any]` payloads hold only strings and integers this file puts there: safe to share.
+    case unknown(message: String, serverError: [String: Any])
+    case objectNotFound(object: String, serverError: [String: Any])
+    case bucketNotFound(bucket: String)
+    case projectNotFound(project: String)
+    case quotaExceeded(bucket: String, serverError: [String: Any])
+    case unauthenticated(serverError: [String: Any])
+    case unauthorized(bucket: String, object: String, serverError: [String: Any])
+    case retryLimitExceeded
+    case nonMatchingChecksum
+    case downloadSizeExceeded(total: Int64, maxSize: Int64)
+    case cancelled
+    case invalidArgument(message: String)
+    case internalError(message: String)
+    case bucketMismatch(message: String)
+    case pathError(message: String)
 
-    /// An error with a code and a message (and the HTTP status it came with, if any).
-    public init(_ code: StorageErrorCode, _ message: String, httpStatus: Int? = nil) {
-        self.code = code
-        self.message = message
-        self.httpStatus = httpStatus
+    /// An error with a code and a message, for the code's case (the HTTP status it came with, if any,
+    /// and the bucket and object it concerns go into `serverError`).
+    public init(_ code: StorageErrorCode, _ message: String, httpStatus: Int? = nil, bucket: String = "", object: String = "") {
+        var info: [String: Any] = ["message": message]
+        if let httpStatus { info["ResponseErrorCode"] = httpStatus }
+        if !bucket.isEmpty { info["bucket"] = bucket }
+        if !object.isEmpty { info["object"] = object }
+        self = switch code {
+        case .unknown: .unknown(message: message, serverError: info)
+        case .objectNotFound: .objectNotFound(object: object, serverError: info)
+        case .bucketNotFound: .bucketNotFound(bucket: bucket)
+        case .projectNotFound: .projectNotFound(project: message)
+        case .quotaExceeded: .quotaExceeded(bucket: bucket, serverError: info)
+        case .unauthenticated: .unauthenticated(serverError: info)
+        case .unauthorized: .unauthorized(bucket: bucket, object: object, serverError: info)
+        case .retryLimitExceeded: .retryLimitExceeded
+        case .nonMatchingChecksum: .nonMatchingChecksum
+        case .downloadSizeExceeded: .downloadSizeExceeded(total: 0, maxSize: 0)
+        case .cancelled: .cancelled
+        case .invalidArgument: .invalidArgument(message: message)
+        case .internalError: .internalError(message: message)
+        case .bucketMismatch: .bucketMismatch(message: message)
+        case .pathError: .pathError(message: message)
+        }
     }
-
-    /// FirebaseStorage's error domain.
-    public static let domain = "FIRStorageErrorDomain"
 
     /// Maps a failed response to a code as the official SDKs do (401 unauthenticated, 402 quota,
     /// 403 unauthorized, 404 object not found — or bucket, when the message says so — else unknown), taking the message
-    /// from Firebase's envelope `{"error": {"code": 403, "message": "…"}}`.
-    init(status: Int, body: Data) {
+    /// from Firebase's envelope `{"error": {"code": 403, "message": "…"}}` and the bucket and object
+    /// from the request's URL (`/v0/b/<bucket>/o/<object>` or `…/o?name=<object>`).
+    init(status: Int, body: Data, url: URL? = nil) {
         var message = "HTTP \(status)"
         if let json = try? JSONValue(parsing: body), let text = json["error"]?["message"]?.stringValue ?? json["error"]?.stringValue {
             message = text
@@ -67,18 +111,107 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible,
         case 404: message.lowercased().contains("bucket") ? .bucketNotFound : .objectNotFound
         default: .unknown
         }
-        self.init(code, message, httpStatus: status)
+        let (bucket, object) = url.map(Self.location) ?? ("", "")
+        self.init(code, message, httpStatus: status, bucket: bucket, object: object)
+        if case .unknown(_, var info) = self, let text = String(data: body, encoding: .utf8), !text.isEmpty {
+            info["ResponseBody"] = text
+            self = .unknown(message: message, serverError: info)
+        }
+    }
+
+    /// The bucket and object a Firebase Storage URL names.
+    private static func location(_ url: URL) -> (bucket: String, object: String) {
+        let parts = url.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard let b = parts.firstIndex(of: "b"), b + 1 < parts.count else { return ("", "") }
+        let bucket = parts[b + 1]
+        if let o = parts.firstIndex(of: "o"), o + 1 < parts.count {
+            return (bucket, parts[(o + 1)...].joined(separator: "/"))
+        }
+        let name = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "name" }?.value
+        return (bucket, name ?? "")
+    }
+
+    /// FirebaseStorage's code for this error.
+    public var code: StorageErrorCode {
+        switch self {
+        case .unknown: .unknown
+        case .objectNotFound: .objectNotFound
+        case .bucketNotFound: .bucketNotFound
+        case .projectNotFound: .projectNotFound
+        case .quotaExceeded: .quotaExceeded
+        case .unauthenticated: .unauthenticated
+        case .unauthorized: .unauthorized
+        case .retryLimitExceeded: .retryLimitExceeded
+        case .nonMatchingChecksum: .nonMatchingChecksum
+        case .downloadSizeExceeded: .downloadSizeExceeded
+        case .cancelled: .cancelled
+        case .invalidArgument: .invalidArgument
+        case .internalError: .internalError
+        case .bucketMismatch: .bucketMismatch
+        case .pathError: .pathError
+        }
+    }
+
+    /// The server's message (`Permission denied. No WRITE permission.`, `Not Found.`) or the client's.
+    public var message: String {
+        switch self {
+        case .unknown(let message, _), .invalidArgument(let message), .internalError(let message),
+            .bucketMismatch(let message), .pathError(let message):
+            message
+        case .objectNotFound(let object, let info):
+            info["message"] as? String ?? "Object \(object) does not exist."
+        case .quotaExceeded(let bucket, let info):
+            info["message"] as? String ?? "Quota for bucket \(bucket) exceeded, please view quota on firebase.google.com."
+        case .unauthenticated(let info):
+            info["message"] as? String ?? "User is not authenticated, please authenticate using Firebase Authentication and try again."
+        case .unauthorized(let bucket, let object, let info):
+            info["message"] as? String ?? "User does not have permission to access gs://\(bucket)/\(object)."
+        case .bucketNotFound(let bucket): "Bucket \(bucket) does not exist."
+        case .projectNotFound(let project): "Project \(project) does not exist."
+        case .retryLimitExceeded: "Max retry time for operation exceeded, please try again."
+        case .nonMatchingChecksum: "Uploaded/downloaded object has a checksum which does not match the server's. Please retry the upload/download."
+        case .downloadSizeExceeded(let total, let maxSize):
+            "Attempted to download object with size of \(total) bytes, which exceeds the maximum size of \(maxSize) bytes. Consider raising the maximum download size, or using StorageReference.write(toFile:)"
+        case .cancelled: "User cancelled the operation."
+        }
+    }
+
+    /// The HTTP status the server answered with, when the error came from a response.
+    public var httpStatus: Int? { serverError["ResponseErrorCode"] as? Int }
+
+    private var serverError: [String: Any] {
+        switch self {
+        case .unknown(_, let info), .objectNotFound(_, let info), .quotaExceeded(_, let info), .unauthenticated(let info),
+            .unauthorized(_, _, let info):
+            info
+        default: [:]
+        }
     }
 
     public var description: String { "StorageError(\(code), \(message))" }
 
     // MARK: CustomNSError
 
-    public static var errorDomain: String { domain }
+    public static var errorDomain: String { StorageErrorDomain }
     public var errorCode: Int { code.rawValue }
     public var errorUserInfo: [String: Any] {
-        var info: [String: Any] = [NSLocalizedDescriptionKey: message]
-        if let httpStatus { info["ResponseErrorCode"] = httpStatus }
+        var info = serverError
+        info.removeValue(forKey: "message")
+        switch self {
+        case .objectNotFound(let object, _): info["object"] = object
+        case .unauthorized(let bucket, let object, _): info["bucket"] = bucket; info["object"] = object
+        case .quotaExceeded(let bucket, _), .bucketNotFound(let bucket): info["bucket"] = bucket
+        case .downloadSizeExceeded(let total, let maxSize): info["totalSize"] = total; info["maxAllowedSize"] = maxSize
+        default: break
+        }
+        info[NSLocalizedDescriptionKey] = message
         return info
+    }
+}
+
+extension StorageError: Equatable {
+    /// Errors of the same code with the same message are equal.
+    public static func == (lhs: StorageError, rhs: StorageError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
     }
 }

@@ -1,61 +1,78 @@
 import Foundation
 import HearthCore
+import Synchronization
 
 /// An object's metadata, as FirebaseStorage's `StorageMetadata`: what the server reports (size,
 /// hashes, generations, times) and what a client may set (content type, cache control, disposition,
 /// encoding, language, custom metadata).
 ///
-/// A value type here (Firebase's is a class): declare it with `var` to change it. Metadata read from
-/// the server remembers what it was, so ``StorageReference/updateMetadata(_:)`` sends only what changed
-/// and removes what was set to `nil` (a custom key removed from `customMetadata` is deleted too).
+/// A class, as Firebase's: a `let` constant can be filled in, and every holder sees the change. Its
+/// fields sit behind a lock, so it may cross threads. Metadata read from the server remembers what it
+/// was, so ``StorageReference/updateMetadata(_:)`` sends only what changed and removes what was set to
+/// `nil` (a custom key removed from `customMetadata` is deleted too).
 ///
 /// For example:
 /// ```swift
-/// var metadata = StorageMetadata()
+/// let metadata = StorageMetadata()
 /// metadata.contentType = "image/jpeg"
 /// metadata.customMetadata = ["owner": "ada"]
 /// let stored = try await ref.putDataAsync(jpeg, metadata: metadata)
 /// print(stored.size, stored.md5Hash ?? "", stored.timeCreated ?? Date())
 /// ```
-public struct StorageMetadata: Sendable, CustomStringConvertible {
-    /// The bucket holding the object.
-    public internal(set) var bucket: String = ""
-    /// `Cache-Control` of downloads (`public, max-age=3600`, …).
-    public var cacheControl: String?
-    /// `Content-Disposition` of downloads (`inline` by default, `attachment`, …).
-    public var contentDisposition: String?
-    /// `Content-Encoding` of the stored bytes (`identity` by default, `gzip`, …).
-    public var contentEncoding: String?
-    /// `Content-Language` of downloads.
-    public var contentLanguage: String?
-    /// The MIME type (`application/octet-stream` when none was given).
-    public var contentType: String?
-    /// The object's custom metadata (`metadata` on the wire), string to string.
-    public var customMetadata: [String: String]?
-    /// The object's version: a new one for every upload.
-    public internal(set) var generation: Int64 = 0
-    /// The metadata's version: incremented by every change of the metadata.
-    public internal(set) var metageneration: Int64 = 0
-    /// Base64 MD5 of the bytes.
-    public internal(set) var md5Hash: String?
-    /// The last path component of the object.
-    public internal(set) var name: String?
-    /// The object's full path in its bucket.
-    public internal(set) var path: String?
-    /// The object's size in bytes.
-    public internal(set) var size: Int64 = 0
-    /// When this generation was stored.
-    public internal(set) var timeCreated: Date?
-    /// When the metadata last changed.
-    public internal(set) var updated: Date?
-    /// The object's reference, for metadata that came from the server.
-    public internal(set) var storageReference: StorageReference?
+open class StorageMetadata: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: every field is read and written under `fields`' lock.
+    let fields: Mutex<StorageMetadataFields>
 
-    /// The object's download tokens (never shown to rules-less clients by Firebase; used by `downloadURL()`).
-    var downloadTokens: [String] = []
-    /// The writable fields as the server last reported them: ``StorageReference/updateMetadata(_:)``
-    /// sends the difference.
-    var initial: Writable?
+    /// The bucket holding the object.
+    public var bucket: String { fields.withLock { $0.bucket } }
+    /// `Cache-Control` of downloads (`public, max-age=3600`, …).
+    public var cacheControl: String? {
+        get { fields.withLock { $0.cacheControl } }
+        set { fields.withLock { $0.cacheControl = newValue } }
+    }
+    /// `Content-Disposition` of downloads (`inline` by default, `attachment`, …).
+    public var contentDisposition: String? {
+        get { fields.withLock { $0.contentDisposition } }
+        set { fields.withLock { $0.contentDisposition = newValue } }
+    }
+    /// `Content-Encoding` of the stored bytes (`identity` by default, `gzip`, …).
+    public var contentEncoding: String? {
+        get { fields.withLock { $0.contentEncoding } }
+        set { fields.withLock { $0.contentEncoding = newValue } }
+    }
+    /// `Content-Language` of downloads.
+    public var contentLanguage: String? {
+        get { fields.withLock { $0.contentLanguage } }
+        set { fields.withLock { $0.contentLanguage = newValue } }
+    }
+    /// The MIME type (`application/octet-stream` when none was given).
+    public var contentType: String? {
+        get { fields.withLock { $0.contentType } }
+        set { fields.withLock { $0.contentType = newValue } }
+    }
+    /// The object's custom metadata (`metadata` on the wire), string to string.
+    public var customMetadata: [String: String]? {
+        get { fields.withLock { $0.customMetadata } }
+        set { fields.withLock { $0.customMetadata = newValue } }
+    }
+    /// The object's version: a new one for every upload.
+    public var generation: Int64 { fields.withLock { $0.generation } }
+    /// The metadata's version: incremented by every change of the metadata.
+    public var metageneration: Int64 { fields.withLock { $0.metageneration } }
+    /// Base64 MD5 of the bytes.
+    public var md5Hash: String? { fields.withLock { $0.md5Hash } }
+    /// The last path component of the object.
+    public var name: String? { fields.withLock { $0.name } }
+    /// The object's full path in its bucket.
+    public var path: String? { fields.withLock { $0.path } }
+    /// The object's size in bytes.
+    public var size: Int64 { fields.withLock { $0.size } }
+    /// When this generation was stored.
+    public var timeCreated: Date? { fields.withLock { $0.timeCreated } }
+    /// When the metadata last changed.
+    public var updated: Date? { fields.withLock { $0.updated } }
+    /// The object's reference, for metadata that came from the server.
+    public var storageReference: StorageReference? { fields.withLock { $0.storageReference } }
 
     /// Always true: an object's metadata (Firebase's `isFile`).
     public var isFile: Bool { true }
@@ -63,11 +80,73 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
     public var isFolder: Bool { false }
 
     /// Empty metadata, to fill in before an upload or an update.
-    public init() {}
+    public init() { fields = Mutex(StorageMetadataFields()) }
 
     /// Metadata from a dictionary in the wire's shape (`contentType`, `metadata`, …), as Firebase's
     /// `StorageMetadata(dictionary:)`.
-    public init(dictionary: [String: Any]) {
+    public init(dictionary: [String: Any]) { fields = Mutex(StorageMetadataFields(dictionary: dictionary)) }
+
+    /// Metadata from the server's JSON (Firebase's `/v0` shape: numbers as strings).
+    init(json: JSONValue, storage: Storage?) { fields = Mutex(StorageMetadataFields(json: json, storage: storage)) }
+
+    init(fields: StorageMetadataFields) { self.fields = Mutex(fields) }
+
+    /// The metadata as a dictionary in the wire's shape (numbers as strings, times in RFC 3339).
+    public func dictionaryRepresentation() -> [String: AnyHashable] { fields.withLock { $0.dictionaryRepresentation() } }
+
+    public var description: String { fields.withLock { $0.description } }
+
+    /// A separate copy, so that an upload's defaults never change the caller's object.
+    func copied() -> StorageMetadata { StorageMetadata(fields: fields.withLock { $0 }) }
+    var downloadTokens: [String] { fields.withLock { $0.downloadTokens } }
+    func uploadJSON(name: String) -> JSONValue { fields.withLock { $0.uploadJSON(name: name) } }
+    func patchJSON() -> JSONValue { fields.withLock { $0.patchJSON() } }
+}
+
+/// The fields of a ``StorageMetadata``, and their two wire shapes.
+struct StorageMetadataFields: Sendable, CustomStringConvertible {
+    /// The bucket holding the object.
+    var bucket: String = ""
+    /// `Cache-Control` of downloads (`public, max-age=3600`, …).
+    var cacheControl: String?
+    /// `Content-Disposition` of downloads (`inline` by default, `attachment`, …).
+    var contentDisposition: String?
+    /// `Content-Encoding` of the stored bytes (`identity` by default, `gzip`, …).
+    var contentEncoding: String?
+    /// `Content-Language` of downloads.
+    var contentLanguage: String?
+    /// The MIME type (`application/octet-stream` when none was given).
+    var contentType: String?
+    /// The object's custom metadata (`metadata` on the wire), string to string.
+    var customMetadata: [String: String]?
+    /// The object's version: a new one for every upload.
+    var generation: Int64 = 0
+    /// The metadata's version: incremented by every change of the metadata.
+    var metageneration: Int64 = 0
+    /// Base64 MD5 of the bytes.
+    var md5Hash: String?
+    /// The last path component of the object.
+    var name: String?
+    /// The object's full path in its bucket.
+    var path: String?
+    /// The object's size in bytes.
+    var size: Int64 = 0
+    /// When this generation was stored.
+    var timeCreated: Date?
+    /// When the metadata last changed.
+    var updated: Date?
+    /// The object's reference, for metadata that came from the server.
+    var storageReference: StorageReference?
+
+    /// The object's download tokens (never shown to rules-less clients by Firebase; used by `downloadURL()`).
+    var downloadTokens: [String] = []
+    /// The writable fields as the server last reported them: ``StorageReference/updateMetadata(_:)``
+    /// sends the difference.
+    var initial: Writable?
+
+    init() {}
+
+    init(dictionary: [String: Any]) {
         func text(_ key: String) -> String? {
             switch dictionary[key] {
             case let value as String: value
@@ -81,9 +160,8 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
         customMetadata = dictionary["metadata"] as? [String: String]
     }
 
-    /// The metadata as a dictionary in the wire's shape (numbers as strings, times in RFC 3339).
-    public func dictionaryRepresentation() -> [String: Any] {
-        var result: [String: Any] = [:]
+    func dictionaryRepresentation() -> [String: AnyHashable] {
+        var result: [String: AnyHashable] = [:]
         if !bucket.isEmpty { result["bucket"] = bucket }
         if let path { result["name"] = path }
         if let cacheControl { result["cacheControl"] = cacheControl }
@@ -101,7 +179,7 @@ public struct StorageMetadata: Sendable, CustomStringConvertible {
         return result
     }
 
-    public var description: String {
+    var description: String {
         "StorageMetadata(\(path ?? "-"), \(size) bytes, \(contentType ?? "no type"), generation \(generation)/\(metageneration))"
     }
 

@@ -189,9 +189,15 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
         return task
     }
 
-    /// Downloads the object into a file (see ``write(toFile:)``) and returns its URL.
-    public func writeAsync(toFile fileURL: URL) async throws -> URL {
+    /// Downloads the object into a file (see ``write(toFile:)``) and returns its URL; `onProgress`
+    /// hears the progress on the callback queue.
+    ///
+    /// ```swift
+    /// let file = try await ref.writeAsync(toFile: destination) { print($0?.fractionCompleted ?? 0) }
+    /// ```
+    public func writeAsync(toFile fileURL: URL, onProgress: (@Sendable (Progress?) -> Void)? = nil) async throws -> URL {
         let task = StorageDownloadTask(reference: self, target: .file(fileURL))
+        if let onProgress { task.observe(.progress) { onProgress($0.progress) } }
         task.enqueue()
         _ = try await withTaskCancellationHandler {
             try await task.core.value()

@@ -85,7 +85,7 @@ public final class StorageUploadTask: Sendable {
         try reference.requireObject("An upload")
         let reader = try ChunkReader(source)
         defer { reader.close() }
-        var metadata = metadata ?? StorageMetadata()
+        let metadata = metadata?.copied() ?? StorageMetadata()
         if metadata.contentType == nil {
             if case .file(let url) = source { metadata.contentType = Self.contentType(forExtension: url.pathExtension) }
             metadata.contentType = metadata.contentType ?? "application/octet-stream"

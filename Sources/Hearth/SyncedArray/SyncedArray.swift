@@ -172,7 +172,7 @@ public final class SyncedArray<Element: Sendable>: Observable, Sendable {
         if converting {
             do { element = try transform(snapshot) } catch { failure = error }
         }
-        if let failure { report(.conversionFailed(key: key, path: snapshot.ref.description, error: failure)) }
+        if let failure { report(.conversionFailed(key: key, path: snapshot.ref.url, error: failure)) }
         var change: SyncedArrayChange<Element>?
         registrar.withMutation(of: self, keyPath: \.elements) {
             change = state.withLock { update(&$0.children, key, element) }
@@ -206,16 +206,47 @@ extension SyncedArray where Element: Decodable {
     }
 }
 
-/// Told of a ``SyncedArray``'s changes (FirebaseUI's `FUICollectionDelegate`).
+/// Told of a ``SyncedArray``'s changes (FirebaseUI's `FUICollectionDelegate`): either each change as
+/// one ``SyncedArrayChange`` (``syncedArray(_:didApply:)``), or — when that is not implemented — one
+/// callback per kind, with the indexes, as FirebaseArray's delegate has them.
+///
+/// ```swift
+/// final class MessagesScreen: SyncedArrayDelegate, @unchecked Sendable {
+///     func syncedArray(_ array: SyncedArray<Message>, didAdd message: Message, at index: Int) { … }
+///     func syncedArray(_ array: SyncedArray<Message>, didChange message: Message, at index: Int) { … }
+///     func syncedArray(_ array: SyncedArray<Message>, didRemove message: Message, at index: Int) { … }
+///     func syncedArray(_ array: SyncedArray<Message>, didMove message: Message, from: Int, to: Int) { … }
+/// }
+/// ```
 public protocol SyncedArrayDelegate<Element>: AnyObject, Sendable {
     associatedtype Element: Sendable
-    /// The array changed; `change` says where.
+    /// The array changed; `change` says where. By default, calls the callback for the change's kind.
     func syncedArray(_ array: SyncedArray<Element>, didApply change: SyncedArrayChange<Element>)
+    /// `element` was added at `index`.
+    func syncedArray(_ array: SyncedArray<Element>, didAdd element: Element, at index: Int)
+    /// The element at `index` changed to `element`.
+    func syncedArray(_ array: SyncedArray<Element>, didChange element: Element, at index: Int)
+    /// `element` was removed from `index`.
+    func syncedArray(_ array: SyncedArray<Element>, didRemove element: Element, at index: Int)
+    /// `element` moved from `fromIndex` to `toIndex`.
+    func syncedArray(_ array: SyncedArray<Element>, didMove element: Element, from fromIndex: Int, to toIndex: Int)
     /// A child did not convert, or the query was refused or revoked.
     func syncedArray(_ array: SyncedArray<Element>, didFailWith error: SyncedArrayError)
 }
 
 extension SyncedArrayDelegate {
+    public func syncedArray(_ array: SyncedArray<Element>, didApply change: SyncedArrayChange<Element>) {
+        switch change {
+        case .inserted(let element, let index): syncedArray(array, didAdd: element, at: index)
+        case .updated(let element, let index): syncedArray(array, didChange: element, at: index)
+        case .removed(let element, let index): syncedArray(array, didRemove: element, at: index)
+        case .moved(let element, let from, let to): syncedArray(array, didMove: element, from: from, to: to)
+        }
+    }
+    public func syncedArray(_ array: SyncedArray<Element>, didAdd element: Element, at index: Int) {}
+    public func syncedArray(_ array: SyncedArray<Element>, didChange element: Element, at index: Int) {}
+    public func syncedArray(_ array: SyncedArray<Element>, didRemove element: Element, at index: Int) {}
+    public func syncedArray(_ array: SyncedArray<Element>, didMove element: Element, from fromIndex: Int, to toIndex: Int) {}
     public func syncedArray(_ array: SyncedArray<Element>, didFailWith error: SyncedArrayError) {}
 }
 

@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "profiles", targets: ["ProfilesCLI"]),
         .library(name: "PostsCore", targets: ["PostsCore"]),
         .library(name: "TimelineCore", targets: ["TimelineCore"]),
+        .executable(name: "firebase-port", targets: ["FirebasePortDriver"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -236,6 +237,14 @@ let package = Package(
         .target(name: "PostsCore", dependencies: ["Hearth", "HearthStore"], path: "Examples/Posts/PostsCore"),
         // The Timeline reference app's Swift side (docs/apps.md): models with save/delete and their controllers.
         .target(name: "TimelineCore", dependencies: ["Hearth"], path: "Examples/Timeline/TimelineCore"),
+        // A port, end to end: the Timeline app's Swift core as a Firebase developer wrote it against
+        // firebase-ios-sdk (Swift 5 era code, so Swift 5 mode), with only the imports changed, and a driver
+        // that runs it against a live server (Tests/Examples/firebase-port.sh).
+        .target(
+            name: "TimelinePort", dependencies: ["Hearth"], path: "Examples/FirebasePort/TimelinePort",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(name: "FirebasePortDriver", dependencies: ["TimelinePort", "Hearth"], path: "Examples/FirebasePort/Driver"),
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
@@ -328,5 +337,8 @@ let package = Package(
 )
 
 for target in package.targets where target.type != .plugin {
-    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+    // TimelinePort is Swift 5 era code as written for Firebase (bare `Error` existentials): it keeps its
+    // own `.swiftLanguageMode(.v5)` (appended to) and every shared setting but ExistentialAny (the first).
+    let shared = target.name == "TimelinePort" ? Array(swiftSettings.dropFirst()) : swiftSettings
+    target.swiftSettings = (target.swiftSettings ?? []) + shared
 }

@@ -4,7 +4,7 @@
 # (profiles-cli.sh, on its own server), then the reference apps' rules scenarios (app-rules.sh). Exits
 # non-zero on failure.
 #
-#   Tests/Examples/run.sh          (binaries: $HEARTH_BIN, $QUICKSTART_BIN and $PROFILES_BIN, default .build/debug/…)
+#   Tests/Examples/run.sh          (binaries: $HEARTH_BIN, $QUICKSTART_BIN, $PROFILES_BIN and $FIREBASE_PORT_BIN, default .build/debug/…)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 hearth="${HEARTH_BIN:-$repo/.build/debug/hearth}"
@@ -51,3 +51,6 @@ echo "quickstart: 1 passed, 0 failed"
 
 # hearth import/export --url against a running server.
 "$repo/Tests/Examples/import-export-url.sh"
+
+# A port, end to end: the Timeline app's Firebase-era Swift core against a live server.
+"$repo/Tests/Examples/firebase-port.sh"

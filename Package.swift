@@ -3,9 +3,11 @@ import PackageDescription
 
 /// Settings shared by every target: Swift 6 language mode plus the upcoming features the team relies on.
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
+/// `any` before every existential: every target but the Firebase port, which is code as written for
+/// Firebase (bare `Error`).
+let existentialAny: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "hearth",
@@ -337,8 +339,6 @@ let package = Package(
 )
 
 for target in package.targets where target.type != .plugin {
-    // TimelinePort is Swift 5 era code as written for Firebase (bare `Error` existentials): it keeps its
-    // own `.swiftLanguageMode(.v5)` (appended to) and every shared setting but ExistentialAny (the first).
-    let shared = target.name == "TimelinePort" ? Array(swiftSettings.dropFirst()) : swiftSettings
-    target.swiftSettings = (target.swiftSettings ?? []) + shared
+    // TimelinePort keeps its own `.swiftLanguageMode(.v5)` (appended to).
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings + (target.name == "TimelinePort" ? [] : existentialAny)
 }

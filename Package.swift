@@ -334,6 +334,9 @@ let package = Package(
                 "TimelineCore", "Hearth", "HearthTestSupport",
             ]
         ),
+        // Firebase's Swift API as docs/compatibility.md lists it, used exactly as Firebase declares it
+        // (scripts/check-api-inventory.py ties the two together); compiles against Hearth alone.
+        .testTarget(name: "FirebaseAPITests", dependencies: ["Hearth"]),
     ],
     swiftLanguageModes: [.v6]
 )

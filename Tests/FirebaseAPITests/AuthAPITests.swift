@@ -271,7 +271,7 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     // API: Auth.signIn(withEmail:password:) async
     try await auth.signIn(withEmail: "ada@example.com", password: "secret")
     // API: Auth.signIn(with:) async
-    let _: AuthDataResult = try await auth.signIn(with: credential)
+    try await auth.signIn(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
     // API: Auth.signInAnonymously() async
     let anonymous = try await auth.signInAnonymously()
     _ = anonymous.user.uid
@@ -301,9 +301,9 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     // API: User.reload() async
     try await user.reload()
     // API: User.reauthenticate(with:) async
-    let _: AuthDataResult = try await user.reauthenticate(with: credential)
+    try await user.reauthenticate(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
     // API: User.link(with:) async
-    try await user.link(with: credential)
+    try await user.link(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
     // API: User.sendEmailVerification(with:) async
     try await user.sendEmailVerification() // CHECK: also Hearth's older sendEmailVerification() async
     // API: User.sendEmailVerification(with:) async
@@ -325,12 +325,6 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     tokenResultAPIs(result)
 
     // Synchronous calls in async code, without `await`.
-    defer {
-        Task {
-            // API: User.delete() async
-            try await user.delete()
-        }
-    }
     // API: User.createProfileChangeRequest()
     let change = user.createProfileChangeRequest()
     // API: UserProfileChangeRequest.displayName
@@ -341,6 +335,8 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     let handle = auth.addStateDidChangeListener { _, _ in }
     // API: Auth.removeStateDidChangeListener(_:)
     auth.removeStateDidChangeListener(handle)
+    // API: User.delete() async
+    try await user.delete()
     // API: Auth.signOut()
     try auth.signOut()
 

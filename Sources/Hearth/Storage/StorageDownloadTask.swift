@@ -14,7 +14,8 @@ import FoundationNetworking
 /// task.observe(.progress) { print($0.completedUnitCount, "of", $0.totalUnitCount) }
 /// task.observe(.success) { _ in print("saved") }
 /// ```
-public final class StorageDownloadTask: Sendable {
+public final class StorageDownloadTask: StorageObservableTask, StorageTaskManagement, @unchecked Sendable {
+    // @unchecked: immutable after init; the state is in `core`.
     enum Target: Sendable {
         /// Into memory, failing with `downloadSizeExceeded` beyond `maxSize` bytes.
         case memory(maxSize: Int64)
@@ -34,28 +35,14 @@ public final class StorageDownloadTask: Sendable {
     let target: Target
 
     init(reference: StorageReference, target: Target) {
-        core = StorageTaskCore(reference: reference, queue: reference.storage.callbackQueue, total: -1)
+        let core = StorageTaskCore<Output>(reference: reference, queue: reference.storage.callbackQueue, total: -1)
+        self.core = core
         self.target = target
+        super.init(control: core)
     }
 
     /// The object being read.
     public var reference: StorageReference { core.reference }
-
-    /// The task's state now.
-    public var snapshot: StorageTaskSnapshot { core.snapshot }
-
-    /// Calls `handler` on the callback queue for every event of `status`; see ``StorageUploadTask/observe(_:handler:)``.
-    @discardableResult
-    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle {
-        core.observe(status, handler)
-    }
-
-    /// Stops calling the observer `observe` returned `handle` for.
-    public func removeObserver(withHandle handle: StorageHandle) { core.removeObserver(handle) }
-    /// Stops calling every observer of `status`.
-    public func removeAllObservers(for status: StorageTaskStatus) { core.removeAllObservers(for: status) }
-    /// Stops calling every observer.
-    public func removeAllObservers() { core.removeAllObservers() }
 
     /// Pauses before the next range.
     public func pause() { core.pause() }
@@ -64,7 +51,8 @@ public final class StorageDownloadTask: Sendable {
     /// Stops the download; the task fails with `cancelled` (a partial file is removed).
     public func cancel() { core.cancel() }
 
-    func enqueue() {
+    /// Starts the task; the SDK's calls that return a task have started it already (a second call does nothing).
+    public func enqueue() {
         let target = target, core = core
         core.start(metadataOf: { _ in nil }) {
             switch target {

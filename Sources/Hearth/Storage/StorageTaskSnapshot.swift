@@ -61,7 +61,7 @@ public struct StorageTaskSnapshot: Sendable, CustomStringConvertible {
 /// queue, pause (between requests), cancel, and the outcome for `await` and completion handlers.
 /// Every callback is queued on the callback queue under the lock, so observers see events in order;
 /// an `await` on the outcome resumes from that queue too, after the events before it.
-final class StorageTaskCore<Output: Sendable>: Sendable {
+final class StorageTaskCore<Output: Sendable>: StorageTaskControl {
     typealias Handler = @Sendable (StorageTaskSnapshot) -> Void
 
     let reference: StorageReference
@@ -100,7 +100,8 @@ final class StorageTaskCore<Output: Sendable>: Sendable {
     /// Runs `body` in a task of its own: `.resume` first, then `.success` or `.failure` with its outcome.
     func start(metadataOf: @escaping @Sendable (Output) -> StorageMetadata?, _ body: @escaping @Sendable () async throws -> Output) {
         state.withLock { state in
-            guard state.outcome == nil else { return }
+            // Once: enqueue() is public, and a second call must not run the work twice.
+            guard state.outcome == nil, state.work == nil else { return }
             state.status = .resume
             emit(&state, .resume)
             state.work = Task {
@@ -291,4 +292,68 @@ final class StorageTaskCore<Output: Sendable>: Sendable {
             }
         }
     }
+}
+
+/// What ``StorageTask`` and ``StorageObservableTask`` need of a task's core, whatever its output.
+protocol StorageTaskControl: Sendable {
+    var snapshot: StorageTaskSnapshot { get }
+    func observe(_ status: StorageTaskStatus, _ handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle
+    func removeObserver(_ handle: StorageHandle)
+    func removeAllObservers(for status: StorageTaskStatus)
+    func removeAllObservers()
+    func pause()
+    func resume()
+    func cancel()
+}
+
+/// The base of FirebaseStorage's tasks: what every task has, its ``snapshot``.
+open class StorageTask: @unchecked Sendable {
+    // @unchecked: the only state is the control, which is Sendable.
+    let control: any StorageTaskControl
+
+    init(control: any StorageTaskControl) {
+        self.control = control
+    }
+
+    /// The task's state now.
+    public var snapshot: StorageTaskSnapshot { control.snapshot }
+}
+
+/// A task whose events can be observed: ``StorageUploadTask`` and ``StorageDownloadTask``.
+///
+/// ```swift
+/// let task: StorageObservableTask = ref.putData(data)
+/// let handle = task.observe(.progress) { print($0.progress?.fractionCompleted ?? 0) }
+/// task.removeObserver(withHandle: handle)
+/// ```
+open class StorageObservableTask: StorageTask, @unchecked Sendable {
+    /// Calls `handler` on the callback queue for every event of `status` (`.progress` after each
+    /// chunk or range; `.success` and `.failure` once). Returns a handle for
+    /// ``removeObserver(withHandle:)``. An observer of `.success`/`.failure` added after the task ended
+    /// is called at once with the final snapshot.
+    @discardableResult
+    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle {
+        control.observe(status, handler)
+    }
+
+    /// Stops calling the observer `observe` returned `handle` for.
+    public func removeObserver(withHandle handle: StorageHandle) { control.removeObserver(handle) }
+    /// Stops calling every observer of `status`.
+    public func removeAllObservers(for status: StorageTaskStatus) { control.removeAllObservers(for: status) }
+    /// Stops calling every observer.
+    public func removeAllObservers() { control.removeAllObservers() }
+}
+
+/// Starting, pausing, resuming and cancelling a task (FirebaseStorage's `StorageTaskManagement`).
+/// The SDK's calls (`putData`, `putFile`, `getData`, `write`) start their tasks already: `enqueue()`
+/// again does nothing.
+public protocol StorageTaskManagement: AnyObject {
+    /// Starts the task (once).
+    func enqueue()
+    /// Pauses before the next request.
+    func pause()
+    /// Stops the task; it fails with `cancelled`.
+    func cancel()
+    /// Continues a paused task.
+    func resume()
 }

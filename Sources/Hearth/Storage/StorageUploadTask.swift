@@ -22,7 +22,8 @@ import FoundationNetworking
 /// task.observe(.failure) { snapshot in print("failed:", snapshot.error ?? "") }
 /// // later: task.pause(); task.resume(); task.cancel()
 /// ```
-public final class StorageUploadTask: Sendable {
+public final class StorageUploadTask: StorageObservableTask, StorageTaskManagement, @unchecked Sendable {
+    // @unchecked: immutable after init; the state is in `core`.
     enum Source: Sendable {
         case data(Data)
         case file(URL)
@@ -36,32 +37,15 @@ public final class StorageUploadTask: Sendable {
     let metadata: StorageMetadata?
 
     init(reference: StorageReference, source: Source, metadata: StorageMetadata?) {
-        core = StorageTaskCore(reference: reference, queue: reference.storage.callbackQueue, total: -1)
+        let core = StorageTaskCore<StorageMetadata>(reference: reference, queue: reference.storage.callbackQueue, total: -1)
+        self.core = core
         self.source = source
         self.metadata = metadata
+        super.init(control: core)
     }
 
     /// The object being written.
     public var reference: StorageReference { core.reference }
-
-    /// The task's state now.
-    public var snapshot: StorageTaskSnapshot { core.snapshot }
-
-    /// Calls `handler` on the callback queue for every event of `status` (`.progress` after each
-    /// chunk the server accepted; `.success` and `.failure` once). Returns a handle for
-    /// ``removeObserver(withHandle:)``. An observer of `.success`/`.failure` added after the task ended
-    /// is called at once with the final snapshot.
-    @discardableResult
-    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> StorageHandle {
-        core.observe(status, handler)
-    }
-
-    /// Stops calling the observer `observe` returned `handle` for.
-    public func removeObserver(withHandle handle: StorageHandle) { core.removeObserver(handle) }
-    /// Stops calling every observer of `status`.
-    public func removeAllObservers(for status: StorageTaskStatus) { core.removeAllObservers(for: status) }
-    /// Stops calling every observer.
-    public func removeAllObservers() { core.removeAllObservers() }
 
     /// Pauses before the next chunk (a chunk in flight completes).
     public func pause() { core.pause() }
@@ -70,7 +54,8 @@ public final class StorageUploadTask: Sendable {
     /// Stops the upload: the server discards what it received, and the task fails with `cancelled`.
     public func cancel() { core.cancel() }
 
-    func enqueue() {
+    /// Starts the task; the SDK's calls that return a task have started it already (a second call does nothing).
+    public func enqueue() {
         let source = source, metadata = metadata, core = core
         core.start(metadataOf: { $0 }) {
             try await Self.upload(source, metadata: metadata, core)

@@ -95,33 +95,46 @@ extension Auth {
     public func applyActionCode(_ code: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         deliverCompletion(completion) { try await self.applyActionCode(code) }
     }
-
-    private func deliverCompletion(_ completion: (@Sendable ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
-        let queue = database.callbackQueue
-        Task {
-            do {
-                try await work()
-                queue.async { completion?(nil) }
-            } catch {
-                queue.async { completion?(error) }
-            }
-        }
-    }
 }
 
 extension User {
-    /// Asks the server to send the user an email to verify its address.
-    public func sendEmailVerification() async throws {
+    /// Asks the server to send the user an email to verify its address; its link leads on to the
+    /// settings' `url`.
+    ///
+    /// ```swift
+    /// try await Auth.auth().currentUser?.sendEmailVerification()
+    /// ```
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil) async throws {
         let token = try await getIDToken()
-        _ = try await auth.client.call("accounts:sendOobCode", [("requestType", .string("VERIFY_EMAIL")), ("idToken", .string(token))])
+        _ = try await auth.client.call(
+            "accounts:sendOobCode",
+            [("requestType", .string("VERIFY_EMAIL")), ("idToken", .string(token))] + (actionCodeSettings?.requestMembers ?? [])
+        )
     }
 
     /// Asks the server to send a link to `newEmail`; following it moves the account to that address.
-    public func sendEmailVerification(beforeUpdatingEmail newEmail: String) async throws {
+    public func sendEmailVerification(beforeUpdatingEmail newEmail: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
         let token = try await getIDToken()
         _ = try await auth.client.call(
             "accounts:sendOobCode",
             [("requestType", .string("VERIFY_AND_CHANGE_EMAIL")), ("idToken", .string(token)), ("newEmail", .string(newEmail))]
+                + (actionCodeSettings?.requestMembers ?? [])
         )
+    }
+
+    /// As ``sendEmailVerification(with:)``, with a completion handler.
+    ///
+    /// ```swift
+    /// user.sendEmailVerification { error in if let error { show(error) } }
+    /// ```
+    public func sendEmailVerification(with actionCodeSettings: ActionCodeSettings? = nil, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        auth.deliverCompletion(completion) { try await self.sendEmailVerification(with: actionCodeSettings) }
+    }
+
+    /// As ``sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)``, with a completion handler.
+    public func sendEmailVerification(
+        beforeUpdatingEmail email: String, actionCodeSettings: ActionCodeSettings? = nil, completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
+        auth.deliverCompletion(completion) { try await self.sendEmailVerification(beforeUpdatingEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 }

@@ -6,10 +6,48 @@ import Synchronization
 /// What a sign-in or sign-up returns, as FirebaseAuth's `AuthDataResult`.
 public struct AuthDataResult: Sendable {
     public let user: User
+    /// Whether the sign-in made the account, and its provider.
+    public let additionalUserInfo: AdditionalUserInfo?
+    /// The identity provider's credential: always nil in Hearth (no sign-in goes through one).
+    public let credential: OAuthCredential?
+
+    init(user: User, additionalUserInfo: AdditionalUserInfo? = nil, credential: OAuthCredential? = nil) {
+        self.user = user
+        self.additionalUserInfo = additionalUserInfo
+        self.credential = credential
+    }
 }
 
 /// The handle `addStateDidChangeListener` returns.
 public typealias AuthStateDidChangeListenerHandle = UInt
+
+/// The handle `addIDTokenDidChangeListener` returns.
+public typealias IDTokenDidChangeListenerHandle = UInt
+
+/// Settings of an ``Auth``, as FirebaseAuth's `AuthSettings`.
+///
+/// Hearth verifies no app (it has no phone sign-in), so the flag changes nothing; it is kept for
+/// code that sets it in tests:
+/// ```swift
+/// Auth.auth().settings?.isAppVerificationDisabledForTesting = true
+/// ```
+public final class AuthSettings: @unchecked Sendable {
+    private let disabled = Mutex(false)
+
+    public init() {}
+
+    /// Whether app verification is off for testing.
+    public var appVerificationDisabledForTesting: Bool {
+        get { disabled.withLock { $0 } }
+        set { disabled.withLock { $0 = newValue } }
+    }
+
+    /// As ``appVerificationDisabledForTesting``.
+    public var isAppVerificationDisabledForTesting: Bool {
+        get { appVerificationDisabledForTesting }
+        set { appVerificationDisabledForTesting = newValue }
+    }
+}
 
 /// Accounts on a Hearth server, as FirebaseAuth's `Auth`: sign up, sign in (email and password,
 /// anonymously, with a custom token), sign out, and the signed-in user. The database the Auth
@@ -34,6 +72,10 @@ public final class Auth: Sendable {
         var emulatorOrigin: String?
         var transport: (any HTTPTransport)?
         var listeners: [UInt: @Sendable (Auth, User?) -> Void] = [:]
+        var tokenListeners: [UInt: @Sendable (Auth, User?) -> Void] = [:]
+        var languageCode: String?
+        var tenantID: String?
+        var settings: AuthSettings? = AuthSettings()
         var nextHandle: UInt = 1
         var streams: [UInt: AsyncStream<User?>.Continuation] = [:]
     }
@@ -87,10 +129,43 @@ public final class Auth: Sendable {
     }
 
     var client: IdentityClient {
-        let (origin, key) = state.withLock { ($0.emulatorOrigin, $0.apiKey) }
-        if let origin { return IdentityClient(origin: origin, apiKey: key, transport: transport) }
-        let info = database.repo.state.withLock { $0.info }
-        return IdentityClient(origin: "\(info.secure ? "https" : "http")://\(info.host):\(info.port)", apiKey: key, transport: transport)
+        let (origin, key, language, tenant) = state.withLock { ($0.emulatorOrigin, $0.apiKey, $0.languageCode, $0.tenantID) }
+        var client: IdentityClient
+        if let origin {
+            client = IdentityClient(origin: origin, apiKey: key, transport: transport)
+        } else {
+            let info = database.repo.state.withLock { $0.info }
+            client = IdentityClient(origin: "\(info.secure ? "https" : "http")://\(info.host):\(info.port)", apiKey: key, transport: transport)
+        }
+        client.languageCode = language
+        client.tenantID = tenant
+        return client
+    }
+
+    /// The language of the emails and pages the server sends for this Auth (sent as the
+    /// `X-Firebase-Locale` header of identity calls); nil for the server's default.
+    public var languageCode: String? {
+        get { state.withLock { $0.languageCode } }
+        set { state.withLock { $0.languageCode = newValue } }
+    }
+
+    /// Sets ``languageCode`` to the app's preferred language.
+    public func useAppLanguage() {
+        let language = Locale.preferredLanguages.first
+        state.withLock { $0.languageCode = language }
+    }
+
+    /// The tenant the Auth signs users in to, sent as `tenantId` with identity calls. Hearth's server
+    /// has no tenants (one user pool per project) and ignores it.
+    public var tenantID: String? {
+        get { state.withLock { $0.tenantID } }
+        set { state.withLock { $0.tenantID = newValue } }
+    }
+
+    /// The Auth's settings.
+    public var settings: AuthSettings? {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
     }
 
     /// The signed-in user, or nil.
@@ -98,42 +173,68 @@ public final class Auth: Sendable {
 
     // MARK: Signing in and out
 
-    /// Creates an account with an email and password and signs in as it.
+    /// Creates an account with an email and password and signs in as it
+    /// (`additionalUserInfo.isNewUser` is true). An address in use fails with `emailAlreadyInUse`,
+    /// the address under `AuthErrorUserInfoEmailKey`.
     @discardableResult
     public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
-        try await signIn("accounts:signUp", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))])
+        do {
+            return try await signIn(
+                "accounts:signUp", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))],
+                providerID: EmailAuthProvider.id, isNewUser: { _ in true }
+            )
+        } catch let error as AuthError where error.code == .emailAlreadyInUse {
+            throw error.concerning(email: email)
+        }
     }
 
+    /// Signs in with an email and password.
     @discardableResult
     public func signIn(withEmail email: String, password: String) async throws -> AuthDataResult {
-        try await signIn("accounts:signInWithPassword", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))])
+        try await signIn(
+            "accounts:signInWithPassword", [("email", .string(email)), ("password", .string(password)), ("returnSecureToken", .bool(true))],
+            providerID: EmailAuthProvider.id, isNewUser: { _ in false }
+        )
     }
 
     /// Signs in as a new anonymous account.
     @discardableResult
     public func signInAnonymously() async throws -> AuthDataResult {
-        try await signIn("accounts:signUp", [("returnSecureToken", .bool(true))])
+        try await signIn("accounts:signUp", [("returnSecureToken", .bool(true))], providerID: "", isNewUser: { _ in true })
     }
 
-    /// Signs in with a custom token minted by the server's admin (`firebase-admin`'s `create_custom_token`).
+    /// Signs in with a custom token minted by the server's admin (`firebase-admin`'s `create_custom_token`);
+    /// `additionalUserInfo.isNewUser` says whether the sign-in made the account.
     @discardableResult
     public func signIn(withCustomToken token: String) async throws -> AuthDataResult {
-        try await signIn("accounts:signInWithCustomToken", [("token", .string(token)), ("returnSecureToken", .bool(true))])
+        try await signIn(
+            "accounts:signInWithCustomToken", [("token", .string(token)), ("returnSecureToken", .bool(true))],
+            providerID: "", isNewUser: { $0.text("isNewUser") == "true" }
+        )
     }
 
     /// As ``createUser(withEmail:password:)``, with a completion handler.
-    public func createUser(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func createUser(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { try await self.createUser(withEmail: email, password: password) }
     }
 
     /// As ``signIn(withEmail:password:)``, with a completion handler.
-    public func signIn(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func signIn(withEmail email: String, password: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { try await self.signIn(withEmail: email, password: password) }
     }
 
     /// As ``signInAnonymously()``, with a completion handler.
-    public func signInAnonymously(completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func signInAnonymously(completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { try await self.signInAnonymously() }
+    }
+
+    /// As ``signIn(withCustomToken:)``, with a completion handler.
+    ///
+    /// ```swift
+    /// Auth.auth().signIn(withCustomToken: token) { result, error in print(result?.user.uid ?? "failed") }
+    /// ```
+    public func signIn(withCustomToken token: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        complete(completion) { try await self.signIn(withCustomToken: token) }
     }
 
     /// Signs out: the database connection drops the credential (`unauth`) and listeners hear `nil`.
@@ -142,14 +243,36 @@ public final class Auth: Sendable {
         signedOut(user)
     }
 
-    /// Asks the server to send a password-reset email.
-    public func sendPasswordReset(withEmail email: String) async throws {
-        _ = try await client.call("accounts:sendOobCode", [("requestType", .string("PASSWORD_RESET")), ("email", .string(email))])
+    /// Asks the server to send a password-reset email; its link leads on to the settings' `url`.
+    ///
+    /// ```swift
+    /// try await Auth.auth().sendPasswordReset(withEmail: "ada@example.com")
+    /// ```
+    public func sendPasswordReset(withEmail email: String, actionCodeSettings: ActionCodeSettings? = nil) async throws {
+        _ = try await client.call(
+            "accounts:sendOobCode",
+            [("requestType", .string("PASSWORD_RESET")), ("email", .string(email))] + (actionCodeSettings?.requestMembers ?? [])
+        )
     }
 
-    private func signIn(_ operation: String, _ body: [(key: String, value: JSONValue)]) async throws -> AuthDataResult {
+    /// As ``sendPasswordReset(withEmail:actionCodeSettings:)``, with a completion handler.
+    public func sendPasswordReset(withEmail email: String, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        deliverCompletion(completion) { try await self.sendPasswordReset(withEmail: email, actionCodeSettings: nil) }
+    }
+
+    /// As ``sendPasswordReset(withEmail:actionCodeSettings:)``, with a completion handler.
+    public func sendPasswordReset(
+        withEmail email: String, actionCodeSettings: ActionCodeSettings?, completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
+        deliverCompletion(completion) { try await self.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
+    }
+
+    private func signIn(
+        _ operation: String, _ body: [(key: String, value: JSONValue)], providerID: String, isNewUser: (JSONValue) -> Bool
+    ) async throws -> AuthDataResult {
         let client = self.client
-        let session = try IdentityClient.session(try await client.call(operation, body))
+        let reply = try await client.call(operation, body)
+        let session = try IdentityClient.session(reply)
         let lookup = try await client.call("accounts:lookup", [("idToken", .string(session.idToken))])
         var profile = User.Profile()
         if case .object(let members) = lookup, case .array(let users)? = members.first(where: { $0.key == "users" })?.value, let record = users.first {
@@ -161,11 +284,24 @@ public final class Auth: Sendable {
         saveSession(user)
         database.updateAuthToken(session.idToken)
         notify(user)
-        return AuthDataResult(user: user)
+        return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: providerID, isNewUser: isNewUser(reply)))
     }
 
     private func complete(_ completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> AuthDataResult) {
         deliverResult(of: work, on: database.callbackQueue, to: completion)
+    }
+
+    /// Runs `work` and calls `completion` with its error (or nil) on the database's callback queue.
+    func deliverCompletion(_ completion: (@Sendable ((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
+        let queue = database.callbackQueue
+        Task {
+            do {
+                try await work()
+                queue.async { completion?(nil) }
+            } catch {
+                queue.async { completion?(error) }
+            }
+        }
     }
 
     // MARK: Changes
@@ -175,6 +311,7 @@ public final class Auth: Sendable {
         guard state.withLock({ $0.user === user }) else { return }
         saveSession(user)
         database.updateAuthToken(user.tokens.withLock { $0.idToken })
+        notifyTokenListeners(user)
     }
 
     func signedOut(_ user: User) {
@@ -245,7 +382,7 @@ public final class Auth: Sendable {
     private static func encodeSession(_ user: User) -> Data {
         let profile = user.profile.withLock { $0 }
         let members: [(key: String, value: JSONValue)] = [
-            ("uid", .string(user.uid)), ("refreshToken", .string(user.refreshToken)),
+            ("uid", .string(user.uid)), ("refreshToken", .string(user.tokens.withLock { $0.refreshToken })),
             ("email", profile.email.map(JSONValue.string) ?? .null), ("displayName", profile.displayName.map(JSONValue.string) ?? .null),
             ("photoURL", profile.photoURL.map { .string($0.absoluteString) } ?? .null),
             ("emailVerified", .bool(profile.emailVerified)), ("isAnonymous", .bool(profile.isAnonymous)),
@@ -285,6 +422,36 @@ public final class Auth: Sendable {
         state.withLock { _ = $0.listeners.removeValue(forKey: handle) }
     }
 
+    /// Calls `listener` now with the current user, after every sign-in and sign-out, and whenever the
+    /// signed-in user's ID token changes (a refresh, a password or email change), on the database's
+    /// callback queue.
+    ///
+    /// ```swift
+    /// let handle = Auth.auth().addIDTokenDidChangeListener { auth, user in sendTokenToBackend(user) }
+    /// Auth.auth().removeIDTokenDidChangeListener(handle)
+    /// ```
+    @discardableResult
+    public func addIDTokenDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
+        let (handle, user) = state.withLock { state -> (UInt, User?) in
+            let handle = state.nextHandle
+            state.nextHandle += 1
+            state.tokenListeners[handle] = listener
+            return (handle, state.user)
+        }
+        database.callbackQueue.async { listener(self, user) }
+        return handle
+    }
+
+    public func removeIDTokenDidChangeListener(_ handle: IDTokenDidChangeListenerHandle) {
+        state.withLock { _ = $0.tokenListeners.removeValue(forKey: handle) }
+    }
+
+    private func notifyTokenListeners(_ user: User?) {
+        let listeners = state.withLock { Array($0.tokenListeners.values) }
+        let queue = database.callbackQueue
+        for listener in listeners { queue.async { listener(self, user) } }
+    }
+
     /// The signed-in user now and after every change, as an `AsyncSequence` (ends when the task that
     /// iterates it is cancelled). Buffers only the newest value: a slow reader sees the latest user.
     ///
@@ -311,5 +478,6 @@ public final class Auth: Sendable {
         for stream in streams { stream.yield(user) }
         let queue = database.callbackQueue
         for listener in listeners { queue.async { listener(self, user) } }
+        notifyTokenListeners(user)
     }
 }

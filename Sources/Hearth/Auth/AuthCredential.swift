@@ -43,7 +43,9 @@ public final class UserMetadata: Sendable {
 
 /// A credential to sign in, re-authenticate or link with, as FirebaseAuth's `AuthCredential`; made
 /// by a provider, e.g. ``EmailAuthProvider/credential(withEmail:password:)``.
-public final class AuthCredential: Sendable {
+///
+/// A class open to ``OAuthCredential`` only; immutable, which is why it may be shared across tasks.
+public class AuthCredential: @unchecked Sendable {
     /// The provider's id (`password`).
     public let provider: String
     let email: String
@@ -54,6 +56,57 @@ public final class AuthCredential: Sendable {
         self.email = email
         self.password = password
     }
+}
+
+/// An identity provider's credential, as FirebaseAuth's `OAuthCredential` (the type of
+/// ``AuthDataResult/credential``). Hearth signs in with email and password, anonymously and with
+/// custom tokens only, none of which yields one: `AuthDataResult.credential` is always nil.
+public final class OAuthCredential: AuthCredential, @unchecked Sendable {
+    /// The provider's ID token.
+    public let idToken: String?
+    /// The provider's access token.
+    public let accessToken: String?
+    /// The provider's OAuth 1 secret.
+    public let secret: String?
+
+    init(provider: String, idToken: String?, accessToken: String?, secret: String?) {
+        self.idToken = idToken
+        self.accessToken = accessToken
+        self.secret = secret
+        super.init(provider: provider, email: "", password: "")
+    }
+}
+
+/// What a sign-in learned about the user besides its account, as FirebaseAuth's
+/// `AdditionalUserInfo`: whether the sign-in made the account, and how it signed in.
+///
+/// For example:
+/// ```swift
+/// let result = try await Auth.auth().signIn(withCustomToken: token)
+/// if result.additionalUserInfo?.isNewUser == true { showOnboarding() }
+/// ```
+///
+/// Immutable, and its profile holds only JSON values, which is why it may be shared across tasks.
+public final class AdditionalUserInfo: @unchecked Sendable {
+    /// `password` for an email and password sign-in or sign-up; empty for anonymous and custom-token
+    /// sign-ins (as Firebase's).
+    public let providerID: String
+    /// The identity provider's profile of the user (nil: Hearth signs in with no identity provider).
+    public let profile: [String: Any]?
+    /// The user's name at the identity provider (nil, as `profile`).
+    public let username: String?
+    /// Whether this sign-in made the account.
+    public let isNewUser: Bool
+
+    init(providerID: String, profile: [String: Any]? = nil, username: String? = nil, isNewUser: Bool) {
+        self.providerID = providerID
+        self.profile = profile
+        self.username = username
+        self.isNewUser = isNewUser
+    }
+
+    /// As ``isNewUser``.
+    public func newUser() -> Bool { isNewUser }
 }
 
 /// Email and password credentials, as FirebaseAuth's `EmailAuthProvider`.
@@ -79,7 +132,7 @@ extension Auth {
     }
 
     /// As ``signIn(with:)``, with a completion handler.
-    public func signIn(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func signIn(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         deliverResult(of: { try await self.signIn(with: credential) }, on: database.callbackQueue, to: completion)
     }
 }
@@ -125,7 +178,7 @@ extension User: UserInfo {
         adopt(session)
         auth.tokenChanged(self)
         try await reload()
-        return AuthDataResult(user: self)
+        return AuthDataResult(user: self, additionalUserInfo: AdditionalUserInfo(providerID: credential.provider, isNewUser: false))
     }
 
     /// Adds the credential to this account: an anonymous user keeps its uid (and its data) and gets an
@@ -134,18 +187,22 @@ extension User: UserInfo {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "PROVIDER_ALREADY_LINKED")
         }
-        try await update([("email", .string(credential.email)), ("password", .string(credential.password))])
+        do {
+            try await update([("email", .string(credential.email)), ("password", .string(credential.password))])
+        } catch let error as AuthError where error.code == .emailAlreadyInUse {
+            throw error.concerning(email: credential.email)
+        }
         try await reload()
         return AuthDataResult(user: self)
     }
 
     /// As ``reauthenticate(with:)``, with a completion handler.
-    public func reauthenticate(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func reauthenticate(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         deliverResult(of: { try await self.reauthenticate(with: credential) }, on: auth.database.callbackQueue, to: completion)
     }
 
     /// As ``link(with:)``, with a completion handler.
-    public func link(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)?) {
+    public func link(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         deliverResult(of: { try await self.link(with: credential) }, on: auth.database.callbackQueue, to: completion)
     }
 }

@@ -74,8 +74,6 @@ extension User {
 
     /// As ``getIDTokenResult(forcingRefresh:)``, with a completion handler.
     public func getIDTokenResult(forcingRefresh: Bool = false, completion: (@Sendable (AuthTokenResult?, (any Error)?) -> Void)?) {
-        Task {
-            do { completion?(try await getIDTokenResult(forcingRefresh: forcingRefresh), nil) } catch { completion?(nil, error) }
-        }
+        deliverResult(of: { try await self.getIDTokenResult(forcingRefresh: forcingRefresh) }, on: auth.database.callbackQueue, to: completion)
     }
 }

@@ -14,6 +14,10 @@ struct IdentityClient: Sendable {
     /// The database's HTTP transport (``Database/httpTransport``), or a test's. Calls are not retried:
     /// a sign-up sent twice would answer `EMAIL_EXISTS`.
     var transport: any HTTPTransport
+    /// Sent as the `X-Firebase-Locale` header (``Auth/languageCode``).
+    var languageCode: String?
+    /// Sent as `tenantId` in Identity Toolkit bodies (``Auth/tenantID``).
+    var tenantID: String?
 
     /// What a sign-in or sign-up returns.
     struct Session: Sendable, Equatable {
@@ -28,7 +32,8 @@ struct IdentityClient: Sendable {
     func call(_ operation: String, _ body: [(key: String, value: JSONValue)]) async throws -> JSONValue {
         try await post(
             "\(origin)/identitytoolkit.googleapis.com/v1/\(operation)?key=\(apiKey)",
-            body: Data(JSONValue.object(body).jsonText.utf8), contentType: "application/json"
+            body: Data(JSONValue.object(body + (tenantID.map { [("tenantId", JSONValue.string($0))] } ?? [])).jsonText.utf8),
+            contentType: "application/json"
         )
     }
 
@@ -59,6 +64,7 @@ struct IdentityClient: Sendable {
         request.httpMethod = "POST"
         request.httpBody = body
         request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        if let languageCode { request.setValue(languageCode, forHTTPHeaderField: "X-Firebase-Locale") }
         let data: Data
         let response: HTTPURLResponse
         do {

@@ -50,7 +50,10 @@ public final class User: Sendable {
     /// Signed in with `signInAnonymously()` and not linked to an email since.
     public var isAnonymous: Bool { profile.withLock { $0.isAnonymous } }
     /// The refresh token (for tools that keep a session; treat it as a password).
-    public var refreshToken: String { tokens.withLock { $0.refreshToken } }
+    public var refreshToken: String? {
+        let token = tokens.withLock { $0.refreshToken }
+        return token.isEmpty ? nil : token
+    }
 
     /// The user's ID token, refreshed first when it expires within five minutes (or when forced).
     public func getIDToken(forcingRefresh: Bool = false) async throws -> String {
@@ -62,11 +65,23 @@ public final class User: Sendable {
         return session.idToken
     }
 
+    /// As ``getIDToken(forcingRefresh:)``, as FirebaseAuth's async `idTokenForcingRefresh(_:)`.
+    public func idTokenForcingRefresh(_ forceRefresh: Bool) async throws -> String {
+        try await getIDToken(forcingRefresh: forceRefresh)
+    }
+
+    /// As ``getIDToken(forcingRefresh:)``, with a completion handler.
+    ///
+    /// ```swift
+    /// user.getIDToken { token, error in send(token) }
+    /// ```
+    public func getIDToken(completion: (@Sendable (String?, (any Error)?) -> Void)?) {
+        getIDTokenForcingRefresh(false, completion: completion)
+    }
+
     /// As ``getIDToken(forcingRefresh:)``, with a completion handler.
     public func getIDTokenForcingRefresh(_ forceRefresh: Bool, completion: (@Sendable (String?, (any Error)?) -> Void)?) {
-        Task {
-            do { completion?(try await getIDToken(forcingRefresh: forceRefresh), nil) } catch { completion?(nil, error) }
-        }
+        deliverResult(of: { try await self.getIDToken(forcingRefresh: forceRefresh) }, on: auth.database.callbackQueue, to: completion)
     }
 
     /// Reloads the profile from the server.
@@ -85,10 +100,39 @@ public final class User: Sendable {
         try await update([("password", .string(password))])
     }
 
-    /// Changes the email address; the session continues with new tokens.
+    /// Changes the email address; the session continues with new tokens. An address in use fails
+    /// with `emailAlreadyInUse`, the address under `AuthErrorUserInfoEmailKey`.
     public func updateEmail(to email: String) async throws {
-        try await update([("email", .string(email))])
+        do {
+            try await update([("email", .string(email))])
+        } catch let error as AuthError where error.code == .emailAlreadyInUse {
+            throw error.concerning(email: email)
+        }
         profile.withLock { $0.email = email; $0.isAnonymous = false }
+    }
+
+    /// As ``reload()``, with a completion handler.
+    public func reload(completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        auth.deliverCompletion(completion) { try await self.reload() }
+    }
+
+    /// As ``updatePassword(to:)``, with a completion handler.
+    public func updatePassword(to password: String, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        auth.deliverCompletion(completion) { try await self.updatePassword(to: password) }
+    }
+
+    /// As ``updateEmail(to:)``, with a completion handler.
+    public func updateEmail(to email: String, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        auth.deliverCompletion(completion) { try await self.updateEmail(to: email) }
+    }
+
+    /// As ``delete()``, with a completion handler.
+    ///
+    /// ```swift
+    /// user.delete { error in if let error { show(error) } }
+    /// ```
+    public func delete(completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        auth.deliverCompletion(completion) { try await self.delete() }
     }
 
     /// Starts a change of the display name and photo URL, applied by `commitChanges()`.
@@ -156,6 +200,18 @@ public final class UserProfileChangeRequest: Sendable {
         set { changes.withLock { $0.photoURL = .some(newValue) } }
     }
 
+    /// As ``commitChanges()``, with a completion handler.
+    ///
+    /// ```swift
+    /// let change = user.createProfileChangeRequest()
+    /// change.displayName = "Ada"
+    /// change.commitChanges { error in if let error { show(error) } }
+    /// ```
+    public func commitChanges(completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        user.auth.deliverCompletion(completion) { try await self.commitChanges() }
+    }
+
+    /// Sends the changes to the server and applies them to the user.
     public func commitChanges() async throws {
         let (name, photo) = changes.withLock { ($0.displayName, $0.photoURL) }
         var body: [(key: String, value: JSONValue)] = []

@@ -97,6 +97,77 @@ extension Auth {
     }
 }
 
+/// Passwordless sign-in with an email link, as FirebaseAuth's: the server emails a link (Hearth's
+/// server sends them in emulator mode only, as a Firebase project has it off by default), and the
+/// link with its address signs the user in, creating the account if there is none.
+///
+/// For example:
+/// ```swift
+/// let settings = ActionCodeSettings()
+/// settings.url = URL(string: "https://example.com/finish")
+/// settings.handleCodeInApp = true
+/// try await Auth.auth().sendSignInLink(toEmail: email, actionCodeSettings: settings)
+/// // … later, with the link the user opened:
+/// if Auth.auth().isSignIn(withEmailLink: link) { try await Auth.auth().signIn(withEmail: email, link: link) }
+/// ```
+extension Auth {
+    /// Asks the server to email a sign-in link to `email`.
+    public func sendSignInLink(toEmail email: String, actionCodeSettings: ActionCodeSettings) async throws {
+        _ = try await client.call(
+            "accounts:sendOobCode", [("requestType", .string("EMAIL_SIGNIN")), ("email", .string(email))] + actionCodeSettings.requestMembers
+        )
+    }
+
+    /// As ``sendSignInLink(toEmail:actionCodeSettings:)``, with a completion handler.
+    public func sendSignInLink(
+        toEmail email: String, actionCodeSettings: ActionCodeSettings, completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
+        deliverCompletion(completion) { try await self.sendSignInLink(toEmail: email, actionCodeSettings: actionCodeSettings) }
+    }
+
+    /// Whether `link` is an email sign-in link (`mode=signIn` with an `oobCode`, in the link or in a
+    /// `link` parameter wrapping it).
+    public func isSignIn(withEmailLink link: String) -> Bool {
+        let parameters = Self.emailLinkParameters(link)
+        return parameters["mode"] == "signIn" && parameters["oobCode"] != nil
+    }
+
+    /// Signs in with an email sign-in link and the address it was sent to; the account is made if
+    /// there is none (`additionalUserInfo.isNewUser`) and its email counts as verified. A link that is
+    /// not a sign-in link fails with `invalidActionCode`.
+    @discardableResult
+    public func signIn(withEmail email: String, link: String) async throws -> AuthDataResult {
+        let parameters = Self.emailLinkParameters(link)
+        guard parameters["mode"] == "signIn", let code = parameters["oobCode"] else {
+            throw AuthError(.invalidActionCode, "INVALID_OOB_CODE : not an email sign-in link")
+        }
+        return try await signIn(
+            "accounts:signInWithEmailLink", [("email", .string(email)), ("oobCode", .string(code)), ("returnSecureToken", .bool(true))],
+            providerID: EmailAuthProvider.id, isNewUser: { $0.text("isNewUser") == "true" }
+        )
+    }
+
+    /// As ``signIn(withEmail:link:)``, with a completion handler.
+    public func signIn(withEmail email: String, link: String, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
+        deliverResult(of: { try await self.signIn(withEmail: email, link: link) }, on: database.callbackQueue, to: completion)
+    }
+
+    /// The query parameters of a link, those of a link it wraps (`link=`, as Dynamic Links do) filling in.
+    static func emailLinkParameters(_ link: String) -> [String: String] {
+        func parameters(_ text: String) -> [String: String] {
+            let items = URLComponents(string: text)?.queryItems ?? URLComponents(string: "?" + text)?.queryItems ?? []
+            var result: [String: String] = [:]
+            for item in items where result[item.name] == nil { result[item.name] = item.value }
+            return result
+        }
+        var result = parameters(link)
+        if let inner = result["link"] ?? result["deep_link_id"] {
+            result.merge(parameters(inner)) { outer, _ in outer }
+        }
+        return result
+    }
+}
+
 extension User {
     /// Asks the server to send the user an email to verify its address; its link leads on to the
     /// settings' `url`.

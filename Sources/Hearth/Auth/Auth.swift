@@ -267,7 +267,7 @@ public final class Auth: Sendable {
         deliverCompletion(completion) { try await self.sendPasswordReset(withEmail: email, actionCodeSettings: actionCodeSettings) }
     }
 
-    private func signIn(
+    func signIn(
         _ operation: String, _ body: [(key: String, value: JSONValue)], providerID: String, isNewUser: (JSONValue) -> Bool
     ) async throws -> AuthDataResult {
         let client = self.client

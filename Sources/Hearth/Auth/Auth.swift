@@ -446,10 +446,15 @@ public final class Auth: Sendable {
         state.withLock { _ = $0.tokenListeners.removeValue(forKey: handle) }
     }
 
+    /// Posted (object: the Auth) on the database's callback queue after every sign-in and sign-out and
+    /// whenever the signed-in user's ID token changes, as FirebaseAuth's.
+    public static let authStateDidChangeNotification = Notification.Name(rawValue: "FIRAuthStateDidChangeNotification")
+
     private func notifyTokenListeners(_ user: User?) {
         let listeners = state.withLock { Array($0.tokenListeners.values) }
         let queue = database.callbackQueue
         for listener in listeners { queue.async { listener(self, user) } }
+        queue.async { NotificationCenter.default.post(name: Self.authStateDidChangeNotification, object: self) }
     }
 
     /// The signed-in user now and after every change, as an `AsyncSequence` (ends when the task that

@@ -196,6 +196,33 @@ extension User: UserInfo {
         return AuthDataResult(user: self)
     }
 
+    /// Removes a provider (`password`, …) from the account: the user no longer signs in with it.
+    /// A provider the user does not have fails with `noSuchProvider`.
+    ///
+    /// ```swift
+    /// try await user.unlink(fromProvider: EmailAuthProvider.id)
+    /// ```
+    @discardableResult
+    public func unlink(fromProvider provider: String) async throws -> User {
+        guard providerData.contains(where: { $0.providerID == provider }) else {
+            throw AuthError(.noSuchProvider, "NO_SUCH_PROVIDER")
+        }
+        try await update([("deleteProvider", .array([.string(provider)]))])
+        try await reload()
+        return self
+    }
+
+    /// As ``unlink(fromProvider:)``, with a completion handler.
+    public func unlink(fromProvider provider: String, completion: (@Sendable (User?, (any Error)?) -> Void)? = nil) {
+        deliverResult(of: { try await self.unlink(fromProvider: provider) }, on: auth.database.callbackQueue, to: completion)
+    }
+
+    /// As ``isAnonymous``.
+    public func anonymous() -> Bool { isAnonymous }
+
+    /// As ``isEmailVerified``.
+    public func emailVerified() -> Bool { isEmailVerified }
+
     /// As ``reauthenticate(with:)``, with a completion handler.
     public func reauthenticate(with credential: AuthCredential, completion: (@Sendable (AuthDataResult?, (any Error)?) -> Void)? = nil) {
         deliverResult(of: { try await self.reauthenticate(with: credential) }, on: auth.database.callbackQueue, to: completion)

@@ -237,6 +237,40 @@ public final class Auth: Sendable {
         complete(completion) { try await self.signIn(withCustomToken: token) }
     }
 
+    /// Makes `user` the signed-in user (one signed out earlier, or one of another Auth). A user of
+    /// another Auth has its token refreshed through this one first (which confirms the server knows
+    /// it), and this Auth's ``currentUser`` is then a new `User` object with its uid and profile.
+    ///
+    /// ```swift
+    /// try await Auth.auth().updateCurrentUser(otherAuth.currentUser!)
+    /// ```
+    public func updateCurrentUser(_ user: User) async throws {
+        var adopted = user
+        if user.auth !== self {
+            let session = try await client.refresh(user.tokens.withLock { $0.refreshToken })
+            adopted = User(uid: session.uid, auth: self, profile: user.profile.withLock { $0 }, tokens: User.Tokens(idToken: "", refreshToken: "", expiry: 0))
+            adopted.adopt(session)
+        }
+        let token = try await adopted.getIDToken()
+        let changed = state.withLock { state -> Bool in
+            guard state.user !== adopted else { return false }
+            state.user = adopted
+            return true
+        }
+        guard changed else { return }
+        saveSession(adopted)
+        database.updateAuthToken(token)
+        notify(adopted)
+    }
+
+    /// As ``updateCurrentUser(_:)``, with a completion handler; a nil user fails with `nullUser`.
+    public func updateCurrentUser(_ user: User?, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        deliverCompletion(completion) {
+            guard let user else { throw AuthError(.nullUser, "NULL_USER") }
+            try await self.updateCurrentUser(user)
+        }
+    }
+
     /// Signs out: the database connection drops the credential (`unauth`) and listeners hear `nil`.
     public func signOut() throws {
         guard let user = currentUser else { return }

@@ -32,12 +32,59 @@ public enum ActionCodeOperation: Int, Sendable, Hashable {
 /// let info = try await Auth.auth().checkActionCode(code)
 /// if info.operation == .passwordReset { askForANewPassword(for: info.email) }
 /// ```
-public struct ActionCodeInfo: Sendable {
+public final class ActionCodeInfo: Sendable {
     public let operation: ActionCodeOperation
     /// The account's email address (for an email change, the new one).
     public let email: String
     /// For an email change, the address the account had before.
     public let previousEmail: String?
+
+    init(operation: ActionCodeOperation, email: String, previousEmail: String?) {
+        self.operation = operation
+        self.email = email
+        self.previousEmail = previousEmail
+    }
+}
+
+/// The parts of an account email's link (FirebaseAuth's `ActionCodeURL`): what it is for, its code,
+/// where to continue, its language. A link that wraps the action link (`link=`) is read through.
+///
+/// ```swift
+/// if let action = ActionCodeURL(link: url.absoluteString), action.operation == .passwordReset, let code = action.code {
+///     try await Auth.auth().confirmPasswordReset(withCode: code, newPassword: newPassword)
+/// }
+/// ```
+public final class ActionCodeURL: Sendable {
+    /// The project's API key (`apiKey`).
+    public let apiKey: String?
+    /// What the link is for (`mode`).
+    public let operation: ActionCodeOperation
+    /// The action code (`oobCode`).
+    public let code: String?
+    /// Where the app continues afterwards (`continueUrl`).
+    public let continueURL: URL?
+    /// The language of the email (`lang`).
+    public let languageCode: String?
+
+    /// Nil for text with no query parameters; otherwise the fields are nil (the operation `.unknown`)
+    /// where the link lacks them.
+    public init?(link: String) {
+        let parameters = Auth.emailLinkParameters(link)
+        guard !parameters.isEmpty else { return nil }
+        apiKey = parameters["apiKey"]
+        code = parameters["oobCode"]
+        continueURL = parameters["continueUrl"].flatMap { URL(string: $0) }
+        languageCode = parameters["lang"]
+        operation = switch parameters["mode"] {
+        case "resetPassword": .passwordReset
+        case "verifyEmail": .verifyEmail
+        case "recoverEmail": .recoverEmail
+        case "signIn": .emailLink
+        case "verifyAndChangeEmail": .verifyAndChangeEmail
+        case "revertSecondFactorAddition": .revertSecondFactorAddition
+        default: .unknown
+        }
+    }
 }
 
 /// The flows of account emails' links: a password reset, an email verification or change, driven by

@@ -4,7 +4,7 @@ import HearthCore
 import Synchronization
 
 /// What a sign-in or sign-up returns, as FirebaseAuth's `AuthDataResult`.
-public struct AuthDataResult: Sendable {
+public final class AuthDataResult: Sendable {
     public let user: User
     /// Whether the sign-in made the account, and its provider.
     public let additionalUserInfo: AdditionalUserInfo?

@@ -50,11 +50,14 @@ public class AuthCredential: @unchecked Sendable {
     public let provider: String
     let email: String
     let password: String
+    /// An email sign-in link, for a credential of ``EmailAuthProvider/credential(withEmail:link:)``.
+    let link: String?
 
-    init(provider: String, email: String, password: String) {
+    init(provider: String, email: String, password: String, link: String? = nil) {
         self.provider = provider
         self.email = email
         self.password = password
+        self.link = link
     }
 }
 
@@ -123,12 +126,38 @@ public enum EmailAuthProvider {
     public static func credential(withEmail email: String, password: String) -> AuthCredential {
         AuthCredential(provider: id, email: email, password: password)
     }
+
+    /// A credential for an email sign-in link (see ``Auth/sendSignInLink(toEmail:actionCodeSettings:)``):
+    /// signs in and re-authenticates like ``Auth/signIn(withEmail:link:)``. Linking it to another
+    /// account is refused (`operationNotAllowed`): the server does not link email links.
+    ///
+    /// ```swift
+    /// let credential = EmailAuthProvider.credential(withEmail: "ada@example.com", link: link)
+    /// try await Auth.auth().signIn(with: credential)
+    /// ```
+    public static func credential(withEmail email: String, link: String) -> AuthCredential {
+        AuthCredential(provider: id, email: email, password: "", link: link)
+    }
+}
+
+/// FirebaseAuth's provider id of email and password accounts, `password`.
+public let EmailAuthProviderID = EmailAuthProvider.id
+/// The sign-in method of an email and password, `password`.
+public let EmailPasswordAuthSignInMethod = "password"
+/// The sign-in method of an email link, `emailLink`.
+public let EmailLinkAuthSignInMethod = "emailLink"
+
+extension NSNotification.Name {
+    /// Posted on the main `NotificationCenter` when the signed-in user changes (FirebaseAuth's
+    /// `FIRAuthStateDidChangeNotification`); the object is the ``Auth``.
+    public static let AuthStateDidChange = Auth.authStateDidChangeNotification
 }
 
 extension Auth {
     /// Signs in with a credential (an email and password one).
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
-        try await signIn(withEmail: credential.email, password: credential.password)
+        if let link = credential.link { return try await signIn(withEmail: credential.email, link: link) }
+        return try await signIn(withEmail: credential.email, password: credential.password)
     }
 
     /// As ``signIn(with:)``, with a completion handler.
@@ -169,10 +198,18 @@ extension User: UserInfo {
     /// Checks the credential again (before a sensitive change, such as the password's): it must be
     /// this user's. The user gets fresh tokens.
     public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
-        let reply = try await auth.client.call(
-            "accounts:signInWithPassword",
-            [("email", .string(credential.email)), ("password", .string(credential.password)), ("returnSecureToken", .bool(true))]
-        )
+        let reply: JSONValue
+        if let link = credential.link {
+            guard let code = Auth.emailLinkParameters(link)["oobCode"] else { throw AuthError(.invalidActionCode, "INVALID_OOB_CODE") }
+            reply = try await auth.client.call(
+                "accounts:signInWithEmailLink", [("email", .string(credential.email)), ("oobCode", .string(code)), ("returnSecureToken", .bool(true))]
+            )
+        } else {
+            reply = try await auth.client.call(
+                "accounts:signInWithPassword",
+                [("email", .string(credential.email)), ("password", .string(credential.password)), ("returnSecureToken", .bool(true))]
+            )
+        }
         let session = try IdentityClient.session(reply)
         guard session.uid == uid else { throw AuthError(.userMismatch, "USER_MISMATCH") }
         adopt(session)
@@ -187,6 +224,7 @@ extension User: UserInfo {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "PROVIDER_ALREADY_LINKED")
         }
+        if credential.link != nil { throw AuthError(.operationNotAllowed, "OPERATION_NOT_ALLOWED : linking an email link is not supported") }
         do {
             try await update([("email", .string(credential.email)), ("password", .string(credential.password))])
         } catch let error as AuthError where error.code == .emailAlreadyInUse {

@@ -23,7 +23,7 @@ public final class AuthTokenResult: @unchecked Sendable {
     /// `password`, `anonymous`, `custom`, … (`firebase.sign_in_provider`).
     public let signInProvider: String
     /// The second factor used, if any (`firebase.sign_in_second_factor`).
-    public let signInSecondFactor: String?
+    public let signInSecondFactor: String
     /// Every claim of the token, as Foundation values.
     public let claims: [String: Any]
 
@@ -42,7 +42,7 @@ public final class AuthTokenResult: @unchecked Sendable {
         authDate = seconds("auth_time")
         issuedAtDate = seconds("iat")
         signInProvider = firebase?["sign_in_provider"]?.stringValue ?? ""
-        signInSecondFactor = firebase?["sign_in_second_factor"]?.stringValue
+        signInSecondFactor = firebase?["sign_in_second_factor"]?.stringValue ?? ""
         var claims: [String: Any] = [:]
         for (key, value) in members { claims[key] = Self.foundation(value) }
         self.claims = claims

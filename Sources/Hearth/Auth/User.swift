@@ -44,8 +44,17 @@ public final class User: Sendable {
     }
 
     public var email: String? { profile.withLock { $0.email } }
-    public var displayName: String? { profile.withLock { $0.displayName } }
-    public var photoURL: URL? { profile.withLock { $0.photoURL } }
+    /// The display name. Setting it changes this object only, as in FirebaseAuth; use
+    /// ``createProfileChangeRequest()`` to change the account.
+    public var displayName: String? {
+        get { profile.withLock { $0.displayName } }
+        set { profile.withLock { $0.displayName = newValue } }
+    }
+    /// The photo URL. Setting it changes this object only, as ``displayName``.
+    public var photoURL: URL? {
+        get { profile.withLock { $0.photoURL } }
+        set { profile.withLock { $0.photoURL = newValue } }
+    }
     public var isEmailVerified: Bool { profile.withLock { $0.emailVerified } }
     /// Signed in with `signInAnonymously()` and not linked to an email since.
     public var isAnonymous: Bool { profile.withLock { $0.isAnonymous } }

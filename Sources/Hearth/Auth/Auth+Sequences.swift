@@ -1,0 +1,52 @@
+import Foundation
+
+extension Auth {
+    /// The signed-in user now and after every change, as FirebaseAuth's `authStateChanges` sequence.
+    ///
+    /// ```swift
+    /// for await user in Auth.auth().authStateChanges { print(user?.uid ?? "signed out") }
+    /// ```
+    public var authStateChanges: AuthStateChangesSequence { AuthStateChangesSequence(self) }
+
+    /// The signed-in user now and whenever their ID token changes (sign-in, sign-out, refresh), as
+    /// FirebaseAuth's `idTokenChanges` sequence.
+    public var idTokenChanges: IDTokenChangesSequence { IDTokenChangesSequence(self) }
+
+    /// An `AsyncSequence` of ``Auth/addStateDidChangeListener(_:)``'s users; it ends when the task
+    /// iterating it is cancelled. Unbounded buffering: every change is seen, in order, and changes
+    /// are few (sign-ins and sign-outs).
+    public struct AuthStateChangesSequence: AsyncSequence, Sendable {
+        public typealias Element = User?
+        public typealias Failure = Never
+        private let auth: Auth
+
+        public init(_ auth: Auth) { self.auth = auth }
+
+        public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
+            let auth = auth
+            let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
+            let handle = auth.addStateDidChangeListener { _, user in continuation.yield(user) }
+            continuation.onTermination = { _ in auth.removeStateDidChangeListener(handle) }
+            return stream.makeAsyncIterator()
+        }
+    }
+
+    /// An `AsyncSequence` of ``Auth/addIDTokenDidChangeListener(_:)``'s users; it ends when the task
+    /// iterating it is cancelled. Unbounded buffering, as ``AuthStateChangesSequence`` (a token
+    /// changes about once an hour).
+    public struct IDTokenChangesSequence: AsyncSequence, Sendable {
+        public typealias Element = User?
+        public typealias Failure = Never
+        private let auth: Auth
+
+        public init(_ auth: Auth) { self.auth = auth }
+
+        public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
+            let auth = auth
+            let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
+            let handle = auth.addIDTokenDidChangeListener { _, user in continuation.yield(user) }
+            continuation.onTermination = { _ in auth.removeIDTokenDidChangeListener(handle) }
+            return stream.makeAsyncIterator()
+        }
+    }
+}

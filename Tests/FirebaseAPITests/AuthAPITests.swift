@@ -2,7 +2,6 @@
 //
 // Never-called functions that only have to type-check, then offline tests. Each use of a `same` row of
 // docs/compatibility.md follows a `// API: <ID>` line (checked by scripts/check-api-inventory.py).
-// `// CHECK:` marks lines the author could not compile.
 
 import Foundation
 import Hearth
@@ -191,7 +190,7 @@ func userAPIs(user: User, settings: ActionCodeSettings) {
     // API: User.sendEmailVerification(with:completion:)
     user.sendEmailVerification(with: settings) { _ in }
     // API: User.sendEmailVerification(with:completion:)
-    user.sendEmailVerification() // CHECK: both parameters default to nil in Firebase
+    user.sendEmailVerification()
     // API: User.sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:completion:)
     user.sendEmailVerification(beforeUpdatingEmail: "ada@example.org") { error in
         let _: (any Error)? = error
@@ -245,7 +244,7 @@ func authDataResultAPIs(_ result: AuthDataResult) {
     // API: AuthDataResult.user
     let _: User = result.user
     // API: AuthDataResult.credential
-    _ = result.credential // CHECK: Hearth's type for it (Firebase: OAuthCredential?)
+    _ = result.credential
     // API: AuthDataResult.additionalUserInfo
     // API: AdditionalUserInfo
     if let info: AdditionalUserInfo = result.additionalUserInfo {
@@ -258,7 +257,7 @@ func authDataResultAPIs(_ result: AuthDataResult) {
         // API: AdditionalUserInfo.isNewUser
         let _: Bool = info.isNewUser
         // API: AdditionalUserInfo.newUser()
-        let _: Bool = info.newUser() // CHECK: Objective-C-style duplicate of isNewUser
+        let _: Bool = info.newUser()
     }
 }
 
@@ -271,7 +270,7 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     // API: Auth.signIn(withEmail:password:) async
     try await auth.signIn(withEmail: "ada@example.com", password: "secret")
     // API: Auth.signIn(with:) async
-    try await auth.signIn(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
+    try await auth.signIn(with: credential)
     // API: Auth.signInAnonymously() async
     let anonymous = try await auth.signInAnonymously()
     _ = anonymous.user.uid
@@ -289,7 +288,7 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     // API: Auth.applyActionCode(_:) async
     try await auth.applyActionCode("code")
     // API: Auth.sendPasswordReset(withEmail:actionCodeSettings:) async
-    try await auth.sendPasswordReset(withEmail: "ada@example.com") // CHECK: also Hearth's older sendPasswordReset(withEmail:) async
+    try await auth.sendPasswordReset(withEmail: "ada@example.com")
     // API: Auth.sendPasswordReset(withEmail:actionCodeSettings:) async
     try await auth.sendPasswordReset(withEmail: "ada@example.com", actionCodeSettings: settings)
 
@@ -301,11 +300,11 @@ func authAPIsAsync(credential: AuthCredential, settings: ActionCodeSettings) asy
     // API: User.reload() async
     try await user.reload()
     // API: User.reauthenticate(with:) async
-    try await user.reauthenticate(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
+    try await user.reauthenticate(with: credential)
     // API: User.link(with:) async
-    try await user.link(with: credential) // CHECK: @discardableResult in Firebase, not yet in Hearth (warning)
+    try await user.link(with: credential)
     // API: User.sendEmailVerification(with:) async
-    try await user.sendEmailVerification() // CHECK: also Hearth's older sendEmailVerification() async
+    try await user.sendEmailVerification()
     // API: User.sendEmailVerification(with:) async
     try await user.sendEmailVerification(with: settings)
     // API: User.sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:) async
@@ -379,11 +378,131 @@ func throwsAuthErrorCode() throws {
     throw AuthErrorCode.internalError
 }
 
+/// Sign-in forms with their completion defaulted, email links, listeners as sequences and
+/// notifications, unlinking, action links.
+func authSignInAndLinkAPIs(auth: Auth, user: User, credential: AuthCredential, settings: ActionCodeSettings) {
+    // API: Auth.signIn(withEmail:password:completion:)
+    auth.signIn(withEmail: "ada@example.com", password: "secret")
+    auth.signIn(withEmail: "ada@example.com", password: "secret") { result, error in
+        let _: AuthDataResult? = result
+        let _: (any Error)? = error
+    }
+    // API: Auth.signIn(with:completion:)
+    auth.signIn(with: credential)
+    auth.signIn(with: credential) { result, _ in
+        // API: AuthDataResult
+        let _: AuthDataResult? = result
+    }
+    // API: Auth.signInAnonymously(completion:)
+    auth.signInAnonymously()
+    // API: Auth.createUser(withEmail:password:completion:)
+    auth.createUser(withEmail: "ada@example.com", password: "secret")
+    auth.createUser(withEmail: "ada@example.com", password: "secret") { result, error in
+        let _: String? = result?.user.uid
+        let _: (any Error)? = error
+    }
+    // API: Auth.sendSignInLink(toEmail:actionCodeSettings:completion:)
+    auth.sendSignInLink(toEmail: "ada@example.com", actionCodeSettings: settings) { error in
+        let _: (any Error)? = error
+    }
+    // API: Auth.isSignIn(withEmailLink:)
+    let link = "https://example.com/?mode=signIn&oobCode=code"
+    if auth.isSignIn(withEmailLink: link) {
+        // API: Auth.signIn(withEmail:link:completion:)
+        auth.signIn(withEmail: "ada@example.com", link: link) { result, error in
+            let _: AuthDataResult? = result
+            let _: (any Error)? = error
+        }
+    }
+    // API: EmailAuthProvider.credential(withEmail:link:)
+    let linkCredential: AuthCredential = EmailAuthProvider.credential(withEmail: "ada@example.com", link: link)
+    // API: User.reauthenticate(with:completion:)
+    user.reauthenticate(with: linkCredential)
+    user.reauthenticate(with: credential) { result, error in
+        let _: AuthDataResult? = result
+        let _: (any Error)? = error
+    }
+    // API: User.link(with:completion:)
+    user.link(with: credential)
+    user.link(with: credential) { result, _ in
+        let _: AuthDataResult? = result
+    }
+    // API: User.unlink(fromProvider:completion:)
+    // API: EmailAuthProviderID
+    user.unlink(fromProvider: EmailAuthProviderID) { user, error in
+        let _: User? = user
+        let _: (any Error)? = error
+    }
+    // API: EmailPasswordAuthSignInMethod
+    // API: EmailLinkAuthSignInMethod
+    let _: [String] = [EmailPasswordAuthSignInMethod, EmailLinkAuthSignInMethod]
+    // API: User.anonymous()
+    let _: Bool = user.anonymous()
+    // API: User.emailVerified()
+    let _: Bool = user.emailVerified()
+    // API: User.displayName
+    user.displayName = "Ada"
+    let _: String? = user.displayName
+    // API: User.photoURL
+    user.photoURL = URL(string: "https://example.com/ada.png")
+    let _: URL? = user.photoURL
+    // API: Auth.updateCurrentUser(_:completion:)
+    auth.updateCurrentUser(user) { error in
+        let _: (any Error)? = error
+    }
+    // API: Auth.authStateDidChangeNotification
+    // API: NSNotification.Name.AuthStateDidChange
+    let names: [NSNotification.Name] = [Auth.authStateDidChangeNotification, .AuthStateDidChange]
+    _ = NotificationCenter.default.addObserver(forName: names[0], object: nil, queue: nil) { _ in }
+    // API: ActionCodeURL
+    // API: ActionCodeURL.init(link:)
+    if let action: ActionCodeURL = ActionCodeURL(link: link) {
+        // API: ActionCodeURL.apiKey
+        let _: String? = action.apiKey
+        // API: ActionCodeURL.operation
+        let _: ActionCodeOperation = action.operation
+        // API: ActionCodeURL.code
+        let _: String? = action.code
+        // API: ActionCodeURL.continueURL
+        let _: URL? = action.continueURL
+        // API: ActionCodeURL.languageCode
+        let _: String? = action.languageCode
+    }
+}
+
+func authSignInAndLinkAPIsAsync(auth: Auth, user: User, settings: ActionCodeSettings) async throws {
+    // API: Auth.sendSignInLink(toEmail:actionCodeSettings:) async
+    try await auth.sendSignInLink(toEmail: "ada@example.com", actionCodeSettings: settings)
+    // API: Auth.signIn(withEmail:link:) async
+    let result = try await auth.signIn(withEmail: "ada@example.com", link: "https://example.com/?mode=signIn&oobCode=code")
+    // API: Auth.updateCurrentUser(_:) async
+    try await auth.updateCurrentUser(result.user)
+    // API: User.unlink(fromProvider:) async
+    let _: User = try await user.unlink(fromProvider: EmailAuthProviderID)
+    // API: Auth.authStateChanges
+    // API: Auth.AuthStateChangesSequence
+    let states: Auth.AuthStateChangesSequence = auth.authStateChanges
+    for await user in states {
+        let _: User? = user
+        break
+    }
+    // API: Auth.idTokenChanges
+    // API: Auth.IDTokenChangesSequence
+    let tokens: Auth.IDTokenChangesSequence = Auth.IDTokenChangesSequence(auth)
+    for await user in tokens where user != nil { break }
+    _ = auth.idTokenChanges
+    // API: ActionCodeInfo
+    let info: ActionCodeInfo = try await auth.checkActionCode("code")
+    let _: ActionCodeOperation = info.operation
+    // API: AuthTokenResult.signInSecondFactor
+    let _: String = try await user.getIDTokenResult().signInSecondFactor
+}
+
 @Suite("FirebaseAuth API, offline")
 struct AuthAPIOfflineTests {
     @Test("Hearth's auth errors bridge to Firebase's NSError domain, code and name key")
     func authErrorBridging() throws {
-        let error: any Error = AuthError(.userNotFound, "EMAIL_NOT_FOUND") // CHECK: Hearth's own AuthError initializer
+        let error: any Error = AuthError(.userNotFound, "EMAIL_NOT_FOUND")
         let nsError = error as NSError
         // API: AuthErrorDomain
         #expect(nsError.domain == AuthErrorDomain)

@@ -3,7 +3,7 @@
 // The functions below are never called: they only have to type-check. Each use of an API that
 // docs/compatibility.md lists as `same` follows a `// API: <ID>` line naming its row;
 // scripts/check-api-inventory.py checks that every `same` row has one. Closures capture no mutable
-// state (Hearth's callbacks are `@Sendable`). `// CHECK:` marks lines the author could not compile.
+// state (Hearth's callbacks are `@Sendable`).
 
 import Foundation
 import Hearth
@@ -239,7 +239,7 @@ func databaseAPIs(ref: DatabaseReference, query: DatabaseQuery, snapshot: DataSn
     // API: DatabaseReference.runTransactionBlock(_:andCompletionBlock:withLocalEvents:)
     ref.runTransactionBlock({ .success(withValue: $0) }, andCompletionBlock: nil, withLocalEvents: false)
     // API: DatabaseReference.description()
-    let _: String = ref.description() // CHECK: Hearth also has a `description` property
+    let _: String = ref.description()
     // API: DatabaseReference.parent
     let _: DatabaseReference? = ref.parent
     // API: DatabaseReference.root
@@ -468,6 +468,17 @@ func databaseAPIsAsync(ref: DatabaseReference, query: DatabaseQuery) async throw
     let top = ref.queryOrdered(byChild: "likes").queryLimited(toLast: 3)
     // API: DatabaseQuery.getData() async
     let _ = try await top.getData()
+}
+
+/// Firebase's encoder and decoder on their own, for values passed to `setValue(_:)` and read from
+/// `value`.
+func codableAPIs(ref: DatabaseReference, snapshot: DataSnapshot) async throws {
+    struct Message: Codable { var text: String }
+    // API: Database.Encoder.encode(_:)
+    let encoded: Any = try Database.Encoder().encode(Message(text: "hi"))
+    try await ref.setValue(encoded)
+    // API: Database.Decoder.decode(_:from:)
+    let _: Message = try Database.Decoder().decode(Message.self, from: snapshot.value as Any)
 }
 
 @Suite("FirebaseDatabase API, offline")

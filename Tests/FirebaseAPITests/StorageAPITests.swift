@@ -2,7 +2,6 @@
 //
 // Never-called functions that only have to type-check, then offline tests. Each use of a `same` row of
 // docs/compatibility.md follows a `// API: <ID>` line (checked by scripts/check-api-inventory.py).
-// `// CHECK:` marks lines the author could not compile.
 
 import Foundation
 import Hearth
@@ -230,6 +229,40 @@ func downloadTaskAPIs(_ task: StorageDownloadTask) {
     task.cancel()
     // API: StorageDownloadTask.snapshot
     let _: StorageTaskSnapshot = task.snapshot
+}
+
+/// The task classes' shared base and protocol, as code typed against them uses them.
+func taskBaseAPIs(ref: StorageReference, metadata: StorageMetadata) throws {
+    // API: StorageObservableTask
+    let observable: StorageObservableTask = ref.putData(Data(), metadata: metadata)
+    // API: StorageObservableTask.observe(_:handler:)
+    let handle: String = observable.observe(.progress) { _ in }
+    // API: StorageObservableTask.removeObserver(withHandle:)
+    observable.removeObserver(withHandle: handle)
+    // API: StorageObservableTask.removeAllObservers(for:)
+    observable.removeAllObservers(for: .success)
+    // API: StorageObservableTask.removeAllObservers()
+    observable.removeAllObservers()
+    // API: StorageTask
+    let task: StorageTask = observable
+    // API: StorageTask.snapshot
+    let _: StorageTaskSnapshot = task.snapshot
+    // API: StorageTaskManagement
+    let managed: any StorageTaskManagement = ref.write(toFile: URL(fileURLWithPath: "/tmp/file"))
+    // API: StorageTaskManagement.enqueue()
+    managed.enqueue()
+    // API: StorageUploadTask.enqueue()
+    ref.putData(Data()).enqueue()
+    // API: StorageDownloadTask.enqueue()
+    ref.getData(maxSize: 10) { _, _ in }.enqueue()
+    // API: StorageMetadata.dictionaryRepresentation()
+    let _: [String: AnyHashable] = metadata.dictionaryRepresentation()
+    // API: StorageErrorCode
+    let code: StorageErrorCode = .objectNotFound
+    if Bool.random() { throw code }
+    do { try ref.storage.reference(for: URL(string: "gs://other-bucket/a")!).delete { _ in } } catch let error as StorageErrorCode {
+        let _: Int = error.rawValue
+    } catch {}
 }
 
 func taskSnapshotAPIs(_ snapshot: StorageTaskSnapshot) {

@@ -155,6 +155,7 @@ extension NSNotification.Name {
 
 extension Auth {
     /// Signs in with a credential (an email and password one).
+    @discardableResult
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
         if let link = credential.link { return try await signIn(withEmail: credential.email, link: link) }
         return try await signIn(withEmail: credential.email, password: credential.password)
@@ -197,6 +198,7 @@ extension User: UserInfo {
 
     /// Checks the credential again (before a sensitive change, such as the password's): it must be
     /// this user's. The user gets fresh tokens.
+    @discardableResult
     public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
         let reply: JSONValue
         if let link = credential.link {
@@ -220,6 +222,7 @@ extension User: UserInfo {
 
     /// Adds the credential to this account: an anonymous user keeps its uid (and its data) and gets an
     /// email and password.
+    @discardableResult
     public func link(with credential: AuthCredential) async throws -> AuthDataResult {
         if providerData.contains(where: { $0.providerID == credential.provider }) {
             throw AuthError(.providerAlreadyLinked, "PROVIDER_ALREADY_LINKED")

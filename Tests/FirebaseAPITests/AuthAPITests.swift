@@ -378,6 +378,24 @@ func throwsAuthErrorCode() throws {
     throw AuthErrorCode.internalError
 }
 
+/// Listener handles kept in a property, as a view controller keeps them.
+final class SignInScreen {
+    // API: AuthStateDidChangeListenerHandle
+    var authHandle: AuthStateDidChangeListenerHandle?
+    // API: IDTokenDidChangeListenerHandle
+    var tokenHandle: IDTokenDidChangeListenerHandle?
+
+    func appear() {
+        authHandle = Auth.auth().addStateDidChangeListener { _, _ in }
+        tokenHandle = Auth.auth().addIDTokenDidChangeListener { _, _ in }
+    }
+
+    func disappear() {
+        if let authHandle { Auth.auth().removeStateDidChangeListener(authHandle) }
+        if let tokenHandle { Auth.auth().removeIDTokenDidChangeListener(tokenHandle) }
+    }
+}
+
 /// Sign-in forms with their completion defaulted, email links, listeners as sequences and
 /// notifications, unlinking, action links.
 func authSignInAndLinkAPIs(auth: Auth, user: User, credential: AuthCredential, settings: ActionCodeSettings) {

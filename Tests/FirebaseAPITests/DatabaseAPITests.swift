@@ -479,6 +479,12 @@ func codableAPIs(ref: DatabaseReference, snapshot: DataSnapshot) async throws {
     try await ref.setValue(encoded)
     // API: Database.Decoder.decode(_:from:)
     let _: Message = try Database.Decoder().decode(Message.self, from: snapshot.value as Any)
+    // API: FirebaseDataEncoder
+    let encoder: FirebaseDataEncoder = Database.Encoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    // API: FirebaseDataDecoder
+    let decoder: FirebaseDataDecoder = FirebaseDataDecoder()
+    let _: Message = try snapshot.data(as: Message.self, decoder: decoder)
 }
 
 @Suite("FirebaseDatabase API, offline")

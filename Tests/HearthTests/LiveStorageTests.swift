@@ -72,7 +72,7 @@ import Testing
             #expect(storage.reference(withPath: "notes/2024/hello world+plus.txt") == ref)
             #expect(storage.reference(forURL: "gs://demo.appspot.com/notes/2024/hello world+plus.txt") == ref)
 
-            var metadata = StorageMetadata()
+            let metadata = StorageMetadata()
             metadata.contentType = "text/plain; charset=utf-8"
             metadata.cacheControl = "public, max-age=60"
             metadata.contentLanguage = "en"
@@ -113,13 +113,13 @@ import Testing
         try await LiveServer.run(files: true) { url, _ in
             let (storage, _) = try Self.storage(url)
             let ref = storage.reference(withPath: "docs/spec.json")
-            var initial = StorageMetadata()
+            let initial = StorageMetadata()
             initial.contentType = "application/json"
             initial.contentLanguage = "fr"
             initial.customMetadata = ["keep": "1", "drop": "2"]
             let first = try await ref.putDataAsync(Data(#"{"a":1}"#.utf8), metadata: initial)
 
-            var change = try await ref.getMetadata()
+            let change = try await ref.getMetadata()
             change.cacheControl = "no-store"
             change.contentLanguage = nil
             change.customMetadata?["drop"] = nil
@@ -133,7 +133,7 @@ import Testing
             #expect(updated.generation == first.generation)
 
             // A fresh StorageMetadata sets fields and merges custom keys.
-            var fresh = StorageMetadata()
+            let fresh = StorageMetadata()
             fresh.contentDisposition = "attachment"
             fresh.customMetadata = ["more": "4"]
             let merged = try await ref.updateMetadata(fresh)

@@ -64,7 +64,7 @@ import TimelineCore
             await #expect(throws: StorageError.self) { try await bob.images.storage.reference(withPath: post.image).delete() }
             #expect(try await ada.images.data(at: post.image) == Photo.png)
             // Not even Ada can store something that is not an image.
-            var text = StorageMetadata()
+            let text = StorageMetadata()
             text.contentType = "text/plain"
             let notAnImage = ada.images.storage.reference(withPath: "timeline/\(adaUser.uid)/notes.txt")
             await #expect(throws: StorageError.self) { _ = try await notAnImage.putDataAsync(Data("notes".utf8), metadata: text) }
@@ -75,7 +75,7 @@ import TimelineCore
     }
 
     static var png: StorageMetadata {
-        var metadata = StorageMetadata()
+        let metadata = StorageMetadata()
         metadata.contentType = "image/png"
         return metadata
     }

@@ -50,7 +50,7 @@ public final class ImageController: Sendable {
     ) async throws -> StoredPhoto {
         try Self.validate(data, contentType: contentType)
         let reference = storage.reference(withPath: path)
-        var metadata = StorageMetadata()
+        let metadata = StorageMetadata()
         metadata.contentType = contentType
         do {
             _ = try await reference.putDataAsync(data, metadata: metadata) { progress in

@@ -115,3 +115,8 @@ extension DatabaseReference {
     }
 
 }
+
+/// FirebaseSharedSwift's name of ``Database/Encoder``.
+public typealias FirebaseDataEncoder = Database.Encoder
+/// FirebaseSharedSwift's name of ``Database/Decoder``.
+public typealias FirebaseDataDecoder = Database.Decoder

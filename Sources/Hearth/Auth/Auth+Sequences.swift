@@ -25,8 +25,8 @@ extension Auth {
         public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
             let auth = auth
             let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
-            let handle = auth.addStateDidChangeListener { _, user in continuation.yield(user) }
-            continuation.onTermination = { _ in auth.removeStateDidChangeListener(handle) }
+            let number = auth.addStateListener { _, user in continuation.yield(user) }
+            continuation.onTermination = { _ in auth.removeStateListener(number) }
             return stream.makeAsyncIterator()
         }
     }
@@ -44,8 +44,8 @@ extension Auth {
         public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
             let auth = auth
             let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
-            let handle = auth.addIDTokenDidChangeListener { _, user in continuation.yield(user) }
-            continuation.onTermination = { _ in auth.removeIDTokenDidChangeListener(handle) }
+            let number = auth.addTokenListener { _, user in continuation.yield(user) }
+            continuation.onTermination = { _ in auth.removeTokenListener(number) }
             return stream.makeAsyncIterator()
         }
     }

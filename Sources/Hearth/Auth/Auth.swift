@@ -18,11 +18,18 @@ public final class AuthDataResult: Sendable {
     }
 }
 
-/// The handle `addStateDidChangeListener` returns.
-public typealias AuthStateDidChangeListenerHandle = UInt
+/// The handle `addStateDidChangeListener` returns, as FirebaseAuth's: an object to keep and hand back.
+public typealias AuthStateDidChangeListenerHandle = any NSObjectProtocol
 
 /// The handle `addIDTokenDidChangeListener` returns.
-public typealias IDTokenDidChangeListenerHandle = UInt
+public typealias IDTokenDidChangeListenerHandle = any NSObjectProtocol
+
+/// The object behind a listener handle: its number in the ``Auth``'s listeners.
+final class AuthListenerHandle: NSObject, @unchecked Sendable {
+    // @unchecked: immutable.
+    let number: UInt
+    init(_ number: UInt) { self.number = number }
+}
 
 /// Settings of an ``Auth``, as FirebaseAuth's `AuthSettings`.
 ///
@@ -442,6 +449,11 @@ public final class Auth: Sendable {
     /// database's callback queue.
     @discardableResult
     public func addStateDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
+        AuthListenerHandle(addStateListener(listener))
+    }
+
+    /// Adds a state listener; returns its number.
+    func addStateListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> UInt {
         let (handle, user) = state.withLock { state -> (UInt, User?) in
             let handle = state.nextHandle
             state.nextHandle += 1
@@ -452,8 +464,13 @@ public final class Auth: Sendable {
         return handle
     }
 
-    public func removeStateDidChangeListener(_ handle: AuthStateDidChangeListenerHandle) {
-        state.withLock { _ = $0.listeners.removeValue(forKey: handle) }
+    public func removeStateDidChangeListener(_ listenerHandle: AuthStateDidChangeListenerHandle) {
+        guard let handle = listenerHandle as? AuthListenerHandle else { return }
+        removeStateListener(handle.number)
+    }
+
+    func removeStateListener(_ number: UInt) {
+        state.withLock { _ = $0.listeners.removeValue(forKey: number) }
     }
 
     /// Calls `listener` now with the current user, after every sign-in and sign-out, and whenever the
@@ -466,6 +483,11 @@ public final class Auth: Sendable {
     /// ```
     @discardableResult
     public func addIDTokenDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
+        AuthListenerHandle(addTokenListener(listener))
+    }
+
+    /// Adds an ID-token listener; returns its number.
+    func addTokenListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> UInt {
         let (handle, user) = state.withLock { state -> (UInt, User?) in
             let handle = state.nextHandle
             state.nextHandle += 1
@@ -476,8 +498,13 @@ public final class Auth: Sendable {
         return handle
     }
 
-    public func removeIDTokenDidChangeListener(_ handle: IDTokenDidChangeListenerHandle) {
-        state.withLock { _ = $0.tokenListeners.removeValue(forKey: handle) }
+    public func removeIDTokenDidChangeListener(_ listenerHandle: IDTokenDidChangeListenerHandle) {
+        guard let handle = listenerHandle as? AuthListenerHandle else { return }
+        removeTokenListener(handle.number)
+    }
+
+    func removeTokenListener(_ number: UInt) {
+        state.withLock { _ = $0.tokenListeners.removeValue(forKey: number) }
     }
 
     /// Posted (object: the Auth) on the database's callback queue after every sign-in and sign-out and

@@ -242,7 +242,7 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     /// fields that are set (custom metadata merges key by key).
     ///
     /// ```swift
-    /// var metadata = try await ref.getMetadata()
+    /// let metadata = try await ref.getMetadata()
     /// metadata.cacheControl = "public, max-age=300"
     /// metadata.customMetadata?["reviewed"] = "yes"
     /// let updated = try await ref.updateMetadata(metadata)

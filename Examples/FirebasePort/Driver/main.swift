@@ -12,6 +12,9 @@
 // Exits 1 if a step failed.
 
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Hearth
 import TimelinePort
 
@@ -334,8 +337,10 @@ check("the timeline no longer shows the deleted post", shown == [bobPostID], "sh
 
 // MARK: Token and session
 
+var project = ""
 do {
     let info = try await users.sessionInfo()
+    project = info.claims["aud"] as? String ?? ""
     check("ID token result: claims and sign-in provider",
           info.uid == aliceID && info.email == aliceEmail && info.signInProvider == "password"
           && info.claims["user_id"] as? String == aliceID && info.expirationDate > Date(),
@@ -354,6 +359,28 @@ do {
     check("send a password reset email", true)
 } catch {
     check("send a password reset email", false, describe(error))
+}
+
+// The reset email's link, from the emulator's mailbox (GET /emulator/v1/projects/<project>/oobCodes), opens
+// the "choose a new password" screen: the code is checked, the password set, and alice logs in with it.
+do {
+    var mailbox = URLComponents(string: arguments[1])!
+    mailbox.path = "/emulator/v1/projects/\(project)/oobCodes"
+    mailbox.query = nil
+    let (body, _) = try await URLSession.shared.data(from: mailbox.url!)
+    let codes = (try JSONSerialization.jsonObject(with: body) as? [String: Any])?["oobCodes"] as? [[String: Any]] ?? []
+    let code = codes.last { $0["email"] as? String == aliceEmail && $0["requestType"] as? String == "PASSWORD_RESET" }?["oobCode"] as? String
+    let reset = LoginViewModel()
+    let resetError: String? = await wait { done in
+        reset.resetPassword(code: code ?? "", newPassword: "a new password 2") { error in done(error.map { describe($0) }) }
+    }
+    check("confirm the password reset and log in with the new password",
+          code != nil && resetError == nil && Auth.auth().currentUser?.uid == aliceID, resetError ?? "no reset code for \(aliceEmail)")
+    var reused: AuthErrorCode?
+    do { try await Auth.auth().confirmPasswordReset(withCode: code ?? "", newPassword: "another") } catch { reused = authCode(error) }
+    check("a used reset code fails with invalidActionCode", reused == .invalidActionCode, "\(String(describing: reused))")
+} catch {
+    check("confirm the password reset and log in with the new password", false, describe(error))
 }
 
 var sentToLogin = false

@@ -64,11 +64,32 @@ public class LoginViewModel {
 
     /// "Forgot password?"
     public func sendPasswordReset(completion: ((Error?) -> Void)? = nil) {
-        // CHECK: Hearth needs Auth.sendPasswordReset(withEmail:completion:) (FirebaseAuth's
-        // `completion: ((Error?) -> Void)? = nil`); it had only the async form.
         Auth.auth().sendPasswordReset(withEmail: email) { error in
             if let error = error { self.handle(error) }
             completion?(error)
+        }
+    }
+
+    /// The "choose a new password" screen the reset email's link opens: checks the code, then sets the
+    /// password and logs in with it.
+    public func resetPassword(code: String, newPassword: String, completion: ((Error?) -> Void)? = nil) {
+        Auth.auth().verifyPasswordResetCode(code) { email, error in
+            guard let email = email else {
+                if let error = error { self.handle(error) }
+                completion?(error)
+                return
+            }
+            Auth.auth().confirmPasswordReset(withCode: code, newPassword: newPassword) { error in
+                if let error = error {
+                    self.handle(error)
+                    completion?(error)
+                    return
+                }
+                self.mode = .logIn
+                self.email = email
+                self.password = newPassword
+                self.submit(completion: completion)
+            }
         }
     }
 

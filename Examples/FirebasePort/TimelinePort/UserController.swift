@@ -49,8 +49,6 @@ public class UserController {
                 // The account's display name follows the username (shown by other Firebase tools).
                 let changeRequest = firebaseUser.createProfileChangeRequest()
                 changeRequest.displayName = username
-                // CHECK: Hearth needs UserProfileChangeRequest.commitChanges(completion:) (FirebaseAuth's
-                // `commitChanges(completion: ((Error?) -> Void)? = nil)`); it had only the async form.
                 changeRequest.commitChanges { _ in
                     completion(user, nil)
                 }
@@ -128,7 +126,6 @@ public class UserController {
             }
             let changeRequest = firebaseUser.createProfileChangeRequest()
             changeRequest.displayName = username
-            // CHECK: commitChanges(completion:), as above.
             changeRequest.commitChanges { error in
                 if let error = error {
                     print("Could not update the display name: \(error.localizedDescription)")
@@ -238,7 +235,6 @@ public class UserController {
     /// The FirebaseAuth error code of `error`, if it is one.
     public static func authErrorCode(of error: Error) -> AuthErrorCode? {
         let error = error as NSError
-        // CHECK: FirebaseAuth's global `AuthErrorDomain` ("FIRAuthErrorDomain"); Hearth had `AuthError.domain`.
         guard error.domain == AuthErrorDomain else { return nil }
         return AuthErrorCode(rawValue: error.code)
     }

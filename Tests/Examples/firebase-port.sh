@@ -14,20 +14,15 @@ for binary in "$hearth" "$port_bin"; do
     [[ -x "$binary" ]] || { echo "FAIL: $binary is missing: run 'swift build' first" >&2; exit 1; }
 done
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source "$repo/Tests/Examples/lib.sh"
+port=$(free_port)
 log=$(mktemp)
 "$hearth" serve --emulator --in-memory --port "$port" >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 
-# Wait (up to 30 s) until the server answers (as the emulator's admin: the Timeline rules want a user).
-ready=""
-for _ in $(seq 300); do
-    curl -sf -H "Authorization: Bearer owner" "http://127.0.0.1:$port/.json?ns=timeline&shallow=true" >/dev/null && { ready=1; break; }
-    kill -0 "$server" 2>/dev/null || { echo "FAIL: hearth exited while starting:"; cat "$log"; exit 1; }
-    sleep 0.1
-done
-[[ -n "$ready" ]] || { echo "FAIL: hearth did not answer within 30 s:"; cat "$log"; exit 1; }
+# As the emulator's admin: the Timeline rules want a user.
+wait_for_server "http://127.0.0.1:$port/.json?ns=timeline&shallow=true" "$server" "$log" -H "Authorization: Bearer owner"
 
 set +e
 output=$(timeout 120 "$port_bin" "http://127.0.0.1:$port?ns=timeline" 2>&1)

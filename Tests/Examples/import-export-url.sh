@@ -10,7 +10,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 hearth="${HEARTH_BIN:-$repo/.build/debug/hearth}"
 [[ -x "$hearth" ]] || { echo "FAIL: $hearth is missing: run 'swift build' first" >&2; exit 1; }
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source "$repo/Tests/Examples/lib.sh"
+port=$(free_port)
 work=$(mktemp -d)
 secret="transfer-secret"
 HEARTH_ADMIN_SECRET="$secret" "$hearth" serve --data "$work/data" --port "$port" >"$work/server.log" 2>&1 &
@@ -19,11 +20,7 @@ cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || tr
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
 url="http://127.0.0.1:$port"
-for _ in $(seq 300); do
-    curl -sf "$url/" >/dev/null && break
-    kill -0 "$server" 2>/dev/null || { echo "FAIL: hearth exited while starting:"; cat "$work/server.log"; exit 1; }
-    sleep 0.1
-done
+wait_for_server "$url/" "$server" "$work/server.log"
 fail() { echo "FAIL: $*"; exit 1; }
 same_json() { python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:3]); sys.exit(0 if a == b else 1)' "$1" "$2"; }
 

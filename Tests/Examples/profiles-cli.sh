@@ -13,7 +13,8 @@ for binary in "$hearth" "$profiles"; do
     [[ -x "$binary" ]] || { echo "FAIL: $binary is missing: run 'swift build' first" >&2; exit 1; }
 done
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source "$repo/Tests/Examples/lib.sh"
+port=$(free_port)
 data=$(mktemp -d)
 log="$data/server.log"
 watch_out="$data/watch.out"
@@ -29,14 +30,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE   # so that cleanup runs when the script is stopped too
 
-# Wait (up to 30 s) until the server answers (profiles/ is readable under the app's rules; / is not).
-ready=""
-for _ in $(seq 300); do
-    curl -sf "http://127.0.0.1:$port/profiles.json?ns=profiles&shallow=true" >/dev/null && { ready=1; break; }
-    kill -0 "$server" 2>/dev/null || { echo "FAIL: hearth exited while starting:"; cat "$log"; exit 1; }
-    sleep 0.1
-done
-[[ -n "$ready" ]] || { echo "FAIL: hearth did not answer within 30 s:"; cat "$log"; exit 1; }
+# profiles/ is readable under the app's rules; / is not.
+wait_for_server "http://127.0.0.1:$port/profiles.json?ns=profiles&shallow=true" "$server" "$log"
 
 url="http://127.0.0.1:$port"
 passed=0

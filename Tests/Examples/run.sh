@@ -13,18 +13,14 @@ for binary in "$hearth" "$quickstart"; do
     [[ -x "$binary" ]] || { echo "FAIL: $binary is missing: run 'swift build' first" >&2; exit 1; }
 done
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source "$repo/Tests/Examples/lib.sh"
+port=$(free_port)
 log=$(mktemp)
 "$hearth" serve --emulator --in-memory --port "$port" >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 
-# Wait (up to 30 s) until the server answers.
-for _ in $(seq 300); do
-    curl -sf "http://127.0.0.1:$port/.json?ns=quickstart&shallow=true" >/dev/null && break
-    kill -0 "$server" 2>/dev/null || { echo "FAIL: hearth exited while starting:"; cat "$log"; exit 1; }
-    sleep 0.1
-done
+wait_for_server "http://127.0.0.1:$port/.json?ns=quickstart&shallow=true" "$server" "$log"
 
 output=$(timeout 60 "$quickstart" "http://127.0.0.1:$port?ns=quickstart") || {
     echo "FAIL: hearth-quickstart exited with $?:"; echo "$output"; exit 1

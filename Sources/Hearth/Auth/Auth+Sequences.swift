@@ -23,11 +23,7 @@ extension Auth {
         public init(_ auth: Auth) { self.auth = auth }
 
         public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
-            let auth = auth
-            let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
-            let number = auth.addStateListener { _, user in continuation.yield(user) }
-            continuation.onTermination = { _ in auth.removeStateListener(number) }
-            return stream.makeAsyncIterator()
+            auth.changes(of: .state).makeAsyncIterator()
         }
     }
 
@@ -42,11 +38,15 @@ extension Auth {
         public init(_ auth: Auth) { self.auth = auth }
 
         public func makeAsyncIterator() -> AsyncStream<User?>.Iterator {
-            let auth = auth
-            let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
-            let number = auth.addTokenListener { _, user in continuation.yield(user) }
-            continuation.onTermination = { _ in auth.removeTokenListener(number) }
-            return stream.makeAsyncIterator()
+            auth.changes(of: .idToken).makeAsyncIterator()
         }
+    }
+
+    /// What a listener of `listeners` hears, as a stream that removes the listener when it ends.
+    func changes(of listeners: Listeners) -> AsyncStream<User?> {
+        let (stream, continuation) = AsyncStream.makeStream(of: User?.self, bufferingPolicy: .unbounded)
+        let number = addListener({ _, user in continuation.yield(user) }, to: listeners)
+        continuation.onTermination = { [weak self] _ in self?.removeListener(number, from: listeners) }
+        return stream
     }
 }

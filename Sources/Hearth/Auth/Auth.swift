@@ -449,28 +449,12 @@ public final class Auth: Sendable {
     /// database's callback queue.
     @discardableResult
     public func addStateDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> AuthStateDidChangeListenerHandle {
-        AuthListenerHandle(addStateListener(listener))
-    }
-
-    /// Adds a state listener; returns its number.
-    func addStateListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> UInt {
-        let (handle, user) = state.withLock { state -> (UInt, User?) in
-            let handle = state.nextHandle
-            state.nextHandle += 1
-            state.listeners[handle] = listener
-            return (handle, state.user)
-        }
-        database.callbackQueue.async { listener(self, user) }
-        return handle
+        AuthListenerHandle(addListener(listener, to: .state))
     }
 
     public func removeStateDidChangeListener(_ listenerHandle: AuthStateDidChangeListenerHandle) {
         guard let handle = listenerHandle as? AuthListenerHandle else { return }
-        removeStateListener(handle.number)
-    }
-
-    func removeStateListener(_ number: UInt) {
-        state.withLock { _ = $0.listeners.removeValue(forKey: number) }
+        removeListener(handle.number, from: .state)
     }
 
     /// Calls `listener` now with the current user, after every sign-in and sign-out, and whenever the
@@ -483,28 +467,41 @@ public final class Auth: Sendable {
     /// ```
     @discardableResult
     public func addIDTokenDidChangeListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> IDTokenDidChangeListenerHandle {
-        AuthListenerHandle(addTokenListener(listener))
-    }
-
-    /// Adds an ID-token listener; returns its number.
-    func addTokenListener(_ listener: @escaping @Sendable (Auth, User?) -> Void) -> UInt {
-        let (handle, user) = state.withLock { state -> (UInt, User?) in
-            let handle = state.nextHandle
-            state.nextHandle += 1
-            state.tokenListeners[handle] = listener
-            return (handle, state.user)
-        }
-        database.callbackQueue.async { listener(self, user) }
-        return handle
+        AuthListenerHandle(addListener(listener, to: .idToken))
     }
 
     public func removeIDTokenDidChangeListener(_ listenerHandle: IDTokenDidChangeListenerHandle) {
         guard let handle = listenerHandle as? AuthListenerHandle else { return }
-        removeTokenListener(handle.number)
+        removeListener(handle.number, from: .idToken)
     }
 
-    func removeTokenListener(_ number: UInt) {
-        state.withLock { _ = $0.tokenListeners.removeValue(forKey: number) }
+    /// Which listeners a listener joins: those of sign-ins and sign-outs, or those of ID tokens too.
+    enum Listeners: Sendable {
+        case state, idToken
+    }
+
+    /// Adds a listener, calls it with the current user, and returns its number.
+    func addListener(_ listener: @escaping @Sendable (Auth, User?) -> Void, to listeners: Listeners) -> UInt {
+        let (number, user) = state.withLock { state -> (UInt, User?) in
+            let number = state.nextHandle
+            state.nextHandle += 1
+            switch listeners {
+            case .state: state.listeners[number] = listener
+            case .idToken: state.tokenListeners[number] = listener
+            }
+            return (number, state.user)
+        }
+        database.callbackQueue.async { listener(self, user) }
+        return number
+    }
+
+    func removeListener(_ number: UInt, from listeners: Listeners) {
+        state.withLock { state in
+            switch listeners {
+            case .state: _ = state.listeners.removeValue(forKey: number)
+            case .idToken: _ = state.tokenListeners.removeValue(forKey: number)
+            }
+        }
     }
 
     /// Posted (object: the Auth) on the database's callback queue after every sign-in and sign-out and

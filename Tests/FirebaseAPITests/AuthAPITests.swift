@@ -464,6 +464,25 @@ func authSignInAndLinkAPIs(auth: Auth, user: User, credential: AuthCredential, s
     // API: User.photoURL
     user.photoURL = URL(string: "https://example.com/ada.png")
     let _: URL? = user.photoURL
+    // API: Auth.settings
+    // API: AuthSettings
+    let authSettings: AuthSettings? = auth.settings
+    // API: AuthSettings.appVerificationDisabledForTesting
+    auth.settings?.appVerificationDisabledForTesting = true
+    // API: AuthSettings.isAppVerificationDisabledForTesting
+    let _: Bool? = authSettings?.isAppVerificationDisabledForTesting
+    // API: Auth.tenantID
+    auth.tenantID = nil
+    let _: String? = auth.tenantID
+    // API: OAuthCredential
+    if let oauth = credential as? OAuthCredential {
+        // API: OAuthCredential.idToken
+        let _: String? = oauth.idToken
+        // API: OAuthCredential.accessToken
+        let _: String? = oauth.accessToken
+        // API: OAuthCredential.secret
+        let _: String? = oauth.secret
+    }
     // API: Auth.updateCurrentUser(_:completion:)
     auth.updateCurrentUser(user) { error in
         let _: (any Error)? = error

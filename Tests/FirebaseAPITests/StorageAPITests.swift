@@ -231,8 +231,17 @@ func downloadTaskAPIs(_ task: StorageDownloadTask) {
     let _: StorageTaskSnapshot = task.snapshot
 }
 
-/// The task classes' shared base and protocol, as code typed against them uses them.
-func taskBaseAPIs(ref: StorageReference, metadata: StorageMetadata) throws {
+/// The task classes' shared base and protocol, as code typed against them uses them, and the
+/// reference types Firebase declares as classes.
+func taskBaseAPIs(ref: StorageReference, metadata: StorageMetadata, page: StorageListResult) throws {
+    // API: StorageReference
+    let same: StorageReference = ref
+    let _: Bool = same === ref
+    // API: StorageListResult
+    let _: AnyObject = page
+    // API: StorageTaskSnapshot
+    let snapshot: StorageTaskSnapshot = ref.putData(Data()).snapshot
+    let _: AnyObject = snapshot
     // API: StorageObservableTask
     let observable: StorageObservableTask = ref.putData(Data(), metadata: metadata)
     // API: StorageObservableTask.observe(_:handler:)
@@ -437,6 +446,17 @@ struct StorageAPIOfflineTests {
         #expect(metadata.contentType == "text/plain")
         #expect(metadata.cacheControl == "no-cache")
         #expect(metadata.customMetadata == ["a": "b"])
+    }
+
+    @Test("dictionaryRepresentation() has Firebase's types and reads back")
+    func metadataDictionaryRepresentation() {
+        let metadata = StorageMetadata(dictionary: ["name": "a/b.txt", "size": Int64(12), "generation": "7", "contentType": "text/plain"])
+        let dictionary = metadata.dictionaryRepresentation()
+        #expect(dictionary["size"] as? Int64 == 12)
+        #expect(dictionary["generation"] as? String == "7")
+        #expect(dictionary["name"] as? String == "a/b.txt")
+        let again = StorageMetadata(dictionary: dictionary)
+        #expect(again.size == 12 && again.generation == 7 && again.path == "a/b.txt" && again.name == "b.txt")
     }
 
     @Test("StorageTaskStatus has Firebase's raw values")

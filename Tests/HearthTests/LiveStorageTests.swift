@@ -374,6 +374,40 @@ import Testing
             ref.delete { error in viaCompletion.append("\((error as? StorageError)?.code.rawValue ?? 0)") }
             #expect(await viaCompletion.wait(count: 1) == ["-13010"])
             #expect(await Self.code { try await storage.reference().delete() } == .invalidArgument)
+
+            // As an NSError: Firebase's description naming the object, the object and bucket, the
+            // HTTP status and the server's answer.
+            do {
+                _ = try await ref.getMetadata()
+                Issue.record("a deleted object's metadata was read")
+            } catch {
+                let error = error as NSError
+                #expect(error.domain == StorageErrorDomain)
+                #expect(error.localizedDescription == "Object trash/gone.txt does not exist.")
+                #expect(error.userInfo["object"] as? String == "trash/gone.txt")
+                #expect(error.userInfo["bucket"] as? String == "demo.appspot.com")
+                #expect(error.userInfo["ResponseErrorCode"] as? Int == 404)
+                #expect((error.userInfo["ResponseBody"] as? String)?.contains("404") == true)
+            }
+        }
+    }
+
+    @Test func anUploadSendsTheMetadataAsItWasWhenItStarted() async throws {
+        try await LiveServer.run(files: true) { url, _ in
+            let (storage, _) = try Self.storage(url)
+            let ref = storage.reference(withPath: "notes/first.txt")
+            let metadata = StorageMetadata()
+            metadata.contentType = "text/plain"
+            let task = ref.putData(Data("first".utf8), metadata: metadata)
+            // The caller's object changes at once; the upload already has its own copy.
+            metadata.contentType = "application/json"
+            metadata.customMetadata = ["late": "yes"]
+            let outcome = Recorder()
+            task.observe(.success) { snapshot in outcome.append(snapshot.metadata?.contentType ?? "none") }
+            #expect(await outcome.wait(count: 1) == ["text/plain"])
+            let stored = try await ref.getMetadata()
+            #expect(stored.contentType == "text/plain" && stored.customMetadata?["late"] == nil)
+            #expect(metadata.contentType == "application/json", "the upload never writes to the caller's object")
         }
     }
 

@@ -8,7 +8,8 @@ import Hearth
 /// For example, behind a `UITableView`:
 /// ```swift
 /// let table = ProfileTable(directory: directory)
-/// table.start { update in
+/// table.start { [weak tableView] update in
+///     guard let tableView else { return }
 ///     switch update {
 ///     case .insert(let paths): tableView.insertRows(at: paths, with: .automatic)
 ///     case .delete(let paths): tableView.deleteRows(at: paths, with: .automatic)

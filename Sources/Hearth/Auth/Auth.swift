@@ -72,6 +72,10 @@ public final class Auth: Sendable {
     public let database: Database
     let clock: any HearthClock
     private let state = Mutex(State())
+    /// Held across a change of the signed-in user or of their token and its effects (the saved
+    /// session, the database's credential, the listeners' calls), so that those effects happen in the
+    /// order of the changes: a token refresh that finishes during a sign-out cannot bring the user back.
+    private let transitions = Mutex(())
 
     private struct State {
         var user: User?
@@ -259,15 +263,17 @@ public final class Auth: Sendable {
             adopted.adopt(session)
         }
         let token = try await adopted.getIDToken()
-        let changed = state.withLock { state -> Bool in
-            guard state.user !== adopted else { return false }
-            state.user = adopted
-            return true
+        transitions.withLock { _ in
+            let changed = state.withLock { state -> Bool in
+                guard state.user !== adopted else { return false }
+                state.user = adopted
+                return true
+            }
+            guard changed else { return }
+            saveSession(adopted)
+            database.updateAuthToken(token)
+            notify(adopted)
         }
-        guard changed else { return }
-        saveSession(adopted)
-        database.updateAuthToken(token)
-        notify(adopted)
     }
 
     /// As ``updateCurrentUser(_:)``, with a completion handler; a nil user fails with `nullUser`.
@@ -321,10 +327,12 @@ public final class Auth: Sendable {
         }
         let user = User(uid: session.uid, auth: self, profile: profile, tokens: User.Tokens(idToken: "", refreshToken: "", expiry: 0))
         user.adopt(session)
-        state.withLock { $0.user = user }
-        saveSession(user)
-        database.updateAuthToken(session.idToken)
-        notify(user)
+        transitions.withLock { _ in
+            state.withLock { $0.user = user }
+            saveSession(user)
+            database.updateAuthToken(session.idToken)
+            notify(user)
+        }
         return AuthDataResult(user: user, additionalUserInfo: AdditionalUserInfo(providerID: providerID, isNewUser: isNewUser(reply)))
     }
 
@@ -349,22 +357,26 @@ public final class Auth: Sendable {
 
     /// A new ID token for the signed-in user: the database connection gets it.
     func tokenChanged(_ user: User) {
-        guard state.withLock({ $0.user === user }) else { return }
-        saveSession(user)
-        database.updateAuthToken(user.tokens.withLock { $0.idToken })
-        notifyTokenListeners(user)
+        transitions.withLock { _ in
+            guard state.withLock({ $0.user === user }) else { return }
+            saveSession(user)
+            database.updateAuthToken(user.tokens.withLock { $0.idToken })
+            notifyTokenListeners(user)
+        }
     }
 
     func signedOut(_ user: User) {
-        let changed = state.withLock { state -> Bool in
-            guard state.user === user else { return false }
-            state.user = nil
-            return true
+        transitions.withLock { _ in
+            let changed = state.withLock { state -> Bool in
+                guard state.user === user else { return false }
+                state.user = nil
+                return true
+            }
+            guard changed else { return }
+            saveSession(nil)
+            database.updateAuthToken(nil)
+            notify(nil)
         }
-        guard changed else { return }
-        saveSession(nil)
-        database.updateAuthToken(nil)
-        notify(nil)
     }
 
     // MARK: The session across launches
@@ -482,17 +494,18 @@ public final class Auth: Sendable {
 
     /// Adds a listener, calls it with the current user, and returns its number.
     func addListener(_ listener: @escaping @Sendable (Auth, User?) -> Void, to listeners: Listeners) -> UInt {
-        let (number, user) = state.withLock { state -> (UInt, User?) in
+        state.withLock { state in
             let number = state.nextHandle
             state.nextHandle += 1
             switch listeners {
             case .state: state.listeners[number] = listener
             case .idToken: state.tokenListeners[number] = listener
             }
-            return (number, state.user)
+            // Queued under the lock, so that a change made meanwhile is heard after this first call.
+            let user = state.user
+            database.callbackQueue.async { listener(self, user) }
+            return number
         }
-        database.callbackQueue.async { listener(self, user) }
-        return number
     }
 
     func removeListener(_ number: UInt, from listeners: Listeners) {
@@ -509,9 +522,11 @@ public final class Auth: Sendable {
     public static let authStateDidChangeNotification = Notification.Name(rawValue: "FIRAuthStateDidChangeNotification")
 
     private func notifyTokenListeners(_ user: User?) {
-        let listeners = state.withLock { Array($0.tokenListeners.values) }
         let queue = database.callbackQueue
-        for listener in listeners { queue.async { listener(self, user) } }
+        // Queued under the lock, as a new listener's first call is: every listener hears the users in order.
+        state.withLock { state in
+            for listener in state.tokenListeners.values { queue.async { listener(self, user) } }
+        }
         queue.async { NotificationCenter.default.post(name: Self.authStateDidChangeNotification, object: self) }
     }
 
@@ -537,10 +552,11 @@ public final class Auth: Sendable {
     }
 
     private func notify(_ user: User?) {
-        let (listeners, streams) = state.withLock { (Array($0.listeners.values), Array($0.streams.values)) }
-        for stream in streams { stream.yield(user) }
         let queue = database.callbackQueue
-        for listener in listeners { queue.async { listener(self, user) } }
+        state.withLock { state in
+            for stream in state.streams.values { stream.yield(user) }
+            for listener in state.listeners.values { queue.async { listener(self, user) } }
+        }
         notifyTokenListeners(user)
     }
 }

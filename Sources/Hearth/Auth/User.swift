@@ -118,6 +118,8 @@ public final class User: Sendable {
             throw error.concerning(email: email)
         }
         profile.withLock { $0.email = email; $0.isAnonymous = false }
+        // The server resets the verification and the provider's record with the address.
+        try await reload()
     }
 
     /// As ``reload()``, with a completion handler.
@@ -200,12 +202,12 @@ public final class UserProfileChangeRequest: Sendable {
     init(user: User) { self.user = user }
 
     public var displayName: String? {
-        get { changes.withLock { $0.displayName ?? user.displayName } }
+        get { changes.withLock { $0.displayName ?? nil } }
         set { changes.withLock { $0.displayName = .some(newValue) } }
     }
 
     public var photoURL: URL? {
-        get { changes.withLock { $0.photoURL ?? user.photoURL } }
+        get { changes.withLock { $0.photoURL ?? nil } }
         set { changes.withLock { $0.photoURL = .some(newValue) } }
     }
 

@@ -66,8 +66,6 @@ enum FoundationValue {
         return .number(value)
     }
 
-    /// A node as FirebaseDatabase's `value`: `nil` for no data, `String`, `NSNumber` (numbers and
-    /// booleans), `[String: Any]`, or `[Any]` when the keys are dense integers.
     /// JSON as Foundation values: `NSNull` for null, numbers as `Int` when whole, else `Double`.
     static func value(of json: JSONValue) -> Any {
         switch json {
@@ -85,6 +83,8 @@ enum FoundationValue {
         }
     }
 
+    /// A node as FirebaseDatabase's `value`: `nil` for no data, `String`, `NSNumber` (numbers and
+    /// booleans), `[String: Any]`, or `[Any]` when the keys are dense integers.
     static func value(of node: Node) -> Any? {
         switch node {
         case .leaf(let primitive, _):

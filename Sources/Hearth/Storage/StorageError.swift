@@ -96,10 +96,11 @@ public enum StorageError: Error, @unchecked Sendable, CustomStringConvertible, C
     }
 
     /// Maps a failed response to a code as the official SDKs do (401 unauthenticated, 402 quota,
-    /// 403 unauthorized, 404 object not found — or bucket, when the message says so — else unknown), taking the message
-    /// from Firebase's envelope `{"error": {"code": 403, "message": "…"}}` and the bucket and object
-    /// from the request's URL (`/v0/b/<bucket>/o/<object>` or `…/o?name=<object>`).
-    init(status: Int, body: Data, url: URL? = nil) {
+    /// 403 unauthorized, 404 object not found, else unknown), taking the message from Firebase's
+    /// envelope `{"error": {"code": 403, "message": "…"}}` (the whole body goes under `ResponseBody`)
+    /// and the bucket and object from the request's URL (`/v0/b/<bucket>/o/<object>` or
+    /// `…/o?name=<object>`) unless given.
+    init(status: Int, body: Data, url: URL? = nil, bucket: String? = nil, object: String? = nil) {
         var message = "HTTP \(status)"
         if let json = try? JSONValue(parsing: body), let text = json["error"]?["message"]?.stringValue ?? json["error"]?.stringValue {
             message = text
@@ -108,14 +109,30 @@ public enum StorageError: Error, @unchecked Sendable, CustomStringConvertible, C
         case 401: .unauthenticated
         case 402: .quotaExceeded
         case 403: .unauthorized
-        case 404: message.lowercased().contains("bucket") ? .bucketNotFound : .objectNotFound
+        case 404: .objectNotFound
         default: .unknown
         }
-        let (bucket, object) = url.map(Self.location) ?? ("", "")
-        self.init(code, message, httpStatus: status, bucket: bucket, object: object)
-        if case .unknown(_, var info) = self, let text = String(data: body, encoding: .utf8), !text.isEmpty {
+        let named: (bucket: String, object: String) = url.map(Self.location) ?? ("", "")
+        self.init(code, message, httpStatus: status, bucket: bucket ?? named.bucket, object: object ?? named.object)
+        guard let text = String(data: body, encoding: .utf8), !text.isEmpty else { return }
+        switch self {
+        case .unknown(let message, var info):
             info["ResponseBody"] = text
             self = .unknown(message: message, serverError: info)
+        case .objectNotFound(let object, var info):
+            info["ResponseBody"] = text
+            self = .objectNotFound(object: object, serverError: info)
+        case .quotaExceeded(let bucket, var info):
+            info["ResponseBody"] = text
+            self = .quotaExceeded(bucket: bucket, serverError: info)
+        case .unauthenticated(var info):
+            info["ResponseBody"] = text
+            self = .unauthenticated(serverError: info)
+        case .unauthorized(let bucket, let object, var info):
+            info["ResponseBody"] = text
+            self = .unauthorized(bucket: bucket, object: object, serverError: info)
+        default:
+            break
         }
     }
 
@@ -197,6 +214,7 @@ public enum StorageError: Error, @unchecked Sendable, CustomStringConvertible, C
     public var errorUserInfo: [String: Any] {
         var info = serverError
         info.removeValue(forKey: "message")
+        info[NSLocalizedDescriptionKey] = firebaseDescription
         switch self {
         case .objectNotFound(let object, _): info["object"] = object
         case .unauthorized(let bucket, let object, _): info["bucket"] = bucket; info["object"] = object
@@ -204,8 +222,20 @@ public enum StorageError: Error, @unchecked Sendable, CustomStringConvertible, C
         case .downloadSizeExceeded(let total, let maxSize): info["totalSize"] = total; info["maxAllowedSize"] = maxSize
         default: break
         }
-        info[NSLocalizedDescriptionKey] = message
         return info
+    }
+
+    /// FirebaseStorage's description of the error (its `NSLocalizedDescription`): for a refusal, its
+    /// own sentence naming the object (the server's words are in ``message``).
+    private var firebaseDescription: String {
+        switch self {
+        case .objectNotFound(let object, _): "Object \(object) does not exist."
+        case .quotaExceeded(let bucket, _): "Quota for bucket \(bucket) exceeded, please view quota on firebase.google.com."
+        case .unauthenticated: "User is not authenticated, please authenticate using Firebase Authentication and try again."
+        case .unauthorized(let bucket, let object, _): "User does not have permission to access gs://\(bucket)/\(object)."
+        case .cancelled: "User cancelled the upload/download."
+        default: message
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 ///     page = try await Storage.storage().reference(withPath: "photos").list(maxResults: 100, pageToken: token)
 /// }
 /// ```
-public struct StorageListResult: Sendable {
+public final class StorageListResult: Sendable {
     /// The "folders" directly under the reference: names that continue with a `/`.
     public let prefixes: [StorageReference]
     /// The objects directly under the reference.

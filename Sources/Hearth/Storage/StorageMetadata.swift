@@ -158,6 +158,8 @@ struct StorageMetadataFields: Sendable, CustomStringConvertible {
         }
         readFields(text)
         customMetadata = dictionary["metadata"] as? [String: String]
+        // As Firebase: an update of metadata made from a dictionary sends what changed since.
+        initial = writable
     }
 
     func dictionaryRepresentation() -> [String: AnyHashable] {
@@ -173,7 +175,7 @@ struct StorageMetadataFields: Sendable, CustomStringConvertible {
         if let md5Hash { result["md5Hash"] = md5Hash }
         if generation != 0 { result["generation"] = String(generation) }
         if metageneration != 0 { result["metageneration"] = String(metageneration) }
-        if size != 0 || path != nil { result["size"] = String(size) }
+        if size != 0 { result["size"] = size }
         if let timeCreated { result["timeCreated"] = Self.timestamp(timeCreated) }
         if let updated { result["updated"] = Self.timestamp(updated) }
         return result

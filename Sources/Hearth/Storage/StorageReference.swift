@@ -20,7 +20,7 @@ import FoundationNetworking
 /// for item in try await report.parent()!.listAll().items { print(item.name) }
 /// try await report.delete()
 /// ```
-public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
+public final class StorageReference: Sendable, Hashable, CustomStringConvertible {
     /// The storage the reference belongs to.
     public let storage: Storage
     /// The bucket of the object.

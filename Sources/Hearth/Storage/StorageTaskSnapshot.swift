@@ -29,7 +29,7 @@ public typealias StorageHandle = String
 ///     print(snapshot.progress?.fractionCompleted ?? 0)   // 0.0 … 1.0
 /// }
 /// ```
-public struct StorageTaskSnapshot: Sendable, CustomStringConvertible {
+public final class StorageTaskSnapshot: Sendable, CustomStringConvertible {
     public let status: StorageTaskStatus
     /// The object the task reads or writes.
     public let reference: StorageReference
@@ -40,6 +40,18 @@ public struct StorageTaskSnapshot: Sendable, CustomStringConvertible {
     /// The bytes to transfer (-1 while a download does not know yet).
     public let totalUnitCount: Int64
     let storageError: StorageError?
+
+    init(
+        status: StorageTaskStatus, reference: StorageReference, metadata: StorageMetadata?, completedUnitCount: Int64,
+        totalUnitCount: Int64, storageError: StorageError?
+    ) {
+        self.status = status
+        self.reference = reference
+        self.metadata = metadata
+        self.completedUnitCount = completedUnitCount
+        self.totalUnitCount = totalUnitCount
+        self.storageError = storageError
+    }
 
     /// Why the task failed (a ``StorageError``), on `.failure`.
     public var error: (any Error)? { storageError }

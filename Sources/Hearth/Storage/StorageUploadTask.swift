@@ -40,7 +40,8 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         let core = StorageTaskCore<StorageMetadata>(reference: reference, queue: reference.storage.callbackQueue, total: -1)
         self.core = core
         self.source = source
-        self.metadata = metadata
+        // The caller's object may change after the call: the upload sends it as it was then.
+        self.metadata = metadata?.copied()
         super.init(control: core)
     }
 
@@ -70,7 +71,7 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
         try reference.requireObject("An upload")
         let reader = try ChunkReader(source)
         defer { reader.close() }
-        let metadata = metadata?.copied() ?? StorageMetadata()
+        let metadata = metadata ?? StorageMetadata()
         if metadata.contentType == nil {
             if case .file(let url) = source { metadata.contentType = Self.contentType(forExtension: url.pathExtension) }
             metadata.contentType = metadata.contentType ?? "application/octet-stream"
@@ -183,7 +184,7 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
                     backoff.reset()
                     continue
                 }
-                let error = StorageError(status: response.status, body: response.body)
+                let error = StorageError(status: response.status, body: response.body, bucket: reference.bucket, object: reference.fullPath)
                 // A server failure, or an offset the server disagrees with: ask where it is and go on.
                 guard StorageClient.isRetryable(response.status) || (response.status == 400 && error.message.lowercased().contains("offset")) else {
                     throw error
@@ -231,7 +232,7 @@ public final class StorageUploadTask: StorageObservableTask, StorageTaskManageme
                 try await backoff.wait(after: StorageError(status: response.status, body: response.body).message)
                 continue
             }
-            throw StorageError(status: response.status, body: response.body)
+            throw StorageError(status: response.status, body: response.body, bucket: core.reference.bucket, object: core.reference.fullPath)
         }
     }
 

@@ -5,13 +5,15 @@ import Synchronization
 /// `FUITableViewDataSource` without UIKit: the row count and the element at an index path, and each
 /// change of the array as the row update a table view applies (insert, delete, reload, move).
 ///
-/// It becomes the array's delegate and keeps the array alive; keep the data source as long as the
-/// screen shows it. Updates arrive on the database's callback queue (the main queue by default, where
+/// It becomes the array's delegate and keeps the array alive, and keeps `bind`'s closure until
+/// ``unbind()``: capture the screen weakly in it (or unbind when the screen goes), else the screen
+/// and the data source keep each other alive. Updates arrive on the database's callback queue (the main queue by default, where
 /// UIKit wants them), after ``numberOfRows(inSection:)`` already counts them.
 ///
 /// ```swift
 /// let dataSource = SyncedArrayDataSource(array: SyncedArray(query: messages, decoding: Message.self))
-/// dataSource.bind { update in
+/// dataSource.bind { [weak tableView] update in
+///     guard let tableView else { return }
 ///     switch update {
 ///     case .insert(let paths): tableView.insertRows(at: paths, with: .automatic)
 ///     case .delete(let paths): tableView.deleteRows(at: paths, with: .automatic)

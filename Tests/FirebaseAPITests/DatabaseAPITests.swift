@@ -479,8 +479,17 @@ func codableAPIs(ref: DatabaseReference, snapshot: DataSnapshot) async throws {
     try await ref.setValue(encoded)
     // API: Database.Decoder.decode(_:from:)
     let _: Message = try Database.Decoder().decode(Message.self, from: snapshot.value as Any)
+    // API: Database.Encoder
+    let strategy: Database.Encoder.DateEncodingStrategy = .millisecondsSince1970
+    let keys: Database.Encoder.KeyEncodingStrategy = .convertToSnakeCase
+    // API: Database.Decoder
+    let decoding: Database.Decoder.DateDecodingStrategy = .millisecondsSince1970
+    let _: Database.Decoder.KeyDecodingStrategy = .convertFromSnakeCase
     // API: FirebaseDataEncoder
     let encoder: FirebaseDataEncoder = Database.Encoder()
+    encoder.dateEncodingStrategy = strategy
+    encoder.keyEncodingStrategy = keys
+    FirebaseDataDecoder().dateDecodingStrategy = decoding
     encoder.keyEncodingStrategy = .convertToSnakeCase
     // API: FirebaseDataDecoder
     let decoder: FirebaseDataDecoder = FirebaseDataDecoder()

@@ -11,6 +11,12 @@ extension Database {
     /// try ref.setValue(from: message, encoder: encoder)
     /// ```
     public final class Encoder: @unchecked Sendable {
+        // Firebase's names of the strategies, which are JSONEncoder's here.
+        public typealias DateEncodingStrategy = JSONEncoder.DateEncodingStrategy
+        public typealias DataEncodingStrategy = JSONEncoder.DataEncodingStrategy
+        public typealias KeyEncodingStrategy = JSONEncoder.KeyEncodingStrategy
+        public typealias NonConformingFloatEncodingStrategy = JSONEncoder.NonConformingFloatEncodingStrategy
+
         // Configured before use, then only read: the same contract as JSONEncoder.
         public var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy = .deferredToDate
         public var dataEncodingStrategy: JSONEncoder.DataEncodingStrategy = .base64
@@ -49,6 +55,12 @@ extension Database {
     /// Decodes snapshots for ``DataSnapshot/data(as:decoder:)``, with the strategies of Firebase's
     /// `Database.Decoder`.
     public final class Decoder: @unchecked Sendable {
+        // Firebase's names of the strategies, which are JSONDecoder's here.
+        public typealias DateDecodingStrategy = JSONDecoder.DateDecodingStrategy
+        public typealias DataDecodingStrategy = JSONDecoder.DataDecodingStrategy
+        public typealias KeyDecodingStrategy = JSONDecoder.KeyDecodingStrategy
+        public typealias NonConformingFloatDecodingStrategy = JSONDecoder.NonConformingFloatDecodingStrategy
+
         public var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy = .deferredToDate
         public var dataDecodingStrategy: JSONDecoder.DataDecodingStrategy = .base64
         public var keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy = .useDefaultKeys

@@ -1,5 +1,5 @@
 import Dispatch
-public import Foundation
+import Foundation
 public import Observation
 import Synchronization
 

@@ -50,7 +50,7 @@ package struct RequestClient: Sendable {
     /// without an address (in-process tests) share one.
     package static func addressKey(_ address: String?) -> String {
         guard let address else { return "unknown" }
-        guard address.contains(":"), let bytes = IPv6Address.parse(address) else { return address }
+        guard address.utf8.contains(UInt8(ascii: ":")), let bytes = IPv6Address.parse(address) else { return address }
         if let v4 = IPv6Address.mappedIPv4(bytes) { return v4 }
         return bytes.prefix(8).map { String(format: "%02x", $0) }.joined() + "::/64"
     }

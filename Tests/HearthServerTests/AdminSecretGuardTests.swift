@@ -23,6 +23,22 @@ import Testing
         from(address, [.authorization: "Bearer \(token)"])
     }
 
+    @Test func theRememberedRightSecretIsStillRefusedWhileItsAddressIsLocked() async throws {
+        let clock = TestClock<Duration>()
+        try await AddressRateLimitTests.server(clock: clock) { _ in }.run { auth async throws in
+            let address = "203.0.113.9"
+            // The right secret first: the guard remembers it and answers later uses without hashing.
+            #expect(try await auth.send(.get, "/a.json", nil, headers: Self.bearer(TestServer.secret, from: address)).status == .ok)
+            for index in 0..<AdminSecretGuard.defaultLimit {
+                _ = try await auth.send(.get, "/a.json?auth=guess-\(index)", nil, headers: Self.from(address))
+            }
+            // Locked: the remembered secret does not get past the lock.
+            #expect(try await auth.send(.get, "/a.json", nil, headers: Self.bearer(TestServer.secret, from: address)).status == .tooManyRequests)
+            #expect(try await auth.send(.get, "/a.json", nil, headers: Self.bearer(TestServer.secret, from: "203.0.113.10")).status == .ok)
+            #expect(try await auth.send(.get, "/a.json", nil, headers: Self.bearer(TestServer.secret + "x", from: "203.0.113.10")).status == .unauthorized)
+        }
+    }
+
     @Test func wrongSecretsOnRESTLockTheAddressOnEverySurfaceForAMinute() async throws {
         let clock = TestClock<Duration>()
         try await AddressRateLimitTests.server(clock: clock) { _ in }.run { auth async throws in

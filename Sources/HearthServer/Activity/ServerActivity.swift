@@ -22,6 +22,14 @@ final class ServerActivity: Sendable {
     let clock: ServerClock
     private let databases = Mutex<[String: DatabaseCounters]>([:])
     private let log = Mutex(RecentRequests())
+    /// `hearth_requests_total` by transport and status, looked up here rather than in the registry:
+    /// the registry builds its key and takes its lock for every lookup, and every request makes one.
+    private let requestCounters = Mutex<[RequestCounterKey: Counter]>([:])
+
+    private struct RequestCounterKey: Hashable {
+        var transport: RequestRecord.Transport
+        var status: String
+    }
     private let httpDuration: DurationHistogram
     private let websocketDuration: DurationHistogram
 
@@ -63,13 +71,21 @@ final class ServerActivity: Sendable {
             case .other: break
             }
         }
-        prometheus.makeCounter(
-            name: "hearth_requests_total", labels: [("transport", request.transport.rawValue), ("status", request.status)],
-            help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
-        ).increment()
+        requestCounter(request.transport, request.status).increment()
         (request.transport == .http ? httpDuration : websocketDuration).record(request.duration)
         let time = clock.wallMilliseconds
         log.withLock { $0.append(request, time: time) }
+    }
+
+    private func requestCounter(_ transport: RequestRecord.Transport, _ status: String) -> Counter {
+        let key = RequestCounterKey(transport: transport, status: status)
+        if let counter = requestCounters.withLock({ $0[key] }) { return counter }
+        let counter = prometheus.makeCounter(
+            name: "hearth_requests_total", labels: [("transport", transport.rawValue), ("status", status)],
+            help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
+        )
+        requestCounters.withLock { $0[key] = counter }
+        return counter
     }
 
     /// The requests logged after sequence number `after`, oldest first.

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Hummingbird
+import NIOCore
+
+/// The HTTP framework's ceiling on this machine: a Hummingbird server that answers the REST
+/// benchmark's requests without doing anything (no storage, no rules, no JSON model), run beside
+/// `hearth serve` so each REST figure is also a ratio to what Hummingbird alone reaches
+/// (`scripts/bench/ceiling.sh`, docs/benchmarks.md).
+///
+/// `POST …` reads the whole body and answers `{"name":"-ceiling"}` as Hearth's push does; any other
+/// request answers `{"n":1,"title":"hello"}` as a read of a seeded item does.
+struct CeilingBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ceiling",
+        abstract: "Serve a do-nothing Hummingbird handler: the framework's ceiling for the REST benchmarks."
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on.")
+    var port = 9100
+
+    static let pushed = ByteBuffer(string: #"{"name":"-ceiling"}"#)
+    static let item = ByteBuffer(string: #"{"n":1,"title":"hello"}"#)
+
+    func run() async throws {
+        let router = Router()
+        router.post("**") { request, _ -> Response in
+            // Read the body as Hearth does before it answers.
+            _ = try await request.body.collect(upTo: 1 << 20)
+            return Self.json(Self.pushed)
+        }
+        router.get("**") { _, _ -> Response in Self.json(Self.item) }
+        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)))
+        print("ceiling: listening on http://\(host):\(port)")
+        try await app.runService()
+    }
+
+    static func json(_ body: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# ceiling.sh [HEARTH_BIN]
+#
+# Hearth's REST figures as ratios to the HTTP framework's ceiling on this machine: `hearth serve`
+# (durable, SQLite, its defaults) and `hearth bench ceiling` (a Hummingbird handler that only answers,
+# the same binary and build) under the same wrk load, rounds alternating between them. Prints a
+# markdown table of medians with the ratio hearth/ceiling.
+#
+#   create  POST /bench/items.json {"title":"hello","n":1}   (ceiling: reads the body, answers a name)
+#   view    GET /bench/items/<seeded push id>.json            (ceiling: answers a small object)
+#
+# Knobs: DURATION [10s] WARMUP [3s] THREADS [2] CONNS [64] ROUNDS [3] SEED_COUNT [1000]
+#        PROFILE [0]: 1 records `perf record -g` of hearth during its last run of each operation
+#                     (perf-create.data, perf-view.data in the repository's root; gitignored)
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+HEARTH_BIN=${1:-$ROOT/.build/release/hearth}
+DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-3s}; THREADS=${THREADS:-2}; CONNS=${CONNS:-64}
+ROUNDS=${ROUNDS:-3}; SEED_COUNT=${SEED_COUNT:-1000}; PROFILE=${PROFILE:-0}
+SECRET=benchsecret
+[[ -x "$HEARTH_BIN" ]] || { echo "no $HEARTH_BIN: swift build -c release --product hearth" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+
+source "$ROOT/Tests/Examples/lib.sh"
+TMP=$(mktemp -d /tmp/hearth-ceiling.XXXXXX)
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+H_PORT=$(free_port)
+HEARTH_ADMIN_SECRET=$SECRET "$HEARTH_BIN" serve --host 127.0.0.1 --port "$H_PORT" --data "$TMP/data" >"$TMP/hearth.log" 2>&1 &
+H_PID=$!; PIDS+=("$H_PID")
+C_PORT=$(free_port)
+"$HEARTH_BIN" bench ceiling --port "$C_PORT" >"$TMP/ceiling.log" 2>&1 &
+C_PID=$!; PIDS+=("$C_PID")
+wait_for_server "http://127.0.0.1:$H_PORT/.json?shallow=true" "$H_PID" "$TMP/hearth.log" -H "Authorization: Bearer $SECRET"
+wait_for_server "http://127.0.0.1:$C_PORT/bench/items/x.json" "$C_PID" "$TMP/ceiling.log"
+python3 "$HERE/seed.py" --port "$H_PORT" --path /bench/items.json --count "$SEED_COUNT" --id-field name \
+    --header "Authorization: Bearer $SECRET" --out "$TMP/ids.txt" >&2
+
+# run <server> <op> <duration>: prints requests/s.
+run() {
+    local server=$1 op=$2 duration=$3 port auth=()
+    if [[ $server == hearth ]]; then port=$H_PORT; auth=(-H "Authorization: Bearer $SECRET"); else port=$C_PORT; fi
+    local cmd=(wrk "-t$THREADS" "-c$CONNS" "-d$duration" --timeout 10s "${auth[@]}")
+    if [[ $op == create ]]; then
+        cmd+=(-s "$HERE/create.lua" "http://127.0.0.1:$port/bench/items.json")
+    else
+        cmd+=(-s "$HERE/view.lua" "http://127.0.0.1:$port" -- "$TMP/ids.txt" /bench/items/ .json)
+    fi
+    local out
+    out=$("${cmd[@]}" 2>&1)
+    grep -q "HARNESS non2xx=0" <<<"$out" || { echo "non-2xx answers from $server $op: $out" >&2; exit 1; }
+    sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out"
+}
+
+declare -A RESULTS=()
+for round in $(seq 1 "$ROUNDS"); do
+    for op in create view; do
+        for server in hearth ceiling; do
+            run "$server" "$op" "$WARMUP" >/dev/null
+            if [[ $PROFILE == 1 && $server == hearth && $round == "$ROUNDS" ]]; then
+                perf record -g -F 499 -o "$ROOT/perf-$op.data" -p "$H_PID" -- sleep "${DURATION%s}" >/dev/null 2>&1 &
+                profiler=$!
+            fi
+            rate=$(run "$server" "$op" "$DURATION")
+            [[ -n "${profiler:-}" ]] && { wait "$profiler" || true; profiler=""; }
+            RESULTS[$server-$op]+="$rate "
+            echo "round $round: $server $op ${rate}/s" >&2
+        done
+    done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+echo
+echo "| operation (wrk -t$THREADS -c$CONNS -d$DURATION, medians of $ROUNDS) | hearth | ceiling | hearth / ceiling |"
+echo "| --- | --- | --- | --- |"
+for op in create view; do
+    h=$(median <<<"${RESULTS[hearth-$op]}"); c=$(median <<<"${RESULTS[ceiling-$op]}")
+    printf '| %s | %.0f/s | %.0f/s | %.2f× |\n' "$op" "$h" "$c" "$(python3 -c "print($h / $c)")"
+done

@@ -4,17 +4,24 @@ import Synchronization
 import Glibc
 #endif
 
-/// Threads for CPU-heavy work that must not slow realtime traffic (password hashing): they run at a
-/// lower scheduling priority than the event loops, so a sign-in storm uses the cores that are idle
-/// but yields them to WebSocket and REST work. Measured on 2 cores: the write-to-listener p99
-/// during a storm of sign-ins (docs/benchmarks.md, "Sign-in").
+/// Threads for CPU-heavy work that must not slow realtime traffic (password hashing): one fewer than
+/// the cores (at least one), at a lower scheduling priority than the event loops, so a sign-in storm
+/// can never occupy every core. A lower priority alone was not enough on 2 cores: with a hashing
+/// thread on each, the write-to-listener p99 during a storm stayed at 20–24 ms whatever the priority
+/// (docs/benchmarks.md, "Sign-in" and issue 30's entry).
 ///
 /// For example:
 /// ```swift
 /// let key = try await BackgroundWorkers.shared.run { try scrypt(password) }
 /// ```
 final class BackgroundWorkers: Sendable {
-    static let shared = BackgroundWorkers(threads: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    static let shared = BackgroundWorkers(threads: threadCount(ProcessInfo.processInfo.environment, cores: ProcessInfo.processInfo.activeProcessorCount))
+
+    /// `HEARTH_HASHING_THREADS` if set to a positive number (docs/configuration.md), else one fewer than the cores, at least one.
+    static func threadCount(_ environment: [String: String], cores: Int) -> Int {
+        if let text = environment["HEARTH_HASHING_THREADS"], let count = Int(text), count > 0 { return count }
+        return max(1, cores - 1)
+    }
 
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
@@ -22,6 +29,9 @@ final class BackgroundWorkers: Sendable {
     init(threads: Int) {
         for index in 0..<threads {
             let thread = Thread { [self] in
+                // Named from inside too: on Linux a name set before `start()` does not reach the
+                // kernel, and `ps -L` and `perf` should tell these threads apart.
+                Thread.current.name = "hearth-hashing-\(index)"
                 Self.lowerPriority()
                 while true {
                     available.wait()
@@ -29,7 +39,6 @@ final class BackgroundWorkers: Sendable {
                     job?()
                 }
             }
-            thread.name = "hearth-background-\(index)"
             thread.start()
         }
     }

@@ -7,8 +7,8 @@ import NIOPosix
 ///
 /// A hash is stored as `scrypt$<log2 N>$<r>$<p>$<salt base64>$<key base64>`, so the cost can rise later:
 /// a hash with other parameters still verifies, and ``needsRehash(_:)`` says when to replace it at the
-/// next sign-in. Hashing runs on NIO's blocking thread pool, never on an event loop or the cooperative
-/// pool, so a sign-in storm does not stall realtime traffic.
+/// next sign-in. Hashing runs on ``BackgroundWorkers``' low-priority threads (one fewer than the cores),
+/// never on an event loop or the cooperative pool, so a sign-in storm does not stall realtime traffic.
 ///
 /// For example:
 /// ```swift

@@ -148,7 +148,6 @@ enum FilesHTTP {
             response.headers[.contentRange] = "bytes */\(object.size)"
             return response
         }
-        let reader = try await blobs.open(object.blob)
         let start = range?.lowerBound ?? 0
         let end = (range?.upperBound).map { $0 + 1 } ?? object.size
         var headers: HTTPFields = [
@@ -170,12 +169,17 @@ enum FilesHTTP {
         if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }
         if let language = object.contentLanguage { headers[.contentLanguage] = language }
         if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
+        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        if end - start <= Int64(BlobStore.readChunk) {
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await blobs.read(object.blob, from: start, to: end)))
+        }
+        let reader = try await blobs.open(object.blob)
         let body = ResponseBody(contentLength: Int(end - start)) { writer in
             defer { reader.close() }
             try await reader.stream(from: start, to: end) { chunk in try await writer.write(chunk) }
             try await writer.finish(nil)
         }
-        return Response(status: range == nil ? .ok : .partialContent, headers: headers, body: body)
+        return Response(status: status, headers: headers, body: body)
     }
 
     /// `inline` or the stored disposition, with the file name (RFC 5987) so a saved download keeps it.

@@ -225,11 +225,7 @@ struct ServeCommand: AsyncParsableCommand {
         let level = logLevel
         switch logFormat {
         case .text:
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            LoggingSystem.bootstrap { label in TextLogHandler(label: label, level: level) }
         case .json:
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         }

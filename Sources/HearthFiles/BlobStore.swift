@@ -64,12 +64,22 @@ final class BlobStore: Sendable {
 
     /// Streams `body` into a new blob and makes it durable.
     func write<Body: AsyncSequence>(_ body: Body, limit: Int64? = nil) async throws -> Written where Body.Element == ByteBuffer {
+        // A body smaller than one batch (most uploads) is received whole, then written, synced and
+        // moved into place in one job on the blocking pool: each further thread hop costs about as
+        // much as writing 64 KiB (docs/benchmarks.md, issue 30).
+        var rest = body.makeAsyncIterator()
+        var first = ByteBuffer()
+        while first.readableBytes < Self.writeBatch {
+            guard var chunk = try await rest.next() else { return try await writeWhole(first) }
+            first.writeBuffer(&chunk)
+            if let limit, first.readableBytes > limit { throw Failure.tooLarge }
+        }
         let blob = Self.newIdentifier()
         let temporary = root.appendingPathComponent("tmp/\(blob)").path
         let file = try await pool.runIfActive { try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL) }
         var digest = BlobDigest()
         do {
-            try await append(body, to: file, at: 0, digest: &digest, limit: limit)
+            try await append(first, then: &rest, to: file, at: 0, digest: &digest, limit: limit)
             try await pool.runIfActive { try Self.check(fsync(file), "fsync", temporary) }
             _ = try? await pool.runIfActive { close(file) }
         } catch {
@@ -81,6 +91,31 @@ final class BlobStore: Sendable {
         }
         try await promote(temporary, to: blob)
         let (md5, crc, size) = digest.finish()
+        return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
+    }
+
+    /// Writes `bytes` as a new durable blob in one pool job: temporary file, checksums, fsync, rename.
+    private func writeWhole(_ bytes: ByteBuffer) async throws -> Written {
+        let blob = Self.newIdentifier()
+        let temporary = root.appendingPathComponent("tmp/\(blob)").path
+        let digest = try await pool.runIfActive {
+            let file = try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            var digest = BlobDigest()
+            do {
+                defer { close(file) }
+                try bytes.withUnsafeReadableBytes { raw in
+                    digest.update(raw)
+                    try Self.write(raw, to: file, at: 0)
+                }
+                try Self.check(fsync(file), "fsync", temporary)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
+            try self.moveIntoPlace(temporary, blob: blob)
+            return digest.finish()
+        }
+        let (md5, crc, size) = digest
         return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
     }
 
@@ -96,7 +131,8 @@ final class BlobStore: Sendable {
         }
         var digest = BlobDigest()
         do {
-            try await append(body, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
+            var chunks = body.makeAsyncIterator()
+            try await append(ByteBuffer(), then: &chunks, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
             try await pool.runIfActive { try Self.check(fsync(file), "fsync", path) }
         } catch {
             // Keep only what was durable before: a refused chunk (too large, cut off) leaves no bytes.
@@ -236,13 +272,13 @@ final class BlobStore: Sendable {
     /// Writes `body` at `start`, hashing it. Receiving overlaps with hashing and writing: while one
     /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
     /// two batches are held, so memory stays flat.
-    private func append<Body: AsyncSequence>(
-        _ body: Body, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
-    ) async throws where Body.Element == ByteBuffer {
+    private func append<Chunks: AsyncIteratorProtocol>(
+        _ first: ByteBuffer, then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
+    ) async throws where Chunks.Element == ByteBuffer {
         let hasher = DigestBox(digest)
-        var pending = ByteBuffer()
+        var pending = first
         var offset = start
-        var received: Int64 = 0
+        var received = Int64(first.readableBytes)
         var inFlight: Task<Void, any Error>?
         let pool = self.pool
         func submit(_ batch: ByteBuffer, at offset: Int64) async throws {
@@ -254,19 +290,19 @@ final class BlobStore: Sendable {
                     try batch.withUnsafeReadableBytes { raw in
                         hasher.crc32c.update(raw)
                         hasher.size += Int64(raw.count)
-                        var written = 0
-                        while written < raw.count {
-                            let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
-                            guard count > 0 else { throw Failure.io("write", errno) }
-                            written += count
-                        }
+                        try Self.write(raw, to: file, at: offset)
                     }
                 }
                 try await md5
             }
         }
         do {
-            for try await chunk in body {
+            if pending.readableBytes >= Self.writeBatch {
+                try await submit(pending, at: offset)
+                offset += Int64(pending.readableBytes)
+                pending = ByteBuffer()
+            }
+            while let chunk = try await rest.next() {
                 received += Int64(chunk.readableBytes)
                 if let limit, received > limit { throw Failure.tooLarge }
                 var chunk = chunk
@@ -289,14 +325,27 @@ final class BlobStore: Sendable {
 
     /// Renames a durable file into `blobs/` and fsyncs the directory, so the rename survives a crash.
     private func promote(_ path: String, to blob: String) async throws {
+        try await pool.runIfActive { try self.moveIntoPlace(path, blob: blob) }
+    }
+
+    /// ``promote(_:to:)``'s work, on the calling thread.
+    private func moveIntoPlace(_ path: String, blob: String) throws {
         let destination = blobPath(blob)
         let folder = (destination as NSString).deletingLastPathComponent
-        try await pool.runIfActive {
-            if access(folder, F_OK) != 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            try Self.check(rename(path, destination), "rename", path)
-            let directory = try Self.open(folder, flags: O_RDONLY)
-            defer { close(directory) }
-            try Self.check(fsync(directory), "fsync", folder)
+        if access(folder, F_OK) != 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try Self.check(rename(path, destination), "rename", path)
+        let directory = try Self.open(folder, flags: O_RDONLY)
+        defer { close(directory) }
+        try Self.check(fsync(directory), "fsync", folder)
+    }
+
+    /// Writes all of `raw` at `offset` (pwrite may write less than asked).
+    private static func write(_ raw: UnsafeRawBufferPointer, to file: Int32, at offset: Int64) throws {
+        var written = 0
+        while written < raw.count {
+            let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+            guard count > 0 else { throw Failure.io("write", errno) }
+            written += count
         }
     }
 

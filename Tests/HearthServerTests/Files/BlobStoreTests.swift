@@ -1,0 +1,70 @@
+import Crypto
+import Foundation
+@testable import HearthFiles
+import NIOCore
+import Testing
+
+/// Blobs written whole (a body under one batch) and streamed (larger) come out the same: the bytes,
+/// their checksums, no temporary file left, and the size limit on both paths.
+struct BlobStoreTests {
+    struct Chunks: AsyncSequence {
+        typealias Element = ByteBuffer
+        let bytes: [UInt8]
+        let chunk: Int
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var rest: ArraySlice<UInt8>
+            let chunk: Int
+            mutating func next() async -> ByteBuffer? {
+                guard !rest.isEmpty else { return nil }
+                let piece = rest.prefix(chunk)
+                rest = rest.dropFirst(chunk)
+                return ByteBuffer(bytes: piece)
+            }
+        }
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rest: bytes[...], chunk: chunk) }
+    }
+
+    static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
+
+    static func temporaryStore() throws -> (BlobStore, URL) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
+        return (try BlobStore(root: root), root)
+    }
+
+    @Test(arguments: [0, 1, 65_536, BlobStore.writeBatch - 1, BlobStore.writeBatch, BlobStore.writeBatch + 17, 3 * BlobStore.writeBatch + 5])
+    func aBlobHoldsTheBodyAndItsChecksums(size: Int) async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let body = Self.bytes(size)
+        let written = try await blobs.write(Chunks(bytes: body, chunk: 40_000))
+        #expect(written.size == Int64(size))
+        #expect(written.md5Hash == Data(Insecure.MD5.hash(data: body)).base64EncodedString())
+        var crc = CRC32C()
+        body.withUnsafeBytes { crc.update($0) }
+        #expect(written.crc32c == crc.value)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path).isEmpty)
+        if size > 10 {
+            let middle = try await blobs.read(written.blob, from: 3, to: Int64(min(size, BlobStore.readChunk)))
+            #expect(Array(middle.readableBytesView) == Array(body[3..<min(size, BlobStore.readChunk)]))
+        }
+    }
+
+    @Test(arguments: [1_000, 2 * BlobStore.writeBatch])
+    func aBodyOverTheLimitLeavesNothing(size: Int) async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        await #expect(throws: BlobStore.Failure.self) {
+            _ = try await blobs.write(Chunks(bytes: Self.bytes(size), chunk: 65_536), limit: Int64(size - 1))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("blobs").path).isEmpty)
+    }
+
+    @Test func readingPastTheEndOfAShortFileFails() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let written = try await blobs.write(Chunks(bytes: Self.bytes(100), chunk: 100))
+        await #expect(throws: BlobStore.Failure.self) { _ = try await blobs.read(written.blob, from: 0, to: 200) }
+    }
+}

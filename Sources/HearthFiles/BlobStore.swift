@@ -402,13 +402,21 @@ struct BlobReader: Sendable {
         }
     }
 
-    /// Reads the whole range [start, end) in order, handing each chunk to `body`.
+    /// Reads the whole range [start, end) in order, handing each chunk to `body`. The next chunk is
+    /// read while `body` sends the current one, so the disk and the socket both stay busy (at most
+    /// two chunks held per download).
     func stream(from start: Int64, to end: Int64, _ body: (ByteBuffer) async throws -> Void) async throws {
-        var offset = start
-        while offset < end {
-            let chunk = try await read(at: offset, count: Int(min(Int64(BlobStore.readChunk), end - offset)))
-            offset += Int64(chunk.readableBytes)
+        guard start < end else { return }
+        var next = try await read(at: start, count: Int(min(Int64(BlobStore.readChunk), end - start)))
+        var offset = start + Int64(next.readableBytes)
+        while true {
+            let chunk = next
+            guard offset < end else { return try await body(chunk) }
+            let at = offset, count = Int(min(Int64(BlobStore.readChunk), end - offset))
+            async let following = read(at: at, count: count)
             try await body(chunk)
+            next = try await following
+            offset += Int64(next.readableBytes)
         }
     }
 

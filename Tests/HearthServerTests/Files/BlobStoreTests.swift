@@ -61,6 +61,22 @@ struct BlobStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("blobs").path).isEmpty)
     }
 
+    @Test(arguments: [(0, 3 * BlobStore.writeBatch + 5), (7, 3 * BlobStore.writeBatch + 5), (100, 100 + BlobStore.readChunk), (5, 6), (9, 9)])
+    func aStreamedRangeComesOutWholeAndInOrder(start: Int, end: Int) async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let body = Self.bytes(3 * BlobStore.writeBatch + 5)
+        let written = try await blobs.write(Chunks(bytes: body, chunk: 300_000))
+        let reader = try await blobs.open(written.blob)
+        defer { reader.close() }
+        var streamed: [UInt8] = []
+        try await reader.stream(from: Int64(start), to: Int64(end)) { chunk in
+            #expect(chunk.readableBytes <= BlobStore.readChunk)
+            streamed += chunk.readableBytesView
+        }
+        #expect(streamed == Array(body[start..<end]))
+    }
+
     @Test func readingPastTheEndOfAShortFileFails() async throws {
         let (blobs, root) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: root) }

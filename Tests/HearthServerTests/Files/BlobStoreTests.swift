@@ -77,6 +77,32 @@ struct BlobStoreTests {
         #expect(streamed == Array(body[start..<end]))
     }
 
+    @Test func crc32cMatchesTheBitwiseDefinitionAtEveryAlignment() {
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return ~crc
+        }
+        var known = CRC32C()
+        known.update(Array("123456789".utf8))
+        #expect(known.value == 0xE306_9283)
+        let bytes = Self.bytes(300)
+        for start in 0..<9 {
+            for end in [start, start + 1, start + 8, start + 15, 300] {
+                var crc = CRC32C()
+                bytes[start..<end].withUnsafeBytes { crc.update($0) }
+                #expect(crc.value == bitwise(bytes[start..<end]), "bytes \(start)..<\(end)")
+            }
+        }
+        var pieces = CRC32C()
+        bytes[0..<13].withUnsafeBytes { pieces.update($0) }
+        bytes[13...].withUnsafeBytes { pieces.update($0) }
+        #expect(pieces.value == bitwise(bytes[...]))
+    }
+
     @Test func readingPastTheEndOfAShortFileFails() async throws {
         let (blobs, root) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: root) }

@@ -291,7 +291,6 @@ final class BlobStore: Sendable {
                         hasher.crc32c.update(raw)
                         hasher.size += Int64(raw.count)
                         try Self.write(raw, to: file, at: offset)
-                        FileWriteback.start(file, offset: offset, count: raw.count)
                     }
                 }
                 try await md5

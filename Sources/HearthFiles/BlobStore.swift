@@ -34,6 +34,9 @@ final class BlobStore: Sendable {
     static let writeBatch = 1 << 20
     /// Bytes per read when streaming a blob out.
     static let readChunk = 256 * 1024
+    /// Past this offset an upload's batches start their writeback as they are written (see
+    /// ``FileWriteback``); below it the closing fsync is short anyway.
+    static let writebackAfter: Int64 = 8 << 20
 
     init(root: URL, pool: NIOThreadPool = .singleton) throws {
         self.root = root
@@ -291,6 +294,7 @@ final class BlobStore: Sendable {
                         hasher.crc32c.update(raw)
                         hasher.size += Int64(raw.count)
                         try Self.write(raw, to: file, at: offset)
+                        if offset >= Self.writebackAfter { FileWriteback.start(file, offset: offset, count: raw.count) }
                     }
                 }
                 try await md5

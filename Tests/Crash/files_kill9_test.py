@@ -149,7 +149,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cycles", type=int, default=2)
     parser.add_argument("--threads", type=int, default=6)
-    parser.add_argument("--load-seconds", type=float, default=4.0)
+    parser.add_argument("--load-seconds", type=float, default=6.0)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     binary = os.environ.get("HEARTH_BIN", DEFAULT_BIN)

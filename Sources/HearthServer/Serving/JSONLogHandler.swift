@@ -50,9 +50,7 @@ public struct JSONLogHandler: LogHandler {
             ("label", .string(label)),
             ("message", .string(event.message.description)),
         ]
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        let merged = Self.merge(metadata, metadataProvider, event)
         let reserved: Set<String> = ["time", "level", "label", "message"]
         for key in merged.keys.sorted() {
             guard let value = merged[key] else { continue }
@@ -65,6 +63,14 @@ public struct JSONLogHandler: LogHandler {
     }
 
     static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+
+    /// A line's fields: the handler's metadata, then the provider's, then the message's (later wins).
+    static func merge(_ metadata: Logger.Metadata, _ provider: Logger.MetadataProvider?, _ event: LogEvent) -> Logger.Metadata {
+        var merged = metadata
+        if let provided = provider?.get() { merged.merge(provided) { _, new in new } }
+        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        return merged
+    }
 
     static func json(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {

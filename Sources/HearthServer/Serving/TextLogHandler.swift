@@ -40,9 +40,7 @@ public struct TextLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        var merged = JSONLogHandler.merge(metadata, metadataProvider, event)
         if let error = event.error {
             merged["error.message"] = "\(error)"
             merged["error.type"] = "\(String(reflecting: type(of: error)))"

@@ -24,11 +24,11 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Children in the bulk write whose child_added events are counted.")
     var children = 100_000
 
-    @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted.")
+    @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted (0: no PATCH).")
     var patchChildren = 100_000
 
-    @Option(help: "Single writes streamed by a second client while the first counts their events.")
-    var writes = 20_000
+    @Option(help: "Single writes streamed by a second client (issued without waiting, then all acknowledged) while the first counts their events.")
+    var writes = 100_000
 
     @Option(help: "Idle listeners opened to measure the client's memory per listener.")
     var listeners = 10_000
@@ -39,15 +39,19 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Writes made offline, then flushed when the client reconnects.")
     var offlineWrites = 10_000
 
+    @Option(help: "The parts to run, comma-separated: bulk, rest, stream, idle, warm, offline (all by default).")
+    var only = "bulk,rest,stream,idle,warm,offline"
+
     func run() async throws {
         let run = UUID().uuidString.prefix(8)
+        let parts = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         say("Hearth SDK benchmark against \(url) (run \(run))")
-        try await bulkEvents(root: "bulk-\(run)")
-        try await restBursts(root: "rest-\(run)")
-        try await streamedEvents(root: "stream-\(run)")
-        try await memoryPerListener(root: "idle-\(run)")
-        try await firstValueFromCache(root: "warm-\(run)")
-        try await offlineFlush(root: "offline-\(run)")
+        if parts.contains("bulk") { try await bulkEvents(root: "bulk-\(run)") }
+        if parts.contains("rest") { try await restBursts(root: "rest-\(run)") }
+        if parts.contains("stream") { try await streamedEvents(root: "stream-\(run)") }
+        if parts.contains("idle") { try await memoryPerListener(root: "idle-\(run)") }
+        if parts.contains("warm") { try await firstValueFromCache(root: "warm-\(run)") }
+        if parts.contains("offline") { try await offlineFlush(root: "offline-\(run)") }
     }
 
     private func client() throws -> Database {
@@ -95,7 +99,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
     /// A PUT of `children` children, then a multi-path PATCH of `patchChildren` paths.
     private func restBursts(root: String) async throws {
         try await restBurst(root: "\(root)-put", method: .PUT, count: children)
-        try await restBurst(root: "\(root)-patch", method: .PATCH, count: patchChildren)
+        if patchChildren > 0 { try await restBurst(root: "\(root)-patch", method: .PATCH, count: patchChildren) }
     }
 
     private func restBurst(root: String, method: HTTPMethod, count: Int) async throws {
@@ -129,18 +133,38 @@ struct SDKBenchCommand: AsyncParsableCommand {
         reader.goOffline()
     }
 
-    /// Child events for many single writes made by another client.
+    /// Many single writes streamed by one client (each `setValue` issued without waiting for the one
+    /// before), timed until the server has acknowledged every one, while a second client counts their
+    /// `child_added` events: the writer's rate (issue, pipelining, acks) and the rate end to end into
+    /// one client.
     private func streamedEvents(root: String) async throws {
         let reader = try client()
         let writer = try client()
         let counter = EventCounter(target: writes)
+        let acknowledged = EventCounter(target: writes)
+        let failures = EventCounter(target: Int.max)
         reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
         try await waitForListen(reader, root)
-        let started = ContinuousClock.now
+        _ = try await writer.reference(withPath: "\(root)-writer-ready").setValue(true)
         let list = writer.reference(withPath: root)
-        for index in 0..<writes { list.child(String(format: "w%07d", index)).setValue(index, withCompletionBlock: nil) }
+        let keys = (0..<writes).map { String(format: "w%07d", $0) }
+        let started = ContinuousClock.now
+        for index in 0..<writes {
+            list.child(keys[index]).setValue(index) { error, _ in
+                if error != nil { failures.count() }
+                acknowledged.count()
+            }
+        }
+        let issued = ContinuousClock.now
+        try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
+        let allAcknowledged = ContinuousClock.now
         try await counter.done(within: .seconds(300), what: "\(writes) child_added events")
-        report("\(writes) single writes from another client, child_added through observe", events: writes, ContinuousClock.now - started)
+        let allEvents = ContinuousClock.now
+        let failed = failures.seen
+        if failed > 0 { throw CLIError("\(failed) of the \(writes) streamed writes failed") }
+        report("\(writes) streamed writes from one SDK client, all acknowledged (first setValue to last ack)", events: writes, allAcknowledged - started, unit: "writes")
+        report("  of which issuing the setValue calls", events: writes, issued - started, unit: "writes")
+        report("\(writes) single writes from another client, child_added through observe: end to end into one client", events: writes, allEvents - started)
         if let span = counter.deliverySpan {
             report("  of which delivery at the client (first event to last)", events: writes - 1, span)
         }
@@ -248,6 +272,9 @@ private final class EventCounter: Sendable {
     init(target: Int) {
         self.target = target
     }
+
+    /// The events counted so far.
+    var seen: Int { state.withLock { $0.count } }
 
     /// Counts one event; true once the target is reached.
     @discardableResult

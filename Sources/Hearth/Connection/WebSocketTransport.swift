@@ -173,32 +173,50 @@ package enum WebSocketChannel {
     }
 }
 
-struct NIOWebSocketConnection: WebSocketConnection {
+/// The SDK's socket. Frames sent from any thread are queued and written by one drain on the channel's
+/// event loop: everything queued since the last drain goes out as one buffer with one flush, so a
+/// stream of writes is pipelined in a few large socket writes rather than one task hop, one
+/// `WebSocketFrame` through the pipeline and one syscall each.
+final class NIOWebSocketConnection: WebSocketConnection {
     let channel: any Channel
+    private let outgoing = Mutex(OutboundFrameBatch())
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
 
     func send(_ text: String) {
-        var data = channel.allocator.buffer(capacity: text.utf8.count)
-        data.writeString(text)
-        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data)
-        let channel = self.channel
-        onEventLoopLater { channel.writeAndFlush(frame, promise: nil) }
+        guard outgoing.withLock({ $0.enqueue(text) }) else { return }
+        // Always a task on the loop, never inline: the engine calls in while holding its lock, and a
+        // write to a closing channel runs the close callback, which takes that lock again.
+        channel.eventLoop.execute { self.drain() }
     }
 
     func close() {
+        // Behind any drain already scheduled (the loop runs its tasks in order), so frames sent before
+        // the close still go out first.
         let channel = self.channel
-        onEventLoopLater { channel.close(promise: nil) }
+        channel.eventLoop.execute { channel.close(promise: nil) }
     }
 
-    /// Runs `work` on the channel's event loop, never inline. The engine calls in while holding its
-    /// lock, and a write to a closing channel (or a close) runs the close callback, which takes that
-    /// lock again: inline, on the event loop's own thread, that would be a recursive lock. From another
-    /// thread NIO hops anyway; the order of frames is kept either way (one FIFO queue per loop).
-    private func onEventLoopLater(_ work: @escaping @Sendable () -> Void) {
-        if channel.eventLoop.inEventLoop {
-            channel.eventLoop.execute(work)
-        } else {
-            work()
+    /// On the event loop: frames everything queued into one buffer and writes it below the frame
+    /// encoder (the frames are already encoded and masked), with one flush.
+    private func drain() {
+        let frames = outgoing.withLock { $0.drain() }
+        guard !frames.isEmpty, channel.isActive,
+              let encoder = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        else { return }
+        var size = 0
+        for frame in frames { size += ClientTextFrames.encodedSize(payloadCount: frame.utf8.count) }
+        var buffer = channel.allocator.buffer(capacity: size)
+        // A fresh masking key per frame (RFC 6455 §5.3); one system random draw serves two frames.
+        var random = SystemRandomNumberGenerator()
+        var keys: UInt64 = 0
+        for (index, frame) in frames.enumerated() {
+            if index & 1 == 0 { keys = random.next() }
+            ClientTextFrames.append(frame, maskKey: UInt32(truncatingIfNeeded: index & 1 == 0 ? keys : keys >> 32), to: &buffer)
         }
+        encoder.writeAndFlush(NIOAny(buffer), promise: nil)
     }
 }
 

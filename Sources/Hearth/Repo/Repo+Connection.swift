@@ -188,6 +188,12 @@ extension Repo {
         guard let socket = state.socket, !frames.isEmpty else { return }
         state.lastTraffic = clock.milliseconds()
         for frame in frames {
+            // Nearly every request fits one frame (UTF-16 length never exceeds UTF-8 length): sent as
+            // it is, without the copies that splitting needs.
+            if frame.utf8.count <= WireFrameAssembler.maximumFrameLength {
+                socket.send(frame)
+                continue
+            }
             for chunk in WireFrameAssembler.frames(for: Array(frame.utf8)) {
                 socket.send(String(decoding: chunk, as: UTF8.self))
             }

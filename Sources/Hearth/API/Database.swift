@@ -120,7 +120,7 @@ public final class Database: Sendable {
     /// queue: events arrive in order only on one.
     public var callbackQueue: DispatchQueue {
         get { repo.state.withLock { $0.callbackQueue } }
-        set { repo.state.withLock { $0.callbackQueue = newValue } }
+        set { repo.setCallbackQueue(newValue) }
     }
 
     /// Supplies the credential sent on each connection (the hook for an Auth client). A JWT goes as

@@ -172,7 +172,38 @@ extension Repo {
         }
         calls += after
         guard !calls.isEmpty else { return }
-        let batch = calls
-        state.callbackQueue.async { for call in batch { call() } }
+        // Moved rather than appended when nothing waits: a write of many children makes one call each.
+        if state.pendingCallbacks.isEmpty { state.pendingCallbacks = calls } else { state.pendingCallbacks += calls }
+        guard !state.callbackDrainQueued else { return }
+        state.callbackDrainQueued = true
+        let generation = state.callbackQueueGeneration
+        state.callbackQueue.async { [self] in runPendingCallbacks(generation: generation) }
+    }
+
+    /// On the callback queue: runs every callback made so far, in the order made.
+    private func runPendingCallbacks(generation: Int) {
+        let batch = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.callbackQueueGeneration == generation else { return [] }
+            state.callbackDrainQueued = false
+            let batch = state.pendingCallbacks
+            state.pendingCallbacks = []
+            return batch
+        }
+        for call in batch { call() }
+    }
+
+    /// Changes the callback queue: callbacks already made still run on the old one, in order; later
+    /// ones on the new one.
+    func setCallbackQueue(_ queue: DispatchQueue) {
+        state.withLock { state in
+            if state.callbackDrainQueued {
+                let batch = state.pendingCallbacks
+                state.pendingCallbacks = []
+                state.callbackDrainQueued = false
+                state.callbackQueueGeneration += 1
+                state.callbackQueue.async { for call in batch { call() } }
+            }
+            state.callbackQueue = queue
+        }
     }
 }

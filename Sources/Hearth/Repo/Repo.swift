@@ -74,6 +74,13 @@ final class Repo: Sendable {
         var onDisconnect: [(path: DatabasePath, json: JSONValue)] = []
         var keptSynced: [QuerySpec: [UInt]] = [:]
         var callbackQueue = DispatchQueue.main
+        /// Callbacks made but not yet run, in order, and whether a block that runs them is queued on
+        /// the callback queue: a burst of frames (a stream of acknowledgements, of child events) costs
+        /// one queue hop rather than one per frame.
+        var pendingCallbacks: [@Sendable () -> Void] = []
+        var callbackDrainQueued = false
+        /// Counts callback queue changes: a block queued on the previous queue finds nothing to run.
+        var callbackQueueGeneration = 0
         var tokenProvider: (@Sendable () async -> String?)?
         var info: RepoInfo
         /// Persistence (set before the first use): unconfirmed writes are kept across launches in a

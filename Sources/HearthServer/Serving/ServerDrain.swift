@@ -18,15 +18,17 @@ struct ServerDrain: Service {
         } catch {
             return  // cancelled: the server failed or is being torn down; nothing to drain
         }
+        // Trapped before /readyz turns 503: a second signal sent as soon as the drain shows must not
+        // be lost (the sequence buffers what arrives before it is iterated).
+        let secondSignal = period > .zero && !signals.isEmpty ? await UnixSignalsSequence(trapping: signals) : nil
         readiness.draining()
         guard period > .zero else { return }
         logger.info("Stopping: /readyz answers 503 for \(period.components.seconds) s while requests are still served (--drain-seconds)")
-        let signals = signals
         await withTaskGroup(of: Void.self) { drain in
             drain.addTask { try? await Task.sleep(for: period) }
-            if !signals.isEmpty {
+            if let secondSignal {
                 drain.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: signals) { return }
+                    for await _ in secondSignal { return }
                 }
             }
             await drain.next()

@@ -85,7 +85,8 @@ package final class ClusterCoordinator: Service, Sendable {
     /// Since when each member has been alive without a break, as this node saw it: a database moves to
     /// its preferred node only once that node has been up for ``settling``, so owners do not flap.
     let aliveSince = Mutex<[String: ContinuousClock.Instant]>([:])
-    static let settling: Duration = .seconds(3)
+    let settling: Duration
+    package static let defaultSettling: Duration = .seconds(3)
     /// How long an entry known committed waits for the owner's push (one to two rounds of this) before
     /// it is read from the log: pushes arrive within milliseconds, the wake-up a round trip later.
     let pushGrace: Duration
@@ -93,13 +94,14 @@ package final class ClusterCoordinator: Service, Sendable {
 
     package init(
         context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100),
-        pushGrace: Duration = defaultPushGrace
+        pushGrace: Duration = defaultPushGrace, settling: Duration = defaultSettling
     ) {
         self.context = context
         self.registry = registry
         self.address = address
         self.tick = tick
         self.pushGrace = pushGrace
+        self.settling = settling
     }
 
     package func run() async throws {
@@ -169,7 +171,7 @@ package final class ClusterCoordinator: Service, Sendable {
         let settled: Set<String> = aliveSince.withLock { since in
             for name in since.keys where !alive.contains(name) { since.removeValue(forKey: name) }
             for name in alive where since[name] == nil { since[name] = now }
-            return Set(since.filter { now - $0.value >= ClusterCoordinator.settling }.keys)
+            return Set(since.filter { now - $0.value >= settling }.keys)
         }
         for database in registry.openDatabases {
             guard let replica = database.replica else { continue }

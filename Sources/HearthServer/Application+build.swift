@@ -76,6 +76,9 @@ public struct ClusterOptions: Sendable {
     /// How long a push stream may stay silent (the owner sends a heartbeat every quarter second) before
     /// it is given up on and opened again; the entries committed meanwhile are then read from the log.
     public var pushReadTimeout: Duration = PushReceiver.defaultReadTimeout
+    /// How long the node a database's rendezvous hash prefers must have been up before the owner hands
+    /// the database over to it (so owners do not flap while nodes come and go).
+    public var handOffSettling: Duration = ClusterCoordinator.defaultSettling
     /// A PEM file of the certificate authority the other nodes' `https` addresses are trusted with
     /// (`--cluster-ca`); nil: the system's.
     public var trustedCertificateAuthorityFile: String?
@@ -246,7 +249,12 @@ func makeApplication(
     if let cluster, let clusterContext {
         ClusterController(context: clusterContext, registry: registry, authenticator: rest.authenticator, address: cluster.address)
             .register(on: router)
-        clusterServices.append(ClusterCoordinator(context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick, pushGrace: cluster.pushGrace))
+        clusterServices.append(
+            ClusterCoordinator(
+                context: clusterContext, registry: registry, address: cluster.address, tick: cluster.tick, pushGrace: cluster.pushGrace,
+                settling: cluster.handOffSettling
+            )
+        )
         clusterServices.append(PushReceiver(context: clusterContext, registry: registry, readTimeout: cluster.pushReadTimeout))
     }
     revocations.observe { [weak realtime] change in

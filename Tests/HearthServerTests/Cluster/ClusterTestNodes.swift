@@ -59,9 +59,14 @@ final class ClusterTestNodes: Sendable {
     }
 
     /// Starts a node and waits until it answers.
+    ///
+    /// An owner hands a database to the node the rendezvous hash prefers once that node has been up
+    /// for `handOffSettling`: ten minutes unless a test is about the hand-off, so that on a machine the
+    /// whole suite starves, starting the next nodes cannot take long enough to move a database.
     @discardableResult
     func start(
-        _ name: String, tick: Duration = .milliseconds(20), pushGrace: Duration? = nil, pushReadTimeout: Duration? = nil
+        _ name: String, tick: Duration = .milliseconds(20), pushGrace: Duration? = nil, pushReadTimeout: Duration? = nil,
+        handOffSettling: Duration = .seconds(600)
     ) async throws -> Int {
         let port = try ClusterTestNodes.freePort()
         var configuration = ServerConfiguration()
@@ -83,6 +88,7 @@ final class ClusterTestNodes: Sendable {
                 options.trustedCertificateAuthorityFile = tls?.caFile.path
                 if let pushGrace { options.pushGrace = pushGrace }
                 if let pushReadTimeout { options.pushReadTimeout = pushReadTimeout }
+                options.handOffSettling = handOffSettling
                 return options
             }(),
             logger: logger

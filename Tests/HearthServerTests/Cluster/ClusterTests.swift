@@ -30,6 +30,21 @@ import Testing
         }
     }
 
+    /// Owners spread: once the node the rendezvous hash prefers for a database has been up for the
+    /// settling time, the owner hands the database over to it, and nothing written before is lost.
+    @Test func anOwnerHandsADatabaseToItsPreferredNodeOnceThatNodeHasSettled() async throws {
+        #expect(RendezvousHash.preferred(for: "demo", among: ["a", "b"]) == "b")
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a", handOffSettling: .milliseconds(300))
+            #expect(try await nodes.call("a", .PUT, "/before.json", "1").status == .ok)
+            #expect(nodes.cluster.owner(of: "demo") == "a")
+            try await nodes.start("b", handOffSettling: .milliseconds(300))
+            try await eventually { nodes.cluster.owner(of: "demo") == "b" }
+            try await eventually { (try? await nodes.call("a", .PUT, "/after.json", "2"))?.status == .ok }
+            #expect(try await nodes.call("b", .GET, "/.json").body == #"{"after":2,"before":1}"#)
+        }
+    }
+
     /// `--advertise https://…` with `--cluster-ca`: forwarded writes and the commit push go over TLS,
     /// trusting the nodes' own CA.
     @Test func nodesThatServeTLSForwardAndPushToEachOtherOverHTTPS() async throws {

@@ -7,6 +7,16 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
+/// `Authorization: Bearer <token>`: the scheme in any case, spaces around the token ignored.
+@Test(arguments: [
+    ("Bearer abc.def", "abc.def"), ("bearer abc", "abc"), ("BEARER   abc \t", "abc"), (" Bearer abc", "abc"),
+    ("Bearer   ", ""), ("Bearer", nil), ("Bearer ", nil), ("Bearerabc", nil), ("Basic abc", nil), ("Bearers abc", nil),
+    ("Béarer abc", nil),
+] as [(String, String?)])
+func bearerTokensAreTakenFromTheAuthorizationHeader(header: String, token: String?) {
+    #expect(Authenticator.bearerToken(header) == token)
+}
+
 @Suite struct TokenSignerTests {
     let signer = TokenSigner.generate()
     let now = Date()

@@ -4,7 +4,9 @@
 # Hearth's REST figures as ratios to the HTTP framework's ceiling on this machine: `hearth serve`
 # (durable, SQLite, its defaults) and `hearth bench ceiling` (a Hummingbird handler that only answers,
 # the same binary and build) under the same wrk load, rounds alternating between them. Prints a
-# markdown table of medians with the ratio hearth/ceiling.
+# markdown table of medians with the ratio hearth/ceiling, and each server's CPU time per request
+# (user + system, from /proc/<pid>/stat over the run: what a request costs, whatever the load
+# generator leaves of the cores).
 #
 #   create  POST /bench/items.json {"title":"hello","n":1}   (ceiling: reads the body, answers a name)
 #   view    GET /bench/items/<seeded push id>.json            (ceiling: answers a small object)
@@ -39,6 +41,10 @@ wait_for_server "http://127.0.0.1:$C_PORT/bench/items/x.json" "$C_PID" "$TMP/cei
 python3 "$HERE/seed.py" --port "$H_PORT" --path /bench/items.json --count "$SEED_COUNT" --id-field name \
     --header "Authorization: Bearer $SECRET" --out "$TMP/ids.txt" >&2
 
+# cpu_ticks <pid>: the process's user + system time so far, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TICKS=$(getconf CLK_TCK)
+
 # run <server> <op> <duration>: prints requests/s.
 run() {
     local server=$1 op=$2 duration=$3 port auth=()
@@ -55,7 +61,7 @@ run() {
     sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out"
 }
 
-declare -A RESULTS=()
+declare -A RESULTS=() COSTS=()
 for round in $(seq 1 "$ROUNDS"); do
     for op in create view; do
         for server in hearth ceiling; do
@@ -64,10 +70,16 @@ for round in $(seq 1 "$ROUNDS"); do
                 perf record -g -F 499 -o "$ROOT/perf-$op.data" -p "$H_PID" -- sleep "${DURATION%s}" >/dev/null 2>&1 &
                 profiler=$!
             fi
+            if [[ $server == hearth ]]; then pid=$H_PID; else pid=$C_PID; fi
+            before=$(cpu_ticks "$pid")
             rate=$(run "$server" "$op" "$DURATION")
+            after=$(cpu_ticks "$pid")
             [[ -n "${profiler:-}" ]] && { wait "$profiler" || true; profiler=""; }
             RESULTS[$server-$op]+="$rate "
-            echo "round $round: $server $op ${rate}/s" >&2
+            # Microseconds of server CPU per request: ticks / TICKS seconds over rate * duration requests.
+            cost=$(python3 -c "print(round(($after - $before) / $TICKS / ($rate * ${DURATION%s}) * 1e6, 1))")
+            COSTS[$server-$op]+="$cost "
+            echo "round $round: $server $op ${rate}/s, ${cost} us of server CPU per request" >&2
         done
     done
 done
@@ -79,4 +91,11 @@ echo "| --- | --- | --- | --- |"
 for op in create view; do
     h=$(median <<<"${RESULTS[hearth-$op]}"); c=$(median <<<"${RESULTS[ceiling-$op]}")
     printf '| %s | %.0f/s | %.0f/s | %.2f× |\n' "$op" "$h" "$c" "$(python3 -c "print($h / $c)")"
+done
+echo
+echo "| operation (medians of $ROUNDS) | hearth: server CPU per request | ceiling: server CPU per request | hearth − ceiling |"
+echo "| --- | --- | --- | --- |"
+for op in create view; do
+    h=$(median <<<"${COSTS[hearth-$op]}"); c=$(median <<<"${COSTS[ceiling-$op]}")
+    printf '| %s | %.1f µs | %.1f µs | %.1f µs |\n' "$op" "$h" "$c" "$(python3 -c "print($h - $c)")"
 done

@@ -28,6 +28,8 @@ import Darwin
 /// ```
 final class BlobStore: Sendable {
     let root: URL
+    /// `root` as a path, made once: composing a `URL` for every download showed in its profile (2 %).
+    let rootPath: String
     let pool: NIOThreadPool
 
     /// Bytes gathered before one write call: big enough that the thread hop is noise.
@@ -40,6 +42,7 @@ final class BlobStore: Sendable {
 
     init(root: URL, pool: NIOThreadPool = .singleton) throws {
         self.root = root
+        rootPath = root.path
         self.pool = pool
         for folder in ["blobs", "uploads", "tmp"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
@@ -60,7 +63,7 @@ final class BlobStore: Sendable {
     }
 
     func blobPath(_ blob: String) -> String {
-        root.appendingPathComponent("blobs/\(blob.prefix(2))/\(blob)").path
+        "\(rootPath)/blobs/\(blob.prefix(2))/\(blob)"
     }
 
     func uploadPath(_ id: String) -> String { root.appendingPathComponent("uploads/\(id)").path }

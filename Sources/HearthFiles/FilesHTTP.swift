@@ -192,7 +192,8 @@ enum FilesHTTP {
             let parameters = stored.firstIndex(of: ";").map { stored[$0...] } ?? ""
             stored = "attachment" + parameters
         }
-        guard !stored.lowercased().contains("filename") else { return stored }
+        // Only a disposition stored with the object can name a file (most objects have none).
+        if object.contentDisposition != nil, stored.lowercased().contains("filename") { return stored }
         let file = object.name.split(separator: "/").last.map(String.init) ?? object.name
         return "\(stored); filename*=utf-8''\(PercentEncoding.component(file))"
     }

@@ -177,7 +177,11 @@ enum ObjectMetadata {
     /// Base64 SHA-1 of "generation/metageneration", without padding: changes whenever either does.
     static func etag(_ object: StoredObject) -> String {
         let digest = Insecure.SHA1.hash(data: Array("\(object.generation)/\(object.metageneration)".utf8))
-        return Data(digest).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        // Without the padding, which only ends a base64 string (Foundation's replacingOccurrences cost
+        // 3 % of a download).
+        var etag = Data(digest).base64EncodedString()
+        while etag.utf8.last == UInt8(ascii: "=") { etag.removeLast() }
+        return etag
     }
 
     /// RFC 3339 in UTC with milliseconds, as Cloud Storage writes times.

@@ -18,6 +18,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     /// A pool: reads (every download looks its object up) run beside the one writer.
     let queue: DatabasePool
     public let url: URL
+    /// The rows downloads read, kept between changes.
+    let cache = ObjectRecordCache()
     /// Puts waiting for the next group commit, and whether a commit is running.
     private let waitingPuts = Mutex<(puts: [(text: String, object: StoredObject, done: CheckedContinuation<StoredObject?, any Error>)], committing: Bool)>(([], false))
 
@@ -51,10 +53,17 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     }
 
     public func object(bucket: String, name: String) async throws -> StoredObject? {
-        try await read { db in
+        let ticket: UInt64
+        switch cache.lookup(bucket: bucket, name: name) {
+        case .hit(let object): return object
+        case .miss(let missed): ticket = missed
+        }
+        let object = try await read { db in
             try String.fetchOne(db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
                 .map(Self.decode)
         }
+        cache.fill(bucket: bucket, name: name, object, ticket: ticket)
+        return object
     }
 
     /// Puts are group-committed: uploads finishing together share one transaction and one fsync
@@ -83,6 +92,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
             }
             if batch.isEmpty { return }
             let rows = batch.map { (text: $0.text, bucket: $0.object.bucket, name: $0.object.name, blob: $0.object.blob) }
+            let keys = rows.map { ObjectRecordCache.Key(bucket: $0.bucket, name: $0.name) }
             do {
                 let replaced = try await write { db in
                     try rows.map { row -> StoredObject? in
@@ -96,8 +106,10 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
                         return old
                     }
                 }
+                cache.changed(keys)
                 for (waiting, old) in zip(batch, replaced) { waiting.done.resume(returning: old) }
             } catch {
+                cache.changed(keys)
                 for waiting in batch { waiting.done.resume(throwing: error) }
             }
         }
@@ -106,7 +118,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     public func update(
         bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void
     ) async throws -> StoredObject? {
-        try await write { db in
+        defer { cache.changed([ObjectRecordCache.Key(bucket: bucket, name: name)]) }
+        return try await write { db in
             guard var object = try String.fetchOne(
                 db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
             ).map(Self.decode) else { return nil }
@@ -120,7 +133,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     }
 
     public func remove(bucket: String, name: String) async throws -> StoredObject? {
-        try await write { db in
+        defer { cache.changed([ObjectRecordCache.Key(bucket: bucket, name: name)]) }
+        return try await write { db in
             let old = try String.fetchOne(
                 db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
             ).map(Self.decode)

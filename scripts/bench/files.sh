@@ -4,7 +4,9 @@
 # Files benchmark, one run on this machine: Hearth's file service vs PocketBase's file uploads
 # (a records collection with a file field), with the same client (`hearth bench files`, 16 clients,
 # 64 KiB and 1 MiB objects, uploads then downloads), plus one large upload compared with the raw
-# disk's sequential write speed (dd with fsync) in the same directory.
+# disk's sequential write speed (dd with fsync) in the same directory. The ceiling
+# (`hearth bench ceiling`: uploads read and dropped, downloads answered from memory) is the loopback
+# copy of the same bytes to the same client: what a transfer can reach here at all.
 #
 # HEARTH_BIN defaults to <repo>/.build-release/release/hearth (build it with
 #   swift build -c release --scratch-path .build-release --product hearth).
@@ -52,13 +54,19 @@ token=$(curl -fsS -X POST "http://127.0.0.1:$PB_PORT/api/collections/_superusers
 curl -fsS -o /dev/null -X POST "http://127.0.0.1:$PB_PORT/api/collections" -H "Authorization: $token" -H 'Content-Type: application/json' \
   -d '{"name":"files","type":"base","fields":[{"name":"file","type":"file","maxSelect":1,"maxSize":104857600}],"listRule":null,"viewRule":"","createRule":"","updateRule":null,"deleteRule":null}' \
   || die "pocketbase: creating the files collection failed"
+C_PORT=$(free_port)
+"$HEARTH_BIN" bench ceiling --port "$C_PORT" >"$TMP/ceiling.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do grep -q "listening" "$TMP/ceiling.log" && break; sleep 0.1; done
 PB_VERSION=$("$PB_BIN" --version 2>/dev/null | awk '{print $NF}')
 log "Hearth $HEARTH_BIN on :$H_PORT, PocketBase $PB_VERSION on :$PB_PORT, $CLIENTS clients, ${RUN_SECONDS}s per run"
 
 for size in 64 1024; do
-  for target in hearth pocketbase; do
+  for target in hearth pocketbase ceiling; do
     if [[ $target == hearth ]]; then
       "$HEARTH_BIN" bench files --url "http://127.0.0.1:$H_PORT" --secret "$SECRET" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
+    elif [[ $target == ceiling ]]; then
+      "$HEARTH_BIN" bench files --target ceiling --url "http://127.0.0.1:$C_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
     else
       "$HEARTH_BIN" bench files --target pocketbase --url "http://127.0.0.1:$PB_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
     fi

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// The HTTP framework's ceiling on this machine: a Hummingbird server that answers the REST
 /// benchmark's requests without doing anything (no storage, no rules, no JSON model), run beside
@@ -9,6 +10,10 @@ import NIOCore
 ///
 /// `POST …` reads the whole body and answers `{"name":"-ceiling"}` as Hearth's push does; any other
 /// request answers `{"n":1,"title":"hello"}` as a read of a seeded item does.
+///
+/// For the files benchmark (`hearth bench files --target ceiling`): `POST /blob` reads and drops the
+/// body, and `GET /blob/<KiB>` answers that many bytes from memory — the same bytes over the same
+/// loopback to the same client, with no disk, checksum or catalog: what a download can reach here.
 struct CeilingBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ceiling",
@@ -24,8 +29,33 @@ struct CeilingBenchCommand: AsyncParsableCommand {
     static let pushed = ByteBuffer(string: #"{"name":"-ceiling"}"#)
     static let item = ByteBuffer(string: #"{"n":1,"title":"hello"}"#)
 
+    /// One buffer per size asked for, made once: answering it again copies nothing.
+    static let blobs = Mutex<[Int: ByteBuffer]>([:])
+
+    static func blob(kilobytes: Int) -> ByteBuffer {
+        blobs.withLock { blobs in
+            if let blob = blobs[kilobytes] { return blob }
+            let blob = ByteBuffer(repeating: 0x5A, count: kilobytes * 1024)
+            blobs[kilobytes] = blob
+            return blob
+        }
+    }
+
     func run() async throws {
         let router = Router()
+        router.post("blob") { request, _ -> Response in
+            for try await _ in request.body {}
+            return Self.json(Self.pushed)
+        }
+        router.get("blob/:kilobytes") { _, context -> Response in
+            // At most 1 GiB: the benchmark's objects are KiB to MiB.
+            guard let kilobytes = context.parameters.get("kilobytes", as: Int.self), (1...(1 << 20)).contains(kilobytes) else {
+                return Response(status: .badRequest)
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: Self.blob(kilobytes: kilobytes))
+            )
+        }
         router.post("**") { request, _ -> Response in
             // Read the body as Hearth does before it answers.
             _ = try await request.body.collect(upTo: 1 << 20)

@@ -16,13 +16,14 @@ struct FilesBenchCommand: AsyncParsableCommand {
         discussion: """
             hearth bench files --url http://127.0.0.1:9000 --secret $HEARTH_ADMIN_SECRET --size-kb 1024
             hearth bench files --target pocketbase --url http://127.0.0.1:8090 --collection files --size-kb 64
+            hearth bench files --target ceiling --url http://127.0.0.1:9100 --size-kb 1024   (hearth bench ceiling: the same bytes from memory)
             """
     )
 
     @Option(help: "The server.")
     var url = "http://127.0.0.1:9000"
 
-    @Option(help: "hearth or pocketbase.")
+    @Option(help: "hearth, pocketbase, or ceiling (`hearth bench ceiling`: bytes from memory, the transfer's limit here).")
     var target = "hearth"
 
     @Option(help: "Hearth: the admin secret (default: $HEARTH_ADMIN_SECRET; not needed in --emulator mode).")
@@ -44,7 +45,7 @@ struct FilesBenchCommand: AsyncParsableCommand {
     var seconds = 10.0
 
     func validate() throws {
-        guard target == "hearth" || target == "pocketbase" else { throw ValidationError("--target is hearth or pocketbase") }
+        guard ["hearth", "pocketbase", "ceiling"].contains(target) else { throw ValidationError("--target is hearth, pocketbase or ceiling") }
         guard sizeKb > 0, clients > 0, seconds > 0 else { throw ValidationError("--size-kb, --clients and --seconds must be positive") }
     }
 
@@ -125,6 +126,16 @@ struct FilesBenchCommand: AsyncParsableCommand {
             let body = try await response.body.collect(upTo: 1 << 20)
             guard response.status == .ok else { throw CLIError("upload answered \(response.status.code): \(String(buffer: body))") }
             return "\(object)/\(encoded)?alt=media"
+        }
+        if target == "ceiling" {
+            request = HTTPClientRequest(url: "\(url)/blob")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/octet-stream")
+            request.body = .bytes(payload)
+            let response = try await client.execute(request, timeout: .seconds(60))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            guard response.status == .ok else { throw CLIError("ceiling upload answered \(response.status.code)") }
+            return "\(url)/blob/\(sizeKb)"
         }
         // PocketBase: multipart/form-data with the file in a `file` field of a new record.
         let boundary = "hearthbench\(UInt32.random(in: 0...UInt32.max))"

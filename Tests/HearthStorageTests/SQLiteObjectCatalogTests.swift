@@ -1,0 +1,87 @@
+import Foundation
+@testable import HearthSQLite
+import HearthStorage
+import Testing
+
+/// The catalog answers downloads from its cache of rows: every change must show at once to a read
+/// that starts after it, and a read racing a change must not put back what the change replaced.
+@Suite struct SQLiteObjectCatalogTests {
+    static func object(_ name: String, generation: Int64, contentType: String = "image/png") -> StoredObject {
+        StoredObject(
+            bucket: "b", name: name, blob: "blob\(generation)", size: 3, contentType: contentType, md5Hash: "m", crc32c: 1,
+            generation: generation, time: 1_700_000_000_000
+        )
+    }
+
+    static func withCatalog(_ body: (SQLiteObjectCatalog) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-catalog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await body(try SQLiteObjectCatalog(directory: directory))
+    }
+
+    @Test func readsAfterEveryKindOfChangeSeeTheChange() async throws {
+        try await Self.withCatalog { catalog in
+            #expect(try await catalog.object(bucket: "b", name: "a.png") == nil)  // cached as absent…
+            _ = try await catalog.put(Self.object("a.png", generation: 1))
+            #expect(try await catalog.object(bucket: "b", name: "a.png")?.generation == 1)  // …until put
+            #expect(try await catalog.object(bucket: "b", name: "a.png")?.generation == 1)  // from the cache
+            _ = try await catalog.put(Self.object("a.png", generation: 2))
+            #expect(try await catalog.object(bucket: "b", name: "a.png")?.generation == 2)
+            _ = try await catalog.update(bucket: "b", name: "a.png") { $0.contentType = "text/plain" }
+            #expect(try await catalog.object(bucket: "b", name: "a.png")?.contentType == "text/plain")
+            _ = try await catalog.remove(bucket: "b", name: "a.png")
+            #expect(try await catalog.object(bucket: "b", name: "a.png") == nil)
+        }
+    }
+
+    @Test func manyReadersAndAWriterNeverEndOnAStaleRow() async throws {
+        try await Self.withCatalog { catalog in
+            _ = try await catalog.put(Self.object("race.png", generation: 0))
+            for generation in Int64(1)...40 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<4 { group.addTask { _ = try await catalog.object(bucket: "b", name: "race.png") } }
+                    group.addTask { _ = try await catalog.put(Self.object("race.png", generation: generation)) }
+                    try await group.waitForAll()
+                }
+                // Every read that starts after the put returned sees it, whatever the racing reads filled.
+                #expect(try await catalog.object(bucket: "b", name: "race.png")?.generation == generation)
+            }
+        }
+    }
+}
+
+@Suite struct ObjectRecordCacheTests {
+    let object = SQLiteObjectCatalogTests.object("x", generation: 7)
+
+    @Test func aFillIsAnsweredUntilTheObjectChanges() {
+        let cache = ObjectRecordCache()
+        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "x") else { Issue.record("hit in an empty cache"); return }
+        cache.fill(bucket: "b", name: "x", object, ticket: ticket)
+        guard case .hit(let cached) = cache.lookup(bucket: "b", name: "x") else { Issue.record("filled but missed"); return }
+        #expect(cached == object)
+        cache.changed([.init(bucket: "b", name: "x")])
+        guard case .miss = cache.lookup(bucket: "b", name: "x") else { Issue.record("hit after a change"); return }
+    }
+
+    @Test func aFillStartedBeforeAnyChangeIsDropped() {
+        let cache = ObjectRecordCache()
+        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "x") else { return }
+        cache.changed([.init(bucket: "b", name: "other")])  // any change: what the reader read may be stale
+        cache.fill(bucket: "b", name: "x", object, ticket: ticket)
+        guard case .miss = cache.lookup(bucket: "b", name: "x") else { Issue.record("a stale fill was kept"); return }
+    }
+
+    @Test func absenceIsCachedAndAFullCacheStartsOver() {
+        let cache = ObjectRecordCache(capacity: 2)
+        for name in ["a", "b"] {
+            guard case .miss(let ticket) = cache.lookup(bucket: "b", name: name) else { return }
+            cache.fill(bucket: "b", name: name, nil, ticket: ticket)
+        }
+        guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("absence not cached"); return }
+        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "c") else { return }
+        cache.fill(bucket: "b", name: "c", object, ticket: ticket)
+        guard case .miss = cache.lookup(bucket: "b", name: "a") else { Issue.record("over capacity, the old entries stayed"); return }
+        guard case .hit(object) = cache.lookup(bucket: "b", name: "c") else { Issue.record("the new entry is missing"); return }
+    }
+}

@@ -18,14 +18,32 @@ enum FilesHTTP {
         var result: [String: String] = [:]
         for pair in (text ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(parts[0]).replacingOccurrences(of: "+", with: " ")
-            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            let key = plusAsSpace(parts[0])
+            let value = parts.count > 1 ? plusAsSpace(parts[1]) : ""
             guard let key = PercentDecoding.decode(key), let value = PercentDecoding.decode(value) else {
                 throw FilesError(400, "The URL has a malformed percent escape.")
             }
             result[key] = value
         }
         return result
+    }
+
+    /// A query's `+` as the space it stands for. On the bytes (`+` and space are ASCII): Foundation's
+    /// replacingOccurrences showed in every download's profile.
+    static func plusAsSpace(_ text: Substring) -> String {
+        guard text.utf8.contains(UInt8(ascii: "+")) else { return String(text) }
+        return String(decoding: text.utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
+    /// `text` without the whitespace (`CharacterSet.whitespaces`) around it. ASCII text, where that is
+    /// the space and the tab, is trimmed on its bytes; Foundation's trimming (which converts the
+    /// string) showed in every download's profile.
+    static func trimmingWhitespace(_ text: Substring) -> String {
+        let utf8 = text.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return text.trimmingCharacters(in: .whitespaces) }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(Substring(utf8[first...last]))
     }
 
     /// One path segment, percent-decoded exactly once (Firebase's emulator decodes twice, which breaks
@@ -40,7 +58,7 @@ enum FilesHTTP {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = trimmingWhitespace(parts[1])
         return token.isEmpty ? nil : token
     }
 
@@ -221,8 +239,7 @@ enum FilesHTTP {
     /// For example: `isActiveContent("image/svg+xml; charset=utf-8")` is true, `isActiveContent("image/png")` false.
     static func isActiveContent(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = (contentType.split(separator: ";", maxSplits: 1).first ?? "")
-            .trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType = trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1).first ?? "").lowercased()
         if mediaType.hasSuffix("/xml") || mediaType.hasSuffix("+xml") { return true }
         if mediaType.hasSuffix("javascript") || mediaType.hasSuffix("ecmascript") || mediaType.hasSuffix("/jscript") { return true }
         return activeMediaTypes.contains(mediaType)

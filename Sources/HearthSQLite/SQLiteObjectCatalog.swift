@@ -106,7 +106,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
                         return old
                     }
                 }
-                cache.changed(keys)
+                cache.committed(zip(keys, batch).map { (key: $0, object: $1.object) })
                 for (waiting, old) in zip(batch, replaced) { waiting.done.resume(returning: old) }
             } catch {
                 cache.changed(keys)
@@ -118,7 +118,22 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     public func update(
         bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void
     ) async throws -> StoredObject? {
-        defer { cache.changed([ObjectRecordCache.Key(bucket: bucket, name: name)]) }
+        let key = ObjectRecordCache.Key(bucket: bucket, name: name)
+        do {
+            let updated = try await update(key, change)
+            // Unchanged when there is no such object: nothing committed.
+            if updated != nil { cache.committed([(key: key, object: updated)]) }
+            return updated
+        } catch {
+            cache.changed([key])
+            throw error
+        }
+    }
+
+    private func update(
+        _ key: ObjectRecordCache.Key, _ change: @escaping @Sendable (inout StoredObject) throws -> Void
+    ) async throws -> StoredObject? {
+        let (bucket, name) = (key.bucket, key.name)
         return try await write { db in
             guard var object = try String.fetchOne(
                 db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
@@ -133,13 +148,20 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     }
 
     public func remove(bucket: String, name: String) async throws -> StoredObject? {
-        defer { cache.changed([ObjectRecordCache.Key(bucket: bucket, name: name)]) }
-        return try await write { db in
-            let old = try String.fetchOne(
-                db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
-            ).map(Self.decode)
-            try db.execute(sql: "DELETE FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
-            return old
+        let key = ObjectRecordCache.Key(bucket: bucket, name: name)
+        do {
+            let removed = try await write { db in
+                let old = try String.fetchOne(
+                    db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
+                ).map(Self.decode)
+                try db.execute(sql: "DELETE FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+                return old
+            }
+            cache.committed([(key: key, object: nil)])
+            return removed
+        } catch {
+            cache.changed([key])
+            throw error
         }
     }
 

@@ -72,6 +72,16 @@ import Testing
         guard case .miss = cache.lookup(bucket: "b", name: "x") else { Issue.record("a stale fill was kept"); return }
     }
 
+    @Test func aCommittedRowIsWhatTheNextReadGetsAndEarlierFillsAreDropped() {
+        let cache = ObjectRecordCache()
+        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "x") else { return }
+        cache.committed([(key: .init(bucket: "b", name: "x"), object: object)])
+        cache.fill(bucket: "b", name: "x", nil, ticket: ticket)  // read before the commit: stale
+        guard case .hit(object) = cache.lookup(bucket: "b", name: "x") else { Issue.record("not the committed row"); return }
+        cache.committed([(key: .init(bucket: "b", name: "x"), object: nil)])
+        guard case .hit(nil) = cache.lookup(bucket: "b", name: "x") else { Issue.record("a removal left the row"); return }
+    }
+
     @Test func absenceIsCachedAndAFullCacheStartsOver() {
         let cache = ObjectRecordCache(capacity: 2)
         for name in ["a", "b"] {

@@ -104,7 +104,8 @@ import Testing
 
     @Test func activeContentIsRecognizedWhateverItsCaseAndParameters() {
         for type in ["text/html", " Text/HTML ;charset=x", "image/svg+xml", "application/xml", "application/rss+xml", "text/xsl",
-            "application/javascript", "application/x-javascript", "text/ecmascript", "application/pdf", "multipart/x-mixed-replace"]
+            "application/javascript", "application/x-javascript", "text/ecmascript", "application/pdf", "multipart/x-mixed-replace",
+            "\ttext/html\t", "\u{00A0}text/html\u{2003}; charset=utf-8"]
         {
             #expect(FilesHTTP.isActiveContent(type), "\(type)")
         }
@@ -112,6 +113,14 @@ import Testing
             #expect(!FilesHTTP.isActiveContent(type), "\(type)")
         }
         #expect(!FilesHTTP.isActiveContent(nil))
+    }
+
+    @Test func queriesAndCredentialsAreReadAsBefore() throws {
+        #expect(try FilesHTTP.query("name=a+b%2Bc&alt=media&x") == ["name": "a b+c", "alt": "media", "x": ""])
+        #expect(try FilesHTTP.query("caf%C3%A9=%C3%A9t%C3%A9+1") == ["café": "été 1"])
+        #expect(FilesHTTP.trimmingWhitespace(" \t tok en\t ") == "tok en")
+        #expect(FilesHTTP.trimmingWhitespace("\u{00A0}tök\u{2003}") == "tök")
+        #expect(FilesHTTP.trimmingWhitespace(" \t ") == "")
     }
 
     // MARK: - Finding 5: resumable uploads

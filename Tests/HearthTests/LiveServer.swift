@@ -115,20 +115,21 @@ final class Recorder: Sendable {
         }
     }
 
-    /// Waits until at least `count` items arrived (deadline 30 s), then returns them all.
-    func wait(count: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
-        await waitUntil(sourceLocation: sourceLocation) { self.all.count >= count }
+    /// Waits until at least `count` items arrived (deadline 30 s unless `seconds` says more), then
+    /// returns them all.
+    func wait(count: Int, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
+        await waitUntil(seconds: seconds, sourceLocation: sourceLocation) { self.all.count >= count }
         return all
     }
 }
 
 /// Polls `condition` until it holds; records an issue after a generous deadline (30 s: it only matters
 /// when something is really broken, and a loaded machine must not trip it).
-func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool) async {
-    let deadline = Date().addingTimeInterval(30)
+func waitUntil(seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @Sendable () -> Bool) async {
+    let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         if Date() > deadline {
-            Issue.record("condition not met within 30 s", sourceLocation: sourceLocation)
+            Issue.record("condition not met within \(Int(seconds)) s", sourceLocation: sourceLocation)
             return
         }
         try? await Task.sleep(nanoseconds: 2_000_000)

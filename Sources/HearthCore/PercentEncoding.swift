@@ -49,6 +49,21 @@ public enum PercentDecoding {
         return String(validating: out, as: UTF8.self)
     }
 
+    /// One component of a query string or an `application/x-www-form-urlencoded` body: `+` is a
+    /// space, then `%XX` escapes are decoded; nil when an escape is malformed.
+    ///
+    /// For example: `PercentDecoding.decodeFormComponent("a+b%2Bc")` is `"a b+c"`.
+    public static func decodeFormComponent(_ text: Substring) -> String? {
+        decode(plusAsSpace(text))
+    }
+
+    /// `text` with each `+` as the space it stands for in a form. On the bytes (both are ASCII):
+    /// Foundation's `replacingOccurrences` showed in every file download's profile.
+    public static func plusAsSpace(_ text: Substring) -> String {
+        guard text.utf8.contains(UInt8(ascii: "+")) else { return String(text) }
+        return String(decoding: text.utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
     static func hex(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")

@@ -18,21 +18,14 @@ enum FilesHTTP {
         var result: [String: String] = [:]
         for pair in (text ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = plusAsSpace(parts[0])
-            let value = parts.count > 1 ? plusAsSpace(parts[1]) : ""
-            guard let key = PercentDecoding.decode(key), let value = PercentDecoding.decode(value) else {
+            guard let key = PercentDecoding.decodeFormComponent(parts[0]),
+                let value = parts.count > 1 ? PercentDecoding.decodeFormComponent(parts[1]) : ""
+            else {
                 throw FilesError(400, "The URL has a malformed percent escape.")
             }
             result[key] = value
         }
         return result
-    }
-
-    /// A query's `+` as the space it stands for. On the bytes (`+` and space are ASCII): Foundation's
-    /// replacingOccurrences showed in every download's profile.
-    static func plusAsSpace(_ text: Substring) -> String {
-        guard text.utf8.contains(UInt8(ascii: "+")) else { return String(text) }
-        return String(decoding: text.utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 
     /// `text` without the whitespace (`CharacterSet.whitespaces`) around it. ASCII text, where that is

@@ -37,9 +37,9 @@ struct IdentityRequestBody: Sendable {
         var fields: [String: JSONValue] = [:]
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            // A malformed escape is kept as it came.
             func decode(_ part: Substring) -> String {
-                let spaced = part.replacingOccurrences(of: "+", with: " ")
-                return spaced.removingPercentEncoding ?? spaced
+                PercentDecoding.decodeFormComponent(part) ?? PercentDecoding.plusAsSpace(part)
             }
             let key = IdentityRequestBody.camelCase(decode(parts[0]))
             fields[key] = .string(parts.count > 1 ? decode(parts[1]) : "")

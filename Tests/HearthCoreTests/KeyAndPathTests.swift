@@ -63,3 +63,11 @@ import Testing
         #expect(!(try DatabasePath("/ab")).contains(ab))
     }
 }
+
+/// Query strings and form bodies: `+` is a space, escapes are decoded once, a bad escape is refused.
+@Test(arguments: [
+    ("a+b%2Bc", "a b+c"), ("caf%C3%A9", "café"), ("plain", "plain"), ("", ""), ("%zz", nil), ("%C3", nil), ("++", "  "),
+] as [(String, String?)])
+func formComponentsAreDecoded(text: String, decoded: String?) {
+    #expect(PercentDecoding.decodeFormComponent(Substring(text)) == decoded)
+}

@@ -29,14 +29,16 @@ struct CeilingBenchCommand: AsyncParsableCommand {
     static let pushed = ByteBuffer(string: #"{"name":"-ceiling"}"#)
     static let item = ByteBuffer(string: #"{"n":1,"title":"hello"}"#)
 
-    /// One buffer per size asked for, made once: answering it again copies nothing.
+    /// One buffer per size asked for, made once (answering it again copies nothing); at most
+    /// `blobSizesKept` sizes, so requests for ever new sizes cannot pile buffers up.
     static let blobs = Mutex<[Int: ByteBuffer]>([:])
+    static let blobSizesKept = 8
 
     static func blob(kilobytes: Int) -> ByteBuffer {
         blobs.withLock { blobs in
             if let blob = blobs[kilobytes] { return blob }
             let blob = ByteBuffer(repeating: 0x5A, count: kilobytes * 1024)
-            blobs[kilobytes] = blob
+            if blobs.count < blobSizesKept { blobs[kilobytes] = blob }
             return blob
         }
     }
@@ -48,8 +50,8 @@ struct CeilingBenchCommand: AsyncParsableCommand {
             return Self.json(Self.pushed)
         }
         router.get("blob/:kilobytes") { _, context -> Response in
-            // At most 1 GiB: the benchmark's objects are KiB to MiB.
-            guard let kilobytes = context.parameters.get("kilobytes", as: Int.self), (1...(1 << 20)).contains(kilobytes) else {
+            // At most 64 MiB: the benchmark's objects are KiB to MiB.
+            guard let kilobytes = context.parameters.get("kilobytes", as: Int.self), (1...(64 << 10)).contains(kilobytes) else {
                 return Response(status: .badRequest)
             }
             return Response(

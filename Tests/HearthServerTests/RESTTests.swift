@@ -49,6 +49,18 @@ import Testing
             try await client.call(.put, "/d.json", #"{"a":{"x":1},"b":{".value":2,".priority":5},"c":[1,2]}"#)
             #expect(try await client.call(.put, "/d/z.json?print=silent", "1").status == .noContent)
             #expect(try await client.call(.get, "/d/a.json?print=pretty").body == "{\n  \"x\" : 1\n}")
+            // A push answers its name, written the same way as any object.
+            let pushed = try await client.call(.post, "/pushed.json", "1")
+            guard case .string(let name)? = pushed.json?["name"] else { Issue.record("no push id"); return }
+            #expect(pushed.body == #"{"name":"\#(name)"}"#)
+            let pretty = try await client.call(.post, "/pushed.json?print=pretty", "2")
+            guard case .string(let prettyName)? = pretty.json?["name"] else { Issue.record("no push id"); return }
+            #expect(pretty.body == "{\n  \"name\" : \"\(prettyName)\"\n}")
+            #expect(try await client.call(.post, "/pushed.json?print=silent", "3").status == .noContent)
+            guard case .object(let pushes)? = try await client.call(.get, "/pushed.json?shallow=true").json else {
+                Issue.record("no pushes"); return
+            }
+            #expect(pushes.count == 3)
             #expect(try await client.call(.get, "/d.json?shallow=true").body == #"{"a":true,"b":true,"c":true,"z":true}"#)
             #expect(try await client.call(.get, "/d/b.json?format=export").body == #"{".value":2,".priority":5}"#)
             #expect(try await client.call(.get, "/d/c.json").body == "[1,2]")

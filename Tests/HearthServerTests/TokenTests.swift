@@ -11,7 +11,8 @@ import Testing
 @Test(arguments: [
     ("Bearer abc.def", "abc.def"), ("bearer abc", "abc"), ("BEARER   abc \t", "abc"), (" Bearer abc", "abc"),
     ("Bearer   ", ""), ("Bearer", nil), ("Bearer ", nil), ("Bearerabc", nil), ("Basic abc", nil), ("Bearers abc", nil),
-    ("Béarer abc", nil),
+    ("Béarer abc", nil), ("bEaReR x", "x"), ("Bearer\tabc", nil), ("Bearer  ", ""), ("Bearer  a b ", "a b"), ("", nil),
+    ("Bearer\u{0}", nil), ("Bdarer abc", nil),
 ] as [(String, String?)])
 func bearerTokensAreTakenFromTheAuthorizationHeader(header: String, token: String?) {
     #expect(Authenticator.bearerToken(header) == token)

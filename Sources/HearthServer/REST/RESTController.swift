@@ -59,30 +59,27 @@ public struct RESTController: Sendable {
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        var namespace: String?
         do {
-            let response = try await handle(request, context: context)
-            noteActivity(request, status: response.status)
+            let response = try await handle(request, context: context, namespace: &namespace)
+            noteActivity(request, namespace: namespace, status: response.status)
             return response
         } catch {
             let restError = RESTError.from(error)
             if restError.status == .internalServerError {
                 context.logger.error("Request failed", metadata: ["hearth.error": "\(error)"])
             }
-            noteActivity(request, status: restError.status, denied: restError.message == RESTError.permissionDenied().message)
+            noteActivity(request, namespace: namespace, status: restError.status, denied: restError.message == RESTError.permissionDenied().message)
             return restError.errorResponse()
         }
     }
 
     /// Tells the activity log which database the request was for and whether it read, wrote or was
-    /// refused by the rules.
-    private func noteActivity(_ request: Request, status: HTTPResponse.Status, denied: Bool = false) {
+    /// refused by the rules. `namespace` is the one the request was found to address, when it got that
+    /// far.
+    private func noteActivity(_ request: Request, namespace: String?, status: HTTPResponse.Status, denied: Bool = false) {
         guard RequestNote.current != nil, request.method != .options else { return }
-        var namespace = configuration.defaultNamespace
-        if let parameter = request.uri.queryParameters.get("ns"), !parameter.isEmpty {
-            namespace = String(parameter)
-        } else if let host = request.head.authority, let label = RESTController.namespaceLabel(host: host) {
-            namespace = label
-        }
+        let namespace = namespace ?? self.namespace(of: request, (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters())
         let kind: RequestRecord.Kind
         if denied {
             kind = .denied
@@ -98,7 +95,8 @@ public struct RESTController: Sendable {
         RequestNote.mark(namespace, kind)
     }
 
-    func handle(_ request: Request, context: HearthRequestContext) async throws -> Response {
+    /// Answers a request; sets `namespace` once it knows which database the request addresses.
+    func handle(_ request: Request, context: HearthRequestContext, namespace resolved: inout String?) async throws -> Response {
         if request.method == .options { return preflight(request) }
         let parameters = try RESTParameters(query: request.uri.query ?? "")
         let target = try RESTController.target(of: request.uri.path)
@@ -114,6 +112,7 @@ public struct RESTController: Sendable {
             }
         }
         let namespace = namespace(of: request, parameters)
+        resolved = namespace
         let authentication = try authenticator.authentication(
             bearer: Authenticator.bearerToken(request.headers[.authorization]),
             parameters: parameters
@@ -300,7 +299,14 @@ public struct RESTController: Sendable {
         case .written(let value, let written):
             var response: Response
             if let echoName {
-                response = respond(.children(.init(entries: [Key("name"): .leaf(.string(echoName.string))])), parameters)
+                // `{"name": <key>}` written directly: every push answers it.
+                var writer = JSONWriter(pretty: parameters.print == .pretty)
+                writer.beginObject()
+                writer.newline()
+                writer.writeKey("name")
+                writer.writeString(echoName.string)
+                writer.endObject(empty: false)
+                response = respond(bytes: writer.bytes, parameters)
             } else {
                 switch written {
                 case .node(let node):
@@ -432,10 +438,12 @@ public struct RESTController: Sendable {
         guard rawPath.hasSuffix(".json") else {
             throw RESTError(.notFound, "Not found: database locations are addressed as /<path>.json")
         }
-        let trimmed = rawPath.dropLast(5)
+        // Split on the bytes: every request asks, and Character-based splitting cost more than the rest
+        // of this function (profile in docs/benchmarks.md, "REST reads: Hearth's own work").
+        let trimmed = rawPath.utf8.dropLast(5)
         var segments: [String] = []
-        for raw in trimmed.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let decoded = PercentDecoding.decode(String(raw)) else {
+        for raw in trimmed.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            guard let decoded = PercentDecoding.decode(String(Substring(raw))) else {
                 throw RESTError(.badRequest, "Invalid path: the URL has a malformed percent escape")
             }
             segments.append(decoded)

@@ -233,7 +233,7 @@ func makeApplication(
             emulatorServices.append(ExportOnExitService(transfer: transfer, directory: directory, logger: logger))
         }
     }
-    rest.register(on: router)
+    let catchAll = rest.register(on: router)
     let realtime = RealtimeServices(
         registry: registry, authenticator: rest.authenticator, configuration: configuration, activity: activity,
         adminSecretGuard: adminSecretGuard, logger: logger
@@ -261,7 +261,7 @@ func makeApplication(
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
-    let responder = router.buildResponder()
+    let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll)
     // More ports (firebase.json's emulators): the same responder behind another server each. They stop
     // before the main one, whose services (the databases) outlive every listener.
     for listener in configuration.emulatorSuite.additionalListeners {

@@ -39,16 +39,16 @@ public struct RESTController: Sendable {
         self.authenticator = authenticator
     }
 
-    /// Registers the catch-all routes, and the public keys of the server's ID tokens.
-    public func register(on router: Router<HearthRequestContext>) {
+    /// Registers the catch-all routes, and the public keys of the server's ID tokens. Returns the
+    /// catch-all, which ``DatabaseShortcutResponder`` reaches without the router.
+    @discardableResult
+    public func register(on router: Router<HearthRequestContext>) -> DatabaseCatchAll {
         if let tokens = authenticator.tokens {
             router.get("/.well-known/jwks.json") { _, _ in
                 self.respond(bytes: Array(tokens.jwks.jsonText.utf8), RESTParameters())
             }
         }
-        for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
-            router.on("**", method: method) { request, context in await self.respond(to: request, context: context) }
-        }
+        return DatabaseCatchAll.register(on: router) { request, context in await self.respond(to: request, context: context) }
     }
 
     /// What a request addresses, decoded from its URL path.

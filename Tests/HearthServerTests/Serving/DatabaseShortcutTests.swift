@@ -1,0 +1,100 @@
+import HearthAccess
+@testable import HearthServer
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The shortcut to the database's catch-all answers exactly as the router does: the same routes, the
+/// same middlewares, the same errors; it only skips the router's walk for first segments the router
+/// already sent to the catch-all.
+@Suite struct DatabaseShortcutTests {
+    /// Stamps every answer, or refuses a request with `x-refuse` as the router's routes would.
+    struct StampMiddleware: RouterMiddleware {
+        func handle(_ request: Request, context: HearthRequestContext, next: (Request, HearthRequestContext) async throws -> Response) async throws -> Response {
+            if request.headers[HTTPField.Name("x-refuse")!] != nil { throw HTTPError(.forbidden, message: "refused") }
+            var response = try await next(request, context)
+            response.headers[HTTPField.Name("x-stamp")!] = "yes"
+            return response
+        }
+    }
+
+    /// A router shaped like the server's: root routes of other services, one that hands some requests
+    /// on to the database (as the console's pages do), and the catch-all.
+    static func application() -> (some ApplicationProtocol, DatabaseCatchAll) {
+        let router = Router(context: HearthRequestContext.self)
+        router.add(middleware: StampMiddleware())
+        let database: @Sendable (Request, HearthRequestContext) async -> Response = { request, _ in
+            Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "database \(request.method) \(request.uri.path)")))
+        }
+        router.get("/v0/b/**") { _, _ in "files" }
+        router.on("/__/**", method: .get) { request, context in await database(request, context) }
+        let catchAll = DatabaseCatchAll.register(on: router, respond: database)
+        router.get("/metrics") { _, _ in "metrics" }
+        let application = Application(responder: DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll))
+        return (application, catchAll)
+    }
+
+    @Test func aSegmentTheRouterSentToTheCatchAllGoesStraightThereAfterwardsWithTheSameAnswer() async throws {
+        let (application, catchAll) = Self.application()
+        try await application.test(.router) { client in
+            for _ in 0..<2 {
+                let response = try await client.execute(uri: "/users/ada.json", method: .get)
+                #expect(String(buffer: response.body) == "database GET /users/ada.json")
+                #expect(response.headers[HTTPField.Name("x-stamp")!] == "yes")
+            }
+            #expect(catchAll.learned.contains(firstSegmentOf: "/users/other.json"))
+            let put = try await client.execute(uri: "/users/ada/name.json", method: .put, body: ByteBuffer(string: "1"))
+            #expect(String(buffer: put.body) == "database PUT /users/ada/name.json")
+            // A middleware's error is answered the same way on both paths.
+            let refused = try await client.execute(uri: "/users/ada.json", method: .get, headers: [HTTPField.Name("x-refuse")!: "1"])
+            #expect(refused.status == .forbidden)
+            let refusedFirst = try await client.execute(uri: "/fresh/a.json", method: .get, headers: [HTTPField.Name("x-refuse")!: "1"])
+            #expect(refusedFirst.status == .forbidden)
+        }
+    }
+
+    @Test func otherServicesRootsAreNeverLearned() async throws {
+        let (application, catchAll) = Self.application()
+        try await application.test(.router) { client in
+            #expect(String(buffer: try await client.execute(uri: "/v0/b/bucket/o/a.json", method: .get).body) == "files")
+            // `/v0` is the files service's root: the router does not go back to the catch-all.
+            #expect(try await client.execute(uri: "/v0/other.json", method: .get).status == .notFound)
+            // A route that hands requests on to the database is not the catch-all.
+            #expect(String(buffer: try await client.execute(uri: "/__/x.json", method: .get).body) == "database GET /__/x.json")
+            #expect(String(buffer: try await client.execute(uri: "/metrics", method: .get).body) == "metrics")
+            #expect(catchAll.learned.count == 0)
+            // Learned from the catch-all, `users` does not change how the other roots are answered.
+            _ = try await client.execute(uri: "/users/a.json", method: .get)
+            #expect(catchAll.learned.count == 1)
+            #expect(String(buffer: try await client.execute(uri: "/v0/b/bucket/o/a.json", method: .get).body) == "files")
+            #expect(try await client.execute(uri: "/v0/other.json", method: .get).status == .notFound)
+            // Methods the catch-all does not answer still go to the router.
+            #expect(try await client.execute(uri: "/users/a.json", method: .head).status == .notFound)
+        }
+    }
+
+    @Test func onlyPathsWithOneLeadingSlashAndAFirstSegmentAreShortcut() {
+        #expect(DatabaseCatchAll.firstSegment(of: "/users/ada.json") == "users")
+        #expect(DatabaseCatchAll.firstSegment(of: "/users.json") == "users.json")
+        #expect(DatabaseCatchAll.firstSegment(of: "/.json") == ".json")
+        #expect(DatabaseCatchAll.firstSegment(of: "/é%2F/x") == "é%2F")
+        #expect(DatabaseCatchAll.firstSegment(of: "//users/ada.json") == nil)
+        #expect(DatabaseCatchAll.firstSegment(of: "/") == nil)
+        #expect(DatabaseCatchAll.firstSegment(of: "") == nil)
+        #expect(DatabaseCatchAll.firstSegment(of: "users/ada.json") == nil)
+    }
+
+    @Test func learningStopsAtItsCapacityAndTheRestStillGoesThroughTheRouter() async throws {
+        let (application, catchAll) = Self.application()
+        try await application.test(.router) { client in
+            for index in 0..<(DatabaseCatchAll.capacity + 5) {
+                let response = try await client.execute(uri: "/s\(index)/a.json", method: .get)
+                #expect(String(buffer: response.body) == "database GET /s\(index)/a.json")
+            }
+            #expect(catchAll.learned.count == DatabaseCatchAll.capacity)
+            #expect(!catchAll.learned.contains(firstSegmentOf: "/s\(DatabaseCatchAll.capacity + 1)/a.json"))
+        }
+    }
+}

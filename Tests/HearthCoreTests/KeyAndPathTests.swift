@@ -33,6 +33,14 @@ import Testing
         let decomposed = Key("e\u{301}")
         #expect(precomposed != decomposed)
         #expect(Set([precomposed, decomposed]).count == 2)
+        // Small (inline) and large strings, the same bytes from different storage, one byte apart.
+        for text in ["a", "-NjT0aa1xQ9zXyZ", "-NjT0aa1xQ9zXyZ0123456789", String(repeating: "é", count: 40)] {
+            let copy = String(decoding: Array(text.utf8), as: UTF8.self)
+            #expect(Key(text) == Key(copy))
+            #expect(Key(text) != Key(text + "x"))
+            #expect(Key(text) != Key(String(text.dropLast()) + "#"))
+        }
+        #expect(Key("ab") != Key("ba"))
     }
 
     @Test func stringsCompareByUTF16CodeUnits() {

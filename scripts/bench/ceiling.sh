@@ -4,9 +4,10 @@
 # Hearth's REST figures as ratios to the HTTP framework's ceiling on this machine: `hearth serve`
 # (durable, SQLite, its defaults) and `hearth bench ceiling` (a Hummingbird handler that only answers,
 # the same binary and build) under the same wrk load, rounds alternating between them. Prints a
-# markdown table of medians with the ratio hearth/ceiling, and each server's CPU time per request
-# (user + system, from /proc/<pid>/stat over the run: what a request costs, whatever the load
-# generator leaves of the cores).
+# markdown table of medians with the ratio hearth/ceiling (and the median of each round's own ratio,
+# hearth's run against the ceiling's right after it: steadier when the machine drifts), and each
+# server's CPU time per request (user + system, from /proc/<pid>/stat over the run: what a request
+# costs, whatever the load generator leaves of the cores).
 #
 #   create  POST /bench/items.json {"title":"hello","n":1}   (ceiling: reads the body, answers a name)
 #   view    GET /bench/items/<seeded push id>.json            (ceiling: answers a small object)
@@ -61,7 +62,8 @@ run() {
     sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out"
 }
 
-declare -A RESULTS=() COSTS=()
+declare -A RESULTS=() COSTS=() RATIOS=()
+LAST_HEARTH_RATE=0
 for round in $(seq 1 "$ROUNDS"); do
     for op in create view; do
         for server in hearth ceiling; do
@@ -76,6 +78,8 @@ for round in $(seq 1 "$ROUNDS"); do
             after=$(cpu_ticks "$pid")
             [[ -n "${profiler:-}" ]] && { wait "$profiler" || true; profiler=""; }
             RESULTS[$server-$op]+="$rate "
+            [[ $server == ceiling ]] && RATIOS[$op]+="$(python3 -c "print(${LAST_HEARTH_RATE} / $rate)") "
+            [[ $server == hearth ]] && LAST_HEARTH_RATE=$rate
             # Microseconds of server CPU per request: ticks / TICKS seconds over rate * duration requests.
             cost=$(python3 -c "print(round(($after - $before) / $TICKS / ($rate * ${DURATION%s}) * 1e6, 1))")
             COSTS[$server-$op]+="$cost "
@@ -86,11 +90,13 @@ done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 echo
-echo "| operation (wrk -t$THREADS -c$CONNS -d$DURATION, medians of $ROUNDS) | hearth | ceiling | hearth / ceiling |"
-echo "| --- | --- | --- | --- |"
+echo "| operation (wrk -t$THREADS -c$CONNS -d$DURATION, medians of $ROUNDS) | hearth | ceiling | hearth / ceiling | median of the rounds' ratios (range) |"
+echo "| --- | --- | --- | --- | --- |"
 for op in create view; do
     h=$(median <<<"${RESULTS[hearth-$op]}"); c=$(median <<<"${RESULTS[ceiling-$op]}")
-    printf '| %s | %.0f/s | %.0f/s | %.2f× |\n' "$op" "$h" "$c" "$(python3 -c "print($h / $c)")"
+    r=$(median <<<"${RATIOS[$op]}")
+    range=$(tr ' ' '\n' <<<"${RATIOS[$op]}" | grep . | sort -n | sed -n '1p;$p' | xargs printf '%.2f–')
+    printf '| %s | %.0f/s | %.0f/s | %.2f× | %.2f× (%s) |\n' "$op" "$h" "$c" "$(python3 -c "print($h / $c)")" "$r" "${range%–}"
 done
 echo
 echo "| operation (medians of $ROUNDS) | hearth: server CPU per request | ceiling: server CPU per request | hearth − ceiling |"

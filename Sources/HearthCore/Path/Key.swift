@@ -95,7 +95,15 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     public static func == (lhs: Key, rhs: Key) -> Bool {
-        lhs.string.utf8.elementsEqual(rhs.string.utf8)
+        // Byte equality, not String's (which equates canonically equivalent Unicode): compared as buffers,
+        // since every lookup in the tree compares keys (a generic walk over the UTF-8 views was a sixth
+        // of a read's lookup).
+        let left = lhs.string.utf8, right = rhs.string.utf8
+        guard left.count == right.count else { return false }
+        let equal = left.withContiguousStorageIfAvailable { left in
+            right.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        }
+        return (equal ?? nil) ?? left.elementsEqual(right)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -46,7 +46,7 @@ extension Node {
                 writer.writeRaw("null")
                 return
             }
-            let sorted = children.entries.sorted { Key.compare($0.key, $1.key) < 0 }
+            let sorted = children.entries.sortedByKey
             if format == .normal, let count = Node.arrayLength(sorted) {
                 writer.beginArray()
                 var next = 0

@@ -121,6 +121,21 @@ import Testing
     }
 
     @Test(arguments: Backend.tested)
+    func theRootTurnsFromALeafToAnObjectAndBack(_ backend: Backend) async throws {
+        let harness = try await Harness(backend)
+        try await harness.namespace().commit([.replace(.root, .leaf(.number(1)))])
+        try await harness.namespace().commit([.replace(.root, try node(#"{"a": 1}"#))])
+        try await harness.reopen()
+        #expect(try await harness.namespace().load().root == (try node(#"{"a": 1}"#)))
+        try await harness.namespace().commit([.replace(.root, .leaf(.string("")))])
+        try await harness.reopen()
+        #expect(try await harness.namespace().load().root == .leaf(.string("")))
+        try await harness.namespace().commit([.replace(.root, .empty)])
+        try await harness.reopen()
+        #expect(try await harness.namespace().load().root == .empty)
+    }
+
+    @Test(arguments: Backend.tested)
     func subtreeReplaceLeavesSiblingsWithPrefixNamesAlone(_ backend: Backend) async throws {
         let harness = try await Harness(backend)
         let db = try await harness.namespace()

@@ -142,3 +142,17 @@ func bearerTokensAreTakenFromTheAuthorizationHeader(header: String, token: Strin
         #expect(accepted < 50)
     }
 }
+
+/// `HTTPFields.value(of:)` answers as the subscript does, repeated fields included.
+@Test func aHeaderValueIsReadAsTheSubscriptReadsIt() {
+    var fields: HTTPFields = [.authorization: "Bearer one", .accept: "a"]
+    #expect(fields.value(of: .authorization) == "Bearer one")
+    #expect(fields.value(of: .ifMatch) == nil)
+    fields.append(HTTPField(name: .accept, value: "b"))
+    #expect(fields.value(of: .accept) == fields[.accept])
+    #expect(fields.value(of: .accept) == "a, b")
+    fields.append(HTTPField(name: .cookie, value: "x=1"))
+    fields.append(HTTPField(name: .cookie, value: "y=2"))
+    #expect(fields.value(of: .cookie) == "x=1; y=2")
+    #expect(fields.value(of: HTTPField.Name("AUTHORIZATION")!) == "Bearer one")
+}

@@ -114,7 +114,7 @@ public struct RESTController: Sendable {
         let namespace = namespace(of: request, parameters)
         resolved = namespace
         let authentication = try authenticator.authentication(
-            bearer: Authenticator.bearerToken(request.headers[.authorization]),
+            bearer: Authenticator.bearerToken(request.headers.value(of: .authorization)),
             parameters: parameters
         )
         let identity = authentication.identity
@@ -149,7 +149,7 @@ public struct RESTController: Sendable {
         case .data(let path):
             switch method {
             case .get:
-                if request.headers[.accept]?.contains("text/event-stream") == true {
+                if request.headers.value(of: .accept)?.contains("text/event-stream") == true {
                     // A stream holds its data for long: it starts from the loaded tree, not from the file.
                     await database.waitUntilWarm()
                     return try EventStreamController.stream(path: path, parameters, authentication, database, configuration)
@@ -199,8 +199,8 @@ public struct RESTController: Sendable {
         // In a cluster: every write committed before this read is in this node's tree first.
         try await database.readBarrier()
         try authorizeRead(path, identity, database, parameters)
-        let wantsETag = request.headers[RESTController.firebaseETag] == "true"
-        let ifNoneMatch = request.headers[.ifNoneMatch]
+        let wantsETag = request.headers.value(of: RESTController.firebaseETag) == "true"
+        let ifNoneMatch = request.headers.value(of: .ifNoneMatch)
         if parameters.shallow && (wantsETag || ifNoneMatch != nil) {
             throw RESTError(.badRequest, "ETags cannot be combined with shallow")
         }
@@ -283,7 +283,7 @@ public struct RESTController: Sendable {
         _ database: DatabaseInstance,
         echoName: Key? = nil
     ) async throws -> Response {
-        let ifMatch = request.headers[.ifMatch]
+        let ifMatch = request.headers.value(of: .ifMatch)
         let writeRequest = WriteRequest(operation, ifMatch: ifMatch, identity: identity, maximumLeaves: parameters.writeSizeLimit?.maximumLeaves)
         let outcome = try await database.write(writeRequest)
         switch outcome {
@@ -324,7 +324,7 @@ public struct RESTController: Sendable {
                     response = respond(bytes: writer.bytes, parameters)
                 }
             }
-            if ifMatch != nil || request.headers[RESTController.firebaseETag] == "true" {
+            if ifMatch != nil || request.headers.value(of: RESTController.firebaseETag) == "true" {
                 response.headers[.eTag] = value.etag
             }
             return response

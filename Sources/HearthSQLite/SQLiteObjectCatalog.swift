@@ -59,7 +59,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
         case .miss(let missed): ticket = missed
         }
         let object = try await read { db in
-            try String.fetchOne(db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
+            // Cached: a download that misses the record cache should not parse its SQL again.
+            try String.fetchOne(db.cachedStatement(sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?"), arguments: [bucket, name])
                 .map(Self.decode)
         }
         cache.fill(bucket: bucket, name: name, object, ticket: ticket)

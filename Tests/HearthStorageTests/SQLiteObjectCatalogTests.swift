@@ -82,7 +82,7 @@ import Testing
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "x") else { Issue.record("a removal left the row"); return }
     }
 
-    @Test func absenceIsCachedAndAFullCacheStartsOver() {
+    @Test func absenceIsCachedAndAFullGenerationMakesWayForTheNext() {
         let cache = ObjectRecordCache(capacity: 2)
         for name in ["a", "b"] {
             guard case .miss(let ticket) = cache.lookup(bucket: "b", name: name) else { return }
@@ -91,7 +91,42 @@ import Testing
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("absence not cached"); return }
         guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "c") else { return }
         cache.fill(bucket: "b", name: "c", object, ticket: ticket)
-        guard case .miss = cache.lookup(bucket: "b", name: "a") else { Issue.record("over capacity, the old entries stayed"); return }
+        // `a` and `b` are the previous generation now: `a` is found there and moves back.
+        guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("the previous generation was lost"); return }
         guard case .hit(object) = cache.lookup(bucket: "b", name: "c") else { Issue.record("the new entry is missing"); return }
+        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "d") else { return }
+        cache.fill(bucket: "b", name: "d", object, ticket: ticket)
+        // Two generations on, `b` (never read again) is gone.
+        guard case .miss = cache.lookup(bucket: "b", name: "b") else { Issue.record("over capacity, an old entry stayed"); return }
+        #expect(cache.count <= 2 * cache.capacity)
+    }
+
+    @Test func aSetLargerThanOneGenerationReadInTurnStillHits() {
+        let cache = ObjectRecordCache(capacity: 100)
+        var hits = 0
+        for round in 0..<5 {
+            for index in 0..<150 {
+                switch cache.lookup(bucket: "b", name: "o\(index)") {
+                case .hit: if round > 0 { hits += 1 }
+                case .miss(let ticket): cache.fill(bucket: "b", name: "o\(index)", object, ticket: ticket)
+                }
+            }
+        }
+        // Emptied whole when full, this cache missed every read of the set after the first round.
+        #expect(hits > 4 * 150 / 2)
+        #expect(cache.count <= 2 * cache.capacity)
+    }
+
+    @Test func changesReachEntriesInTheOlderGeneration() {
+        let cache = ObjectRecordCache(capacity: 1)
+        guard case .miss(let first) = cache.lookup(bucket: "b", name: "a") else { return }
+        cache.fill(bucket: "b", name: "a", object, ticket: first)
+        guard case .miss(let second) = cache.lookup(bucket: "b", name: "z") else { return }
+        cache.fill(bucket: "b", name: "z", nil, ticket: second)
+        // `a` is in the previous generation now.
+        cache.changed([ObjectRecordCache.Key(bucket: "b", name: "a")])
+        guard case .miss = cache.lookup(bucket: "b", name: "a") else { Issue.record("a failed change left the entry"); return }
+        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "z"), object: object)])
+        guard case .hit(object) = cache.lookup(bucket: "b", name: "z") else { Issue.record("the committed row is not the answer"); return }
     }
 }

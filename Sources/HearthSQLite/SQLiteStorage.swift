@@ -281,15 +281,17 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
     }
 
     static func bind(_ handle: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { buffer in
-            _ = sqlite3_bind_text(
-                handle,
-                index,
-                UnsafeRawPointer(buffer.baseAddress).map { $0.assumingMemoryBound(to: CChar.self) },
-                Int32(buffer.count),
-                SQLITE_TRANSIENT
-            )
+        bytes.withUnsafeBufferPointer { bind(handle, index, $0) }
+    }
+
+    /// Binds UTF-8 text (copied by SQLite). Empty text (the root's key) binds as empty text, not as
+    /// the NULL a nil pointer means.
+    static func bind(_ handle: SQLiteStatement, _ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            _ = sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT)
+            return
         }
+        _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT)
     }
 
     static func column(_ handle: SQLiteStatement, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
@@ -334,16 +336,7 @@ public final class SQLiteNamespaceStorage: NamespaceStorage {
     static func run(_ handle: SQLiteStatement, _ texts: String...) throws {
         for (index, text) in texts.enumerated() {
             var text = text
-            text.withUTF8 { bytes in
-                // An empty string (the root's key) must bind as empty text, not as the NULL a nil pointer means.
-                guard let base = bytes.baseAddress, !bytes.isEmpty else {
-                    _ = sqlite3_bind_text(handle, Int32(index + 1), "", 0, SQLITE_TRANSIENT)
-                    return
-                }
-                _ = sqlite3_bind_text(
-                    handle, Int32(index + 1), UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT
-                )
-            }
+            text.withUTF8 { bind(handle, Int32(index + 1), $0) }
         }
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)

@@ -9,11 +9,11 @@ import Synchronization
 /// change failed) before it returns, so a read that starts after a change has returned never sees
 /// what it replaced. A read that missed fills the cache only if no change at all committed while it
 /// read (its ticket): else what it read may already be stale, and the next read looks again.
-/// Bounded, in two generations: when the current one is full it becomes the previous one (the older
-/// previous one is dropped), and a hit in the previous one moves the entry back to the current one. A
-/// set of objects read over and over that is larger than one generation still hits (emptying the
-/// whole cache when full missed every read of such a set: measured with 12,000–18,000 objects of
-/// 64 KiB downloaded in turn, `docs/benchmarks.md`).
+/// Bounded, with second-chance ("clock") eviction: when the cache is full, a hand sweeps its slots,
+/// sparing once each entry read since the hand last passed and evicting the first that was not. A
+/// set of objects read over and over that fits the cache always hits. (The same bound in two
+/// generations lost the unread part of the older one at each turn: the bench's 14,667 objects of
+/// 64 KiB, downloaded in turn, missed about 4 reads in 10; `docs/benchmarks.md`.)
 ///
 /// For example:
 /// ```swift
@@ -38,48 +38,90 @@ final class ObjectRecordCache: Sendable {
         case miss(ticket: UInt64)
     }
 
-    private struct State {
+    private struct Slot {
+        var key: Key
         /// nil: the object is known not to exist.
-        var current: [Key: StoredObject?] = [:]
-        /// The generation before `current`; `current` takes precedence.
-        var previous: [Key: StoredObject?] = [:]
+        var object: StoredObject?
+        /// Read since the hand last passed: spared once.
+        var referenced: Bool
+    }
+
+    private struct State {
+        /// The entries; a nil slot's entry was dropped.
+        var slots: [Slot?] = []
+        /// The nil slots, used before the hand evicts anything.
+        var free: [Int] = []
+        var index: [Key: Int] = [:]
+        var hand = 0
         /// How many changes have committed: a fill whose ticket is older is dropped.
         var changes: UInt64 = 0
         let capacity: Int
 
-        /// Puts an entry in the current generation, which becomes the previous one first if it is full.
+        mutating func get(_ key: Key) -> StoredObject?? {
+            guard let slot = index[key] else { return nil }
+            slots[slot]!.referenced = true
+            return .some(slots[slot]!.object)
+        }
+
+        /// Puts an entry in, evicting one if the cache is full.
         mutating func put(_ key: Key, _ object: StoredObject?) {
-            if current.count >= capacity, current[key] == nil {
-                previous = current
-                current = [:]
-                current.reserveCapacity(capacity)
+            if let slot = index[key] {
+                slots[slot]!.object = object
+                return
             }
-            current[key] = .some(object)
+            let entry = Slot(key: key, object: object, referenced: false)
+            if let slot = free.popLast() {
+                slots[slot] = entry
+                index[key] = slot
+                return
+            }
+            if slots.count < capacity {
+                index[key] = slots.count
+                slots.append(entry)
+                return
+            }
+            // At most two sweeps: the first clears every mark it passes.
+            while true {
+                let slot = hand
+                hand = (hand + 1) % slots.count
+                let old = slots[slot]!  // no slot is nil while `free` is empty
+                if old.referenced {
+                    slots[slot]!.referenced = false
+                    continue
+                }
+                index[old.key] = nil
+                slots[slot] = entry
+                index[key] = slot
+                return
+            }
+        }
+
+        mutating func remove(_ key: Key) {
+            guard let slot = index.removeValue(forKey: key) else { return }
+            slots[slot] = nil
+            free.append(slot)
         }
     }
 
     private let state: Mutex<State>
-    /// The most entries one generation holds; the cache holds at most twice as many.
+    /// The most entries the cache holds.
     let capacity: Int
 
-    init(capacity: Int = 10_000) {
+    init(capacity: Int = 20_000) {
+        precondition(capacity > 0)
         self.capacity = capacity
         state = Mutex(State(capacity: capacity))
     }
 
-    /// How many entries the cache holds (both generations; an entry in both counts twice).
+    /// How many entries the cache holds.
     var count: Int {
-        state.withLock { $0.current.count + $0.previous.count }
+        state.withLock { $0.index.count }
     }
 
     func lookup(bucket: String, name: String) -> Lookup {
         let key = Key(bucket: bucket, name: name)
         return state.withLock { state in
-            if let cached = state.current[key] { return .hit(cached) }
-            if let cached = state.previous.removeValue(forKey: key) {
-                state.put(key, cached)
-                return .hit(cached)
-            }
+            if let cached = state.get(key) { return .hit(cached) }
             return .miss(ticket: state.changes)
         }
     }
@@ -96,10 +138,7 @@ final class ObjectRecordCache: Sendable {
     func changed(_ keys: [Key]) {
         state.withLock { state in
             state.changes &+= 1
-            for key in keys {
-                state.current[key] = nil
-                state.previous[key] = nil
-            }
+            for key in keys { state.remove(key) }
         }
     }
 
@@ -109,10 +148,7 @@ final class ObjectRecordCache: Sendable {
     func committed(_ rows: [(key: Key, object: StoredObject?)]) {
         state.withLock { state in
             state.changes &+= 1
-            for row in rows {
-                state.previous[row.key] = nil
-                state.put(row.key, row.object)
-            }
+            for row in rows { state.put(row.key, row.object) }
         }
     }
 }

@@ -82,7 +82,7 @@ import Testing
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "x") else { Issue.record("a removal left the row"); return }
     }
 
-    @Test func absenceIsCachedAndAFullGenerationMakesWayForTheNext() {
+    @Test func absenceIsCachedAndAFullCacheEvictsAnEntryNotReadSinceTheHandPassed() {
         let cache = ObjectRecordCache(capacity: 2)
         for name in ["a", "b"] {
             guard case .miss(let ticket) = cache.lookup(bucket: "b", name: name) else { return }
@@ -91,18 +91,16 @@ import Testing
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("absence not cached"); return }
         guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "c") else { return }
         cache.fill(bucket: "b", name: "c", object, ticket: ticket)
-        // `a` and `b` are the previous generation now: `a` is found there and moves back.
-        guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("the previous generation was lost"); return }
+        // `a` was read since it went in, `b` was not: `b` makes way.
+        guard case .miss = cache.lookup(bucket: "b", name: "b") else { Issue.record("over capacity, the unread entry stayed"); return }
+        guard case .hit(nil) = cache.lookup(bucket: "b", name: "a") else { Issue.record("the entry just read was evicted"); return }
         guard case .hit(object) = cache.lookup(bucket: "b", name: "c") else { Issue.record("the new entry is missing"); return }
-        guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "d") else { return }
-        cache.fill(bucket: "b", name: "d", object, ticket: ticket)
-        // Two generations on, `b` (never read again) is gone.
-        guard case .miss = cache.lookup(bucket: "b", name: "b") else { Issue.record("over capacity, an old entry stayed"); return }
-        #expect(cache.count <= 2 * cache.capacity)
+        #expect(cache.count == cache.capacity)
     }
 
-    @Test func aSetLargerThanOneGenerationReadInTurnStillHits() {
-        let cache = ObjectRecordCache(capacity: 100)
+    @Test func aSetThatFitsReadInTurnAlwaysHits() {
+        // The sizes of the bench that found it: 14,667 objects read in turn, 10,000 a generation.
+        let cache = ObjectRecordCache(capacity: 200)
         var hits = 0
         for round in 0..<5 {
             for index in 0..<150 {
@@ -112,21 +110,37 @@ import Testing
                 }
             }
         }
-        // Emptied whole when full, this cache missed every read of the set after the first round.
-        #expect(hits > 4 * 150 / 2)
-        #expect(cache.count <= 2 * cache.capacity)
+        // In two generations of 100, the same reads hit 306 times in 600.
+        #expect(hits == 4 * 150)
+        #expect(cache.count == 150)
     }
 
-    @Test func changesReachEntriesInTheOlderGeneration() {
-        let cache = ObjectRecordCache(capacity: 1)
+    @Test func aSetLargerThanTheCacheStaysWithinItsBound() {
+        let cache = ObjectRecordCache(capacity: 64)
+        for round in 0..<3 {
+            for index in 0..<100 {
+                if case .miss(let ticket) = cache.lookup(bucket: "b", name: "o\(index)") {
+                    cache.fill(bucket: "b", name: "o\(index)", round == 0 ? object : nil, ticket: ticket)
+                }
+                #expect(cache.count <= cache.capacity)
+            }
+        }
+    }
+
+    @Test func aChangeDropsItsEntryAndTheFreedSlotIsReusedFirst() {
+        let cache = ObjectRecordCache(capacity: 2)
         guard case .miss(let first) = cache.lookup(bucket: "b", name: "a") else { return }
         cache.fill(bucket: "b", name: "a", object, ticket: first)
         guard case .miss(let second) = cache.lookup(bucket: "b", name: "z") else { return }
         cache.fill(bucket: "b", name: "z", nil, ticket: second)
-        // `a` is in the previous generation now.
         cache.changed([ObjectRecordCache.Key(bucket: "b", name: "a")])
+        // `z` was never read, so only the slot `a` left makes room for `c` without evicting `z`.
+        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "c"), object: object)])
         guard case .miss = cache.lookup(bucket: "b", name: "a") else { Issue.record("a failed change left the entry"); return }
+        guard case .hit(nil) = cache.lookup(bucket: "b", name: "z") else { Issue.record("an entry was evicted with a free slot"); return }
+        guard case .hit(object) = cache.lookup(bucket: "b", name: "c") else { Issue.record("the committed row is not the answer"); return }
         cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "z"), object: object)])
         guard case .hit(object) = cache.lookup(bucket: "b", name: "z") else { Issue.record("the committed row is not the answer"); return }
+        #expect(cache.count == 2)
     }
 }

@@ -158,6 +158,31 @@ import Testing
         #expect(!map.isEmpty && map.count == 1)
     }
 
+    /// Large maps sort by fixed-size prefixes of their keys first; the order must be exactly the keys'
+    /// own, across every kind of key and for prefixes that tie (push IDs made in one millisecond, keys
+    /// longer than the prefix, integer keys with leading zeros).
+    @Test(arguments: [1, 2, 3])
+    func sortingByPrefixesGivesTheKeysOwnOrder(seed: UInt64) {
+        var generator = QueryWindowTests.SeededGenerator(seed: seed)
+        let alphabet = Array("-09AZ_az~ !\"%'()*+,:;<=>?@^`{|}\u{7E}éß\u{E000}\u{FFFD}😀𝄞\u{10FFFF}")
+        var keys = Set(Self.keys)
+        for _ in 0..<3000 {
+            let text: String
+            switch Int.random(in: 0..<5, using: &generator) {
+            case 0: text = String(Int.random(in: -3_000_000_000...3_000_000_000, using: &generator))
+            case 1: text = String(repeating: "0", count: Int.random(in: 0...2, using: &generator)) + String(Int.random(in: 0..<100, using: &generator))
+            case 2: text = "-NpK3xQ7" + String((0..<12).map { _ in alphabet.randomElement(using: &generator)! })
+            case 3: text = "sameprefix-sixteen" + String((0..<Int.random(in: 0..<3, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            default: text = String((0..<Int.random(in: 1..<20, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            }
+            keys.insert(Key(text))
+        }
+        let entries = keys.shuffled(using: &generator).map { (key: $0, value: Node.leaf(.string($0.string))) }
+        let expected = entries.sorted { Key.compare($0.key, $1.key) < 0 }.map(\.key)
+        #expect(ChildMap.sortedByKey(entries).map(\.key) == expected)
+        #expect(ChildMap(entries: entries).sortedByKey.map(\.key) == expected)
+    }
+
     @Test func smallMapsArePackedAndLargeOnesAreTrees() {
         let small = ChildMap(entries: (0..<ChildMap.packedCapacity).map { (key: Key("k\($0)"), value: .leaf(.number(Double($0)))) })
         #expect(small.isPacked)

@@ -140,6 +140,12 @@ public enum UTF16Order {
     /// a supplementary character (UTF-16 surrogates, `0xD800…`) meets a BMP character at or above
     /// U+E000 at the first difference. That case is detected from the lead bytes and inverted.
     public static func compare(_ a: String, _ b: String) -> Int {
+        // Native and small strings lend their bytes without a copy of the string (sorting calls this a
+        // million times for 100,000 keys); bridged ones are made contiguous first.
+        let direct = a.utf8.withContiguousStorageIfAvailable { ua in
+            b.utf8.withContiguousStorageIfAvailable { ub in compare(ua, ub) }
+        }
+        if let result = direct ?? nil { return result }
         var a = a
         var b = b
         return a.withUTF8 { ua in b.withUTF8 { ub in compare(ua, ub) } }

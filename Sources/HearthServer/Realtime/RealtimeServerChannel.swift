@@ -132,6 +132,14 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// ```
     @discardableResult
     static func warmUp(services: RealtimeServices, logger: Logger) -> Bool {
+        // One at a time in a process: two servers started together (the test suites run many) warmed up
+        // at once and met the same race inside the warm-up.
+        warmUpLock.withLock { _ in warmUpOnce(services: services, logger: logger) }
+    }
+
+    private static let warmUpLock = Mutex(())
+
+    private static func warmUpOnce(services: RealtimeServices, logger: Logger) -> Bool {
         let channel = EmbeddedChannel()
         defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
         let server = RealtimeServerChannel(responder: { _, _, _ in }, services: services, certificate: nil)

@@ -26,6 +26,27 @@ import Testing
         return .children(Node.Children(entries: ChildMap(entries)))
     }
 
+    /// The full window sorts positions by prefixes of the keys; it must be the order a plain sort by
+    /// (sort value, key) gives, with sort values (`.value`) and without any (`.priority` with none set).
+    @Test(arguments: [QueryIndex.value, .priority])
+    func theFullWindowIsThePlainSortsOrder(_ index: QueryIndex) {
+        var generator = SeededGenerator(seed: 11)
+        var entries = TreeDictionary<Key, Node>()
+        for i in 0..<500 {
+            let key = Int.random(in: 0..<3, using: &generator) == 0 ? String(Int.random(in: -50..<500, using: &generator)) : "item-\(Int.random(in: 0..<10_000, using: &generator))-\(i)"
+            entries[Key(key)] = .leaf(.number(Double(Int.random(in: 0..<7, using: &generator))))
+        }
+        let node = Node.children(Node.Children(entries: ChildMap(entries)))
+        let expected = entries.map { (key: $0.key, sort: index.sortValue(of: $0.value)) }.sorted { a, b in
+            let c = Node.compareValues(a.sort, b.sort)
+            return c != 0 ? c < 0 : Key.compare(a.key, b.key) < 0
+        }.map(\.key)
+        #expect(Query(index: index).window(over: node).map(\.key) == expected)
+        if index == .priority {
+            #expect(expected == entries.keys.sorted { Key.compare($0, $1) < 0 })
+        }
+    }
+
     @Test(arguments: [QueryIndex.key, .value, .priority, .child(try! DatabasePath("score"))])
     func aLimitedWindowIsTheEndOfTheSortedWindow(_ index: QueryIndex) {
         for seed in UInt64(1)...6 {

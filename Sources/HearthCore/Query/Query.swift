@@ -70,24 +70,38 @@ public struct Query: Sendable, Hashable {
     public func window(over node: Node) -> [(key: Key, node: Node)] {
         guard case .children(let children) = node, !children.entries.isEmpty else { return [] }
         if let limit { return limitedWindow(children.entries, limit) }
-        var entries: [(key: Key, node: Node, sort: Node)] = children.entries.map {
+        let entries: [(key: Key, node: Node, sort: Node)] = children.entries.map {
             (key: $0.key, node: $0.value, sort: index.sortValue(of: $0.value))
         }
-        entries.sort { a, b in compareEntries(a.key, a.sort, b.key, b.sort) < 0 }
+        // Positions are sorted, not the entries (see `ChildMap.sortedByKey`); when no child has a sort
+        // value (a priority order without priorities, the commonest), the keys alone decide.
+        let byKeyOnly = index == .key || entries.allSatisfy { $0.sort.isEmpty }
+        var order = entries.indices.map { KeyOrderPrefix(entries[$0].key, position: $0) }
+        entries.withUnsafeBufferPointer { entries in
+            order.sort { a, b in
+                if !byKeyOnly {
+                    let c = Node.compareValues(entries[a.position].sort, entries[b.position].sort)
+                    if c != 0 { return c < 0 }
+                }
+                if a.high != b.high { return a.high < b.high }
+                if a.low != b.low { return a.low < b.low }
+                return Key.compare(entries[a.position].key, entries[b.position].key) < 0
+            }
+        }
         var lower = 0
-        var upper = entries.count
+        var upper = order.count
         if let start {
-            while lower < upper, !isAfterStart(entries[lower].key, entries[lower].sort, start) { lower += 1 }
+            while lower < upper, !isAfterStart(entries[order[lower].position].key, entries[order[lower].position].sort, start) { lower += 1 }
         }
         if let end {
-            while upper > lower, !isBeforeEnd(entries[upper - 1].key, entries[upper - 1].sort, end) { upper -= 1 }
+            while upper > lower, !isBeforeEnd(entries[order[upper - 1].position].key, entries[order[upper - 1].position].sort, end) { upper -= 1 }
         }
         switch limit {
         case .first(let n)?: upper = min(upper, lower + max(n, 0))
         case .last(let n)?: lower = max(lower, upper - max(n, 0))
         case nil: break
         }
-        return entries[lower..<upper].map { (key: $0.key, node: $0.node) }
+        return order[lower..<upper].map { (key: entries[$0.position].key, node: entries[$0.position].node) }
     }
 
     /// The first or last `limit` children in range, chosen with a bounded heap whose root is the

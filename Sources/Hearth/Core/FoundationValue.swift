@@ -27,10 +27,13 @@ enum FoundationValue {
         case let int as Int32: return .number(Double(int))
         case let int as UInt: return .number(Double(int))
         case let int as UInt64: return .number(Double(int))
-        case let number as NSNumber: return try json(from: number)
+        // Containers before the `NSNumber` catch-all: on Linux, trying a dictionary as an `NSNumber`
+        // bridged the whole dictionary to an `NSDictionary` first (a seventh of the client's time
+        // writing 100,000 children). Members go in the dictionary's order; the node sorts them.
         case let dictionary as [String: Any]:
             var members: [(key: String, value: JSONValue)] = []
-            for key in dictionary.keys.sorted() { members.append((key, try json(from: dictionary[key]))) }
+            members.reserveCapacity(dictionary.count)
+            for (key, member) in dictionary { members.append((key, try json(from: member))) }
             return .object(members)
         case let dictionary as [AnyHashable: Any]:
             var members: [(key: String, value: JSONValue)] = []
@@ -47,6 +50,7 @@ enum FoundationValue {
             var elements: [JSONValue] = []
             for element in array { elements.append(try json(from: element)) }
             return .array(elements)
+        case let number as NSNumber: return try json(from: number)
         default:
             throw DatabaseError(.invalidData, "Cannot store a value of type \(type(of: value))")
         }

@@ -36,6 +36,23 @@ import Testing
         #expect(FoundationValue.value(of: .empty) == nil)
     }
 
+    @Test func nullsInsideContainersAndNumbersTheWayTheyCome() throws {
+        // NSNull and NSNumber are recognized by type, not by a cast that bridges a container to ask.
+        let json = try FoundationValue.json(from: [
+            "gone": NSNull(), "list": [1, NSNull(), "b"] as [Any], "count": NSNumber(value: 7), "flag": NSNumber(value: true),
+            "nested": ["deep": NSNull()] as [String: Any],
+        ] as [String: Any])
+        let node = try Node(json: json)
+        #expect(node.child(Key("gone")).isEmpty && node.child(Key("nested")).isEmpty)
+        #expect(node.child(Key("count")) == .leaf(.number(7)) && node.child(Key("flag")) == .leaf(.bool(true)))
+        let third = try DatabasePath("list/2")
+        #expect(node.child(Key("list")).childCount == 2 && node.child(at: third) == .leaf(.string("b")))
+        let many = Dictionary(uniqueKeysWithValues: (0..<1000).map { ("k\($0)", $0 as Any) })
+        let members = try Node(json: try FoundationValue.json(from: many))
+        #expect(members.childCount == 1000 && members.child(Key("k999")) == .leaf(.number(999)))
+        #expect(try Database.Decoder().decode(Int?.self, from: NSNull()) == nil)
+    }
+
     @Test func prioritiesExportAsFirebaseDoes() throws {
         let node = try Node(json: try JSONValue(parsing: #"{"a": {".value": 1, ".priority": "p"}, ".priority": 2}"#))
         let exported = try #require(FoundationValue.exportValue(of: node) as? [String: Any])

@@ -75,7 +75,7 @@ extension Database {
         /// let message = try Database.Decoder().decode(Message.self, from: snapshot.value as Any)
         /// ```
         public func decode<T: Decodable>(_ type: T.Type, from structure: Any) throws -> T {
-            let json = try FoundationValue.json(from: structure is NSNull ? nil : structure)
+            let json = try FoundationValue.json(from: structure)  // NSNull is null there
             return try decode(T.self, from: try Node(json: json))
         }
 

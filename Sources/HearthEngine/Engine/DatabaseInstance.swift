@@ -359,6 +359,8 @@ public final class DatabaseInstance: Sendable {
     /// current data still gets the precondition answer, and so retries from the current value, as
     /// Firebase's transactions expect.)
     func apply(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
+        // Most writes are unconditional: they skip the lookup (a walk down a large map) as well.
+        guard request.ifMatch != nil || request.expectedHash != nil else { return try applyUnconditionally(request, to: root, rules: rules) }
         let current = root.child(at: request.path)
         let mismatched = request.ifMatch.map { current.etag != $0 } == true || request.expectedHash.map { current.hash != $0 } == true
         guard mismatched else { return try applyUnconditionally(request, to: root, rules: rules) }

@@ -83,9 +83,7 @@ public struct Query: Sendable, Hashable {
                     let c = Node.compareValues(entries[a.position].sort, entries[b.position].sort)
                     if c != 0 { return c < 0 }
                 }
-                if a.high != b.high { return a.high < b.high }
-                if a.low != b.low { return a.low < b.low }
-                return Key.compare(entries[a.position].key, entries[b.position].key) < 0
+                return a.precedes(b) { entries[$0].key }
             }
         }
         var lower = 0

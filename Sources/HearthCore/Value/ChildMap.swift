@@ -217,11 +217,7 @@ public struct ChildMap: Sendable, Sequence, Hashable, ExpressibleByDictionaryLit
         guard entries.count > 1 else { return entries }
         var order = entries.indices.map { KeyOrderPrefix(entries[$0].key, position: $0) }
         entries.withUnsafeBufferPointer { entries in
-            order.sort { a, b in
-                if a.high != b.high { return a.high < b.high }
-                if a.low != b.low { return a.low < b.low }
-                return Key.compare(entries[a.position].key, entries[b.position].key) < 0
-            }
+            order.sort { a, b in a.precedes(b) { entries[$0].key } }
         }
         return order.map { entries[$0.position] }
     }
@@ -357,5 +353,13 @@ struct KeyOrderPrefix {
         }
         self.high = high
         self.low = low
+    }
+
+    /// Whether this key sorts before `other`'s; `key(position)` gives the keys when the prefixes tie.
+    @inline(__always)
+    func precedes(_ other: KeyOrderPrefix, key: (Int) -> Key) -> Bool {
+        if high != other.high { return high < other.high }
+        if low != other.low { return low < other.low }
+        return Key.compare(key(position), key(other.position)) < 0
     }
 }

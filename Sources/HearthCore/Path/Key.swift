@@ -98,12 +98,8 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
         // Byte equality, not String's (which equates canonically equivalent Unicode): compared as buffers,
         // since every lookup in the tree compares keys (a generic walk over the UTF-8 views was a sixth
         // of a read's lookup).
-        let left = lhs.string.utf8, right = rhs.string.utf8
-        guard left.count == right.count else { return false }
-        let equal = left.withContiguousStorageIfAvailable { left in
-            right.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
-        }
-        return (equal ?? nil) ?? left.elementsEqual(right)
+        guard lhs.string.utf8.count == rhs.string.utf8.count else { return false }
+        return UTF16Order.withUTF8(lhs.string, rhs.string) { $0.elementsEqual($1) }
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -140,15 +136,23 @@ public enum UTF16Order {
     /// a supplementary character (UTF-16 surrogates, `0xD800…`) meets a BMP character at or above
     /// U+E000 at the first difference. That case is detected from the lead bytes and inverted.
     public static func compare(_ a: String, _ b: String) -> Int {
-        // Native and small strings lend their bytes without a copy of the string (sorting calls this a
-        // million times for 100,000 keys); bridged ones are made contiguous first.
-        let direct = a.utf8.withContiguousStorageIfAvailable { ua in
-            b.utf8.withContiguousStorageIfAvailable { ub in compare(ua, ub) }
+        withUTF8(a, b) { compare($0, $1) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of both strings: borrowed from native and small strings, with
+    /// no copy of either (key comparisons run a million times sorting 100,000 keys, and on every
+    /// lookup in the tree); bridged strings are made contiguous first.
+    @inline(__always)
+    static func withUTF8<Result>(
+        _ a: String, _ b: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        let borrowed = a.utf8.withContiguousStorageIfAvailable { ua in
+            b.utf8.withContiguousStorageIfAvailable { ub in body(ua, ub) }
         }
-        if let result = direct ?? nil { return result }
+        if let result = borrowed ?? nil { return result }
         var a = a
         var b = b
-        return a.withUTF8 { ua in b.withUTF8 { ub in compare(ua, ub) } }
+        return a.withUTF8 { ua in b.withUTF8 { ub in body(ua, ub) } }
     }
 
     /// Three-way comparison of two UTF-8 buffers by UTF-16 code units.

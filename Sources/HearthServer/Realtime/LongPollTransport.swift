@@ -143,21 +143,24 @@ final class LongPollTransport: RealtimeTransport {
 
     /// Takes the client's segments, hands each complete message to the session, then waits for
     /// something to send (or ``holdDuration``) and answers with it. Nil when the connection is closed.
+    ///
+    /// This poll becomes the held one (releasing the one before, empty) before its messages reach the
+    /// session, so their replies come on it: handing them over first let a fast reply land on the poll
+    /// about to be released, and leave this one held with nothing coming.
     func poll(segments: [(number: Int, total: Int, data: Substring)]) async throws(LongPollError) -> String? {
-        let messages = try accept(segments)
+        let received = try accept(segments)
         let session = state.withLock { state in
             state.polls += 1
             return state.session
         }
         guard let session else { return nil }
         session.touch()
-        for message in messages {
-            switch try? ClientMessage(parsing: message) {
-            case .ping?: session.send(ServerMessage.pong)
-            case .control?: break  // `n` (end of transmission) and the like: nothing to do without an upgrade
-            case .request(let request)?: session.enqueue(.request(request))
-            case nil: throw LongPollError("a message is not valid JSON of the protocol")
+        var messages: [ClientMessage] = []
+        for message in received {
+            guard let parsed = try? ClientMessage(parsing: message) else {
+                throw LongPollError("a message is not valid JSON of the protocol")
             }
+            messages.append(parsed)
         }
         return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let (now, released): (String?, CheckedContinuation<String, Never>?) = state.withLock { state in
@@ -177,11 +180,16 @@ final class LongPollTransport: RealtimeTransport {
                 state.waiting.append(Waiter(id: id, continuation: continuation, timer: timer))
                 return (nil, earlier?.continuation)
             }
-            if let now {
-                continuation.resume(returning: now)
-                return
+            // Empty, as the lock found the outbox: anything queued since goes to the poll held now.
+            released?.resume(returning: "")
+            for message in messages {
+                switch message {
+                case .ping: session.send(ServerMessage.pong)
+                case .control: break  // `n` (end of transmission) and the like: nothing to do without an upgrade
+                case .request(let request): session.enqueue(.request(request))
+                }
             }
-            if let released { released.resume(returning: state.withLock { takeResponse(&$0) }) }
+            if let now { continuation.resume(returning: now) }
         }
     }
 

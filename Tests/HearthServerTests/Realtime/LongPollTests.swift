@@ -186,6 +186,24 @@ import Testing
         }
     }
 
+    @Test func aPollCarryingARequestReleasesTheHeldOneEmptyAndTheReplyComesOnIt() async throws {
+        let server = TestServer(emulator: true)
+        try await server.runLive { client, port, _ in
+            var (poller, _) = try await Poller.start(port: port)
+            let transport = try Self.transport(server, poller)
+            // Many times over: the reply is written while the poll that carried the request is taken in.
+            for number in 1...40 {
+                let before = transport.receivedPolls
+                let waiting = poller
+                async let held = waiting.poll()
+                try await eventually { transport.receivedPolls == before + 1 && transport.heldPolls == 1 }
+                let answer = try await poller.poll(poller.segments([Self.request(number, "p", #"{"p":"/n/\#(number)","d":\#(number)}"#)]))
+                #expect(try await held.body == "")
+                #expect(Poller.answers(answer.body).flatMap(\.messages).map(\.jsonText) == [#"{"t":"d","d":{"r":\#(number),"b":{"s":"ok","d":""}}}"#])
+            }
+        }
+    }
+
     @Test func wrongPasswordsUnknownIdsAndBadCallbacksAreRefused() async throws {
         try await TestServer(emulator: true).runLive { client, port, _ in
             let (poller, _) = try await Poller.start(port: port)

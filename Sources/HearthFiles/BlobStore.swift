@@ -10,14 +10,16 @@ import Darwin
 
 /// The bytes of stored files, as plain files under one directory:
 ///
-/// - `blobs/<2 hex>/<id>`: a finished blob, written once and never changed;
+/// - `blobs/<2 hex>/<id>`: a blob, written once under a new name and never changed;
 /// - `uploads/<id>`: the bytes of a resumable upload received so far;
-/// - `tmp/<id>`: a blob being written.
+/// - `tmp/`: empty; earlier versions wrote blobs there and renamed them into place, and the sweep
+///   still empties it.
 ///
-/// A blob is written to `tmp/`, fsynced, then renamed into `blobs/` and its directory fsynced, so a
-/// blob file is either complete or absent: no reader ever sees half an object. The catalog names a
-/// blob only after this returns; what a crash leaves behind (a `tmp/` file, a blob no row names) is
-/// removed by ``sweep(keeping:uploads:)`` at the next start.
+/// A blob is written under its final, new name, then the file and its directory are fsynced. The
+/// catalog names a blob only after that returns, and readers open only blobs the catalog names, so no
+/// reader sees half an object without a rename (which cost a second directory's entry per upload).
+/// What a crash leaves behind (a blob no row names, whole or not) is removed by
+/// ``sweep(keeping:uploads:)`` at the next start.
 ///
 /// All file I/O runs on NIO's blocking thread pool, never on an event loop.
 ///
@@ -81,31 +83,34 @@ final class BlobStore: Sendable {
             if let limit, first.readableBytes > limit { throw Failure.tooLarge }
         }
         let blob = Self.newIdentifier()
-        let temporary = root.appendingPathComponent("tmp/\(blob)").path
-        let file = try await pool.runIfActive { try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL) }
+        let path = blobPath(blob)
+        let file = try await pool.runIfActive { try self.create(blob) }
         var digest = BlobDigest()
         do {
             try await append(first, then: &rest, to: file, at: 0, digest: &digest, limit: limit)
-            try await pool.runIfActive { try Self.check(fsync(file), "fsync", temporary) }
+            try await pool.runIfActive {
+                try Self.check(fsync(file), "fsync", path)
+                try self.syncDirectory(of: blob)
+            }
             _ = try? await pool.runIfActive { close(file) }
         } catch {
             _ = try? await pool.runIfActive {
                 close(file)
-                unlink(temporary)
+                unlink(path)
             }
             throw error
         }
-        try await promote(temporary, to: blob)
         let (md5, crc, size) = digest.finish()
         return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
     }
 
-    /// Writes `bytes` as a new durable blob in one pool job: temporary file, checksums, fsync, rename.
+    /// Writes `bytes` as a new durable blob in one pool job: the file, checksums, fsync of the file and
+    /// of its directory.
     private func writeWhole(_ bytes: ByteBuffer) async throws -> Written {
         let blob = Self.newIdentifier()
-        let temporary = root.appendingPathComponent("tmp/\(blob)").path
+        let path = blobPath(blob)
         let digest = try await pool.runIfActive {
-            let file = try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            let file = try self.create(blob)
             var digest = BlobDigest()
             do {
                 defer { close(file) }
@@ -113,12 +118,12 @@ final class BlobStore: Sendable {
                     digest.update(raw)
                     try Self.write(raw, to: file, at: 0)
                 }
-                try Self.check(fsync(file), "fsync", temporary)
+                try Self.check(fsync(file), "fsync", path)
+                try self.syncDirectory(of: blob)
             } catch {
-                unlink(temporary)
+                unlink(path)
                 throw error
             }
-            try self.moveIntoPlace(temporary, blob: blob)
             return digest.finish()
         }
         let (md5, crc, size) = digest
@@ -180,29 +185,29 @@ final class BlobStore: Sendable {
     func copy(_ blob: String) async throws -> String {
         let source = blobPath(blob)
         let copy = Self.newIdentifier()
-        let temporary = root.appendingPathComponent("tmp/\(copy)").path
+        let destination = blobPath(copy)
         try await pool.runIfActive {
             let input = try Self.open(source, flags: O_RDONLY)
             defer { close(input) }
-            let output = try Self.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
+            let output = try self.create(copy)
             defer { close(output) }
-            var buffer = [UInt8](repeating: 0, count: Self.writeBatch)
-            var offset: off_t = 0
-            while true {
-                let count = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
-                guard count >= 0 else { throw Failure.io("read \(source)", errno) }
-                if count == 0 { break }
-                var written = 0
-                while written < count {
-                    let step = buffer.withUnsafeBytes { pwrite(output, $0.baseAddress! + written, count - written, offset + off_t(written)) }
-                    guard step > 0 else { throw Failure.io("write \(temporary)", errno) }
-                    written += step
+            do {
+                var buffer = [UInt8](repeating: 0, count: Self.writeBatch)
+                var offset: off_t = 0
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
+                    guard count >= 0 else { throw Failure.io("read \(source)", errno) }
+                    if count == 0 { break }
+                    try buffer.withUnsafeBytes { try Self.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: output, at: Int64(offset)) }
+                    offset += off_t(count)
                 }
-                offset += off_t(count)
+                try Self.check(fsync(output), "fsync", destination)
+                try self.syncDirectory(of: copy)
+            } catch {
+                unlink(destination)
+                throw error
             }
-            try Self.check(fsync(output), "fsync", temporary)
         }
-        try await promote(temporary, to: copy)
         return copy
     }
 
@@ -332,18 +337,42 @@ final class BlobStore: Sendable {
 
     /// Renames a durable file into `blobs/` and fsyncs the directory, so the rename survives a crash.
     private func promote(_ path: String, to blob: String) async throws {
-        try await pool.runIfActive { try self.moveIntoPlace(path, blob: blob) }
+        try await pool.runIfActive {
+            try self.makeShard(of: blob)
+            try Self.check(rename(path, self.blobPath(blob)), "rename", path)
+            try self.syncDirectory(of: blob)
+        }
     }
 
-    /// ``promote(_:to:)``'s work, on the calling thread.
-    private func moveIntoPlace(_ path: String, blob: String) throws {
-        let destination = blobPath(blob)
-        let folder = (destination as NSString).deletingLastPathComponent
-        if access(folder, F_OK) != 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        try Self.check(rename(path, destination), "rename", path)
-        let directory = try Self.open(folder, flags: O_RDONLY)
+    /// Creates the file of a new blob, for writing (its shard directory too, the first time).
+    private func create(_ blob: String) throws -> Int32 {
+        let path = blobPath(blob)
+        do {
+            return try Self.open(path, flags: O_WRONLY | O_CREAT | O_EXCL)
+        } catch Failure.io(_, let code) where code == ENOENT {
+            try makeShard(of: blob)
+            return try Self.open(path, flags: O_WRONLY | O_CREAT | O_EXCL)
+        }
+    }
+
+    /// Makes sure the shard directory of `blob` exists, and that its own entry is durable when new: a
+    /// crash must not take a whole shard, blobs the catalog names included.
+    private func makeShard(of blob: String) throws {
+        let folder = "\(rootPath)/blobs/\(blob.prefix(2))"
+        guard access(folder, F_OK) != 0 else { return }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.syncDirectory("\(rootPath)/blobs")
+    }
+
+    /// Fsyncs the shard directory of `blob`, so its new entry survives a crash.
+    private func syncDirectory(of blob: String) throws {
+        try Self.syncDirectory("\(rootPath)/blobs/\(blob.prefix(2))")
+    }
+
+    private static func syncDirectory(_ path: String) throws {
+        let directory = try open(path, flags: O_RDONLY)
         defer { close(directory) }
-        try Self.check(fsync(directory), "fsync", folder)
+        try check(fsync(directory), "fsync", path)
     }
 
     /// Writes all of `raw` at `offset` (pwrite may write less than asked).

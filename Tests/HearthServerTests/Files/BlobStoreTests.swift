@@ -5,7 +5,7 @@ import NIOCore
 import Testing
 
 /// Blobs written whole (a body under one batch) and streamed (larger) come out the same: the bytes,
-/// their checksums, no temporary file left, and the size limit on both paths.
+/// their checksums, one file each and nothing else left, and the size limit on both paths.
 struct BlobStoreTests {
     struct Chunks: AsyncSequence {
         typealias Element = ByteBuffer
@@ -26,6 +26,18 @@ struct BlobStoreTests {
 
     static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
 
+    /// The files under `blobs/` (in their shard directories) and `tmp/`.
+    static func files(_ root: URL) throws -> [String] {
+        try ["blobs", "tmp"].flatMap { folder in
+            let base = root.appendingPathComponent(folder)
+            return try FileManager.default.subpathsOfDirectory(atPath: base.path).filter { path in
+                var isDirectory: ObjCBool = false
+                FileManager.default.fileExists(atPath: base.appendingPathComponent(path).path, isDirectory: &isDirectory)
+                return !isDirectory.boolValue
+            }.map { "\(folder)/\($0)" }
+        }
+    }
+
     static func temporaryStore() throws -> (BlobStore, URL) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
         return (try BlobStore(root: root), root)
@@ -43,11 +55,23 @@ struct BlobStoreTests {
         body.withUnsafeBytes { crc.update($0) }
         #expect(written.crc32c == crc.value)
         #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path).isEmpty)
+        #expect(try Self.files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
         if size > 10 {
             let middle = try await blobs.read(written.blob, from: 3, to: Int64(min(size, BlobStore.readChunk)))
             #expect(Array(middle.readableBytesView) == Array(body[3..<min(size, BlobStore.readChunk)]))
         }
+    }
+
+    @Test func aCopyIsItsOwnFileWithTheSameBytes() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let body = Self.bytes(BlobStore.writeBatch + 3)
+        let written = try await blobs.write(Chunks(bytes: body, chunk: 65_536))
+        let copy = try await blobs.copy(written.blob)
+        #expect(copy != written.blob)
+        await blobs.remove(written.blob)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(copy))) == Data(body))
+        #expect(try Self.files(root) == ["blobs/\(copy.prefix(2))/\(copy)"])
     }
 
     @Test(arguments: [1_000, 2 * BlobStore.writeBatch])
@@ -57,8 +81,7 @@ struct BlobStoreTests {
         await #expect(throws: BlobStore.Failure.self) {
             _ = try await blobs.write(Chunks(bytes: Self.bytes(size), chunk: 65_536), limit: Int64(size - 1))
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("tmp").path).isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("blobs").path).isEmpty)
+        #expect(try Self.files(root) == [])
     }
 
     @Test(arguments: [(0, 3 * BlobStore.writeBatch + 5), (7, 3 * BlobStore.writeBatch + 5), (100, 100 + BlobStore.readChunk), (5, 6), (9, 9)])

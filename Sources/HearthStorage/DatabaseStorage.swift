@@ -121,10 +121,12 @@ extension StorageMutation {
             }
             return [.replace(highest, .empty)]
         }
+        // One walk down `before`: an ancestor that was a leaf loses its value row. (Looking each
+        // ancestor up from the root, with its path built as it went, showed in a write's profile.)
         var mutations: [StorageMutation] = []
-        var ancestor = DatabasePath.root
-        for key in path.keys {
-            if before.child(at: ancestor).isLeaf { mutations.append(.removeLeafValue(ancestor)) }
+        var ancestor = before
+        for (depth, key) in path.keys.enumerated() {
+            if ancestor.isLeaf { mutations.append(.removeLeafValue(DatabasePath(keys: Array(path.keys.prefix(depth))))) }
             ancestor = ancestor.child(key)
         }
         mutations.append(.replace(path, node))

@@ -382,7 +382,8 @@ public final class DatabaseInstance: Sendable {
             try authorizeWrite(path, request.identity, rules, before: root, after: after, now: now)
             let change = Change(path: path, written: .node(node), before: root, after: after)
             let mutations = StorageMutation.plan(before: root, after: after, path: path, node: node)
-            return Applied(outcome: .written(value: after.child(at: path), written: .node(node)), change: change, mutations: mutations)
+            // `setting` puts `node` at `path` as it is (empty when deleted), so it is the value there now.
+            return Applied(outcome: .written(value: node, written: .node(node)), change: change, mutations: mutations)
         case .setPriority(_, let json):
             let existing = root.child(at: path)
             let priority = try convertPriority(json, now: now, existing: existing)

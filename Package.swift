@@ -173,6 +173,7 @@ let package = Package(
         .target(
             name: "HearthFiles",
             dependencies: [
+                "CHearthChecksums",
                 "HearthAccess", "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules",
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -183,6 +184,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // CRC-32C with the CPU's instruction, for the files' checksums (docs/decisions/0020-hardware-crc32c.md).
+        .target(name: "CHearthChecksums"),
         // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
         // apps), compiled in by the EmbedWebAssets plugin, and the routes that serve it.
         .target(
@@ -250,8 +253,9 @@ let package = Package(
         .executableTarget(
             name: "HearthCLI",
             dependencies: [
-                "HearthServer", "HearthAccess", "HearthEngine", "HearthIdentity", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
+                "HearthServer", "HearthAccess", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthSQLite", "HearthPostgres", "HearthProtocol", "HearthRules", "HearthStorageRules", "HearthRealtimeClient", "Hearth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

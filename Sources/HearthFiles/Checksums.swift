@@ -1,9 +1,11 @@
+import CHearthChecksums
 import Crypto
 import Foundation
 
 /// CRC-32C (Castagnoli), the checksum Cloud Storage reports and `google-cloud-storage` verifies on
-/// download. No package in our mirror implements it, so it is here: slicing-by-8 over a table built
-/// once, measured at about 1.35 GB/s in release builds (`docs/decisions/0009-files.md`).
+/// download. No package in our mirror implements it, so it is here: the CPU's CRC-32C instruction where
+/// it has one (SSE 4.2, ARM's CRC extension; `CHearthChecksums`), else slicing-by-8 over a table built
+/// once, about 1.35 GB/s in release builds (`docs/decisions/0020-hardware-crc32c.md`).
 ///
 /// For example:
 /// ```swift
@@ -35,7 +37,20 @@ public struct CRC32C: Sendable {
         return table
     }()
 
+    /// Whether this CPU computes CRC-32C itself (else the table does).
+    public static let usesHardware = hearth_crc32c_hardware_available() != 0
+
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        if Self.usesHardware {
+            value = ~hearth_crc32c_hardware(~value, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        } else {
+            updateWithTable(bytes)
+        }
+    }
+
+    /// The table-driven CRC, for CPUs without the instruction (and for the tests, on any CPU).
+    package mutating func updateWithTable(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         var crc = ~value
         Self.table.withUnsafeBufferPointer { table in

@@ -11,7 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             SSEBenchCommand.self, ImportBenchCommand.self, RulesBenchCommand.self,
             WSIdleBenchCommand.self, WSFanoutBenchCommand.self, WSLatencyBenchCommand.self, WSWritesBenchCommand.self, SDKBenchCommand.self, FilesBenchCommand.self, SignInBenchCommand.self,
-            PostgresBenchCommand.self, CeilingBenchCommand.self,
+            PostgresBenchCommand.self, CeilingBenchCommand.self, ChecksumsBenchCommand.self,
         ]
     )
 }

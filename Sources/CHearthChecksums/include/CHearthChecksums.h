@@ -1,0 +1,14 @@
+#ifndef CHEARTH_CHECKSUMS_H
+#define CHEARTH_CHECKSUMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Whether this CPU has a CRC-32C instruction (SSE 4.2 on x86-64, the CRC extension on 64-bit ARM).
+int hearth_crc32c_hardware_available(void);
+
+/// Runs CRC-32C's register `crc` (the running value, already inverted) over `count` bytes with the
+/// CPU's instruction, and returns it. Only call it when `hearth_crc32c_hardware_available()` says so.
+uint32_t hearth_crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t count);
+
+#endif

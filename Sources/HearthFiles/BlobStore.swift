@@ -283,49 +283,59 @@ final class BlobStore: Sendable {
     /// Writes `body` at `start`, hashing it. Receiving overlaps with hashing and writing: while one
     /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
     /// two batches are held, so memory stays flat.
+    ///
+    /// A batch is the chunks as they arrived, not one buffer they are copied into: each is hashed and
+    /// written where it lies (copying them, and regrowing the buffer they went into, was 5 % of a 1 GiB
+    /// upload's CPU, docs/benchmarks.md, issue 30).
     private func append<Chunks: AsyncIteratorProtocol>(
         _ first: ByteBuffer, then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
     ) async throws where Chunks.Element == ByteBuffer {
         let hasher = DigestBox(digest)
-        var pending = first
+        var pending = [first]
+        var pendingBytes = first.readableBytes
         var offset = start
         var received = Int64(first.readableBytes)
         var inFlight: Task<Void, any Error>?
         let pool = self.pool
-        func submit(_ batch: ByteBuffer, at offset: Int64) async throws {
+        func submit(_ batch: [ByteBuffer], at offset: Int64) async throws {
             try await inFlight?.value
             inFlight = Task {
                 // MD5 (the slowest part) on one pool thread, CRC-32C and the write on another.
-                async let md5: Void = pool.runIfActive { batch.withUnsafeReadableBytes { hasher.md5.update(bufferPointer: $0) } }
+                async let md5: Void = pool.runIfActive {
+                    for chunk in batch { chunk.withUnsafeReadableBytes { hasher.md5.update(bufferPointer: $0) } }
+                }
                 try await pool.runIfActive {
-                    try batch.withUnsafeReadableBytes { raw in
-                        hasher.crc32c.update(raw)
-                        hasher.size += Int64(raw.count)
-                        try Self.write(raw, to: file, at: offset)
-                        if offset >= Self.writebackAfter { FileWriteback.start(file, offset: offset, count: raw.count) }
+                    var position = offset
+                    for chunk in batch {
+                        try chunk.withUnsafeReadableBytes { raw in
+                            hasher.crc32c.update(raw)
+                            hasher.size += Int64(raw.count)
+                            try Self.write(raw, to: file, at: position)
+                        }
+                        position += Int64(chunk.readableBytes)
                     }
+                    if offset >= Self.writebackAfter { FileWriteback.start(file, offset: offset, count: Int(position - offset)) }
                 }
                 try await md5
             }
         }
+        func submitIfFull() async throws {
+            guard pendingBytes >= Self.writeBatch else { return }
+            try await submit(pending, at: offset)
+            offset += Int64(pendingBytes)
+            pending = []
+            pendingBytes = 0
+        }
         do {
-            if pending.readableBytes >= Self.writeBatch {
-                try await submit(pending, at: offset)
-                offset += Int64(pending.readableBytes)
-                pending = ByteBuffer()
-            }
+            try await submitIfFull()
             while let chunk = try await rest.next() {
                 received += Int64(chunk.readableBytes)
                 if let limit, received > limit { throw Failure.tooLarge }
-                var chunk = chunk
-                pending.writeBuffer(&chunk)
-                if pending.readableBytes >= Self.writeBatch {
-                    try await submit(pending, at: offset)
-                    offset += Int64(pending.readableBytes)
-                    pending = ByteBuffer()
-                }
+                pending.append(chunk)
+                pendingBytes += chunk.readableBytes
+                try await submitIfFull()
             }
-            if pending.readableBytes > 0 { try await submit(pending, at: offset) }
+            if pendingBytes > 0 { try await submit(pending, at: offset) }
             try await inFlight?.value
         } catch {
             // Never leave a write running against a file the caller is about to close.

@@ -173,7 +173,7 @@ let package = Package(
         .target(
             name: "HearthFiles",
             dependencies: [
-                "CHearthChecksums",
+                "CHearthFiles",
                 "HearthAccess", "HearthCore", "HearthProtocol", "HearthRules", "HearthStorage", "HearthStorageRules",
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -185,7 +185,7 @@ let package = Package(
             ]
         ),
         // CRC-32C with the CPU's instruction, for the files' checksums (docs/decisions/0020-hardware-crc32c.md).
-        .target(name: "CHearthChecksums"),
+        .target(name: "CHearthFiles"),
         // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
         // apps), compiled in by the EmbedWebAssets plugin, and the routes that serve it.
         .target(

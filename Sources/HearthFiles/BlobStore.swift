@@ -1,7 +1,9 @@
+import CHearthFiles
 import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -41,11 +43,19 @@ final class BlobStore: Sendable {
     /// Past this offset an upload's batches start their writeback as they are written (see
     /// ``FileWriteback``); below it the closing fsync is short anyway.
     static let writebackAfter: Int64 = 8 << 20
+    /// Past this offset a new blob's batches are written with direct I/O (see `append`); below it,
+    /// through the page cache, where a download right after the upload finds them. A multiple of
+    /// ``writeBatch``.
+    let directAfter: Int64
+    /// Batches written with direct I/O so far (the tests check that large uploads take that path).
+    let directBatches = Atomic<Int>(0)
 
-    init(root: URL, pool: NIOThreadPool = .singleton) throws {
+    init(root: URL, pool: NIOThreadPool = .singleton, directAfter: Int64 = 8 << 20) throws {
+        precondition(directAfter % Int64(Self.writeBatch) == 0)
         self.root = root
         rootPath = root.path
         self.pool = pool
+        self.directAfter = directAfter
         for folder in ["blobs", "uploads", "tmp"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
@@ -87,7 +97,7 @@ final class BlobStore: Sendable {
         let file = try await pool.runIfActive { try self.create(blob) }
         var digest = BlobDigest()
         do {
-            try await append(first, then: &rest, to: file, at: 0, digest: &digest, limit: limit)
+            try await append(first, then: &rest, to: file, at: 0, digest: &digest, limit: limit, direct: true)
             try await pool.runIfActive {
                 try Self.check(fsync(file), "fsync", path)
                 try self.syncDirectory(of: blob)
@@ -284,58 +294,102 @@ final class BlobStore: Sendable {
     /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
     /// two batches are held, so memory stays flat.
     ///
-    /// A batch is the chunks as they arrived, not one buffer they are copied into: each is hashed and
-    /// written where it lies (copying them, and regrowing the buffer they went into, was 5 % of a 1 GiB
-    /// upload's CPU, docs/benchmarks.md, issue 30).
+    /// A batch is at first the chunks as they arrived, hashed and written where they lie (copying
+    /// them into one regrowing buffer was 5 % of a 1 GiB upload's CPU). Past ``directAfter`` bytes of a
+    /// new blob (`direct`), batches go to the disk with direct I/O from two aligned buffers the chunks
+    /// are copied into: through the page cache, the kernel's copy of each byte into a newly allocated
+    /// page cost more than MD5 (`docs/decisions/0021-direct-io-for-large-uploads.md`). Batches are cut
+    /// at exact multiples of ``writeBatch``, so the switch happens at an aligned offset; the last,
+    /// partial batch goes through the page cache again.
     private func append<Chunks: AsyncIteratorProtocol>(
-        _ first: ByteBuffer, then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?
+        _ first: ByteBuffer, then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?,
+        direct directAllowed: Bool = false
     ) async throws where Chunks.Element == ByteBuffer {
         let hasher = DigestBox(digest)
-        var pending = [first]
-        var pendingBytes = first.readableBytes
+        var pending: [ByteBuffer] = []
+        var pendingBytes = 0
         var offset = start
         var received = Int64(first.readableBytes)
         var inFlight: Task<Void, any Error>?
         let pool = self.pool
-        func submit(_ batch: [ByteBuffer], at offset: Int64) async throws {
+        // Direct I/O, once on: the buffer being filled (the other may be in flight) and its fill.
+        var aligned: [AlignedBuffer] = []
+        var triedDirect = false
+        var current = 0
+        var filled = 0
+        func submit(_ batch: UploadBatch, at offset: Int64) async throws {
             try await inFlight?.value
             inFlight = Task {
                 // MD5 (the slowest part) on one pool thread, CRC-32C and the write on another.
-                async let md5: Void = pool.runIfActive {
-                    for chunk in batch { chunk.withUnsafeReadableBytes { hasher.md5.update(bufferPointer: $0) } }
-                }
+                async let md5: Void = pool.runIfActive { batch.forEachPiece { hasher.md5.update(bufferPointer: $0) } }
                 try await pool.runIfActive {
                     var position = offset
-                    for chunk in batch {
-                        try chunk.withUnsafeReadableBytes { raw in
-                            hasher.crc32c.update(raw)
-                            hasher.size += Int64(raw.count)
-                            try Self.write(raw, to: file, at: position)
-                        }
-                        position += Int64(chunk.readableBytes)
+                    try batch.forEachPiece { raw in
+                        hasher.crc32c.update(raw)
+                        hasher.size += Int64(raw.count)
+                        try Self.write(raw, to: file, at: position)
+                        position += Int64(raw.count)
                     }
-                    if offset >= Self.writebackAfter { FileWriteback.start(file, offset: offset, count: Int(position - offset)) }
+                    if batch.isDirect {
+                        self.directBatches.add(1, ordering: .relaxed)
+                    } else if offset >= Self.writebackAfter {
+                        FileWriteback.start(file, offset: offset, count: Int(position - offset))
+                    }
                 }
                 try await md5
             }
         }
-        func submitIfFull() async throws {
-            guard pendingBytes >= Self.writeBatch else { return }
-            try await submit(pending, at: offset)
-            offset += Int64(pendingBytes)
-            pending = []
-            pendingBytes = 0
+        func take(_ chunk: ByteBuffer) async throws {
+            var chunk = chunk
+            while chunk.readableBytes > 0 {
+                if aligned.isEmpty {
+                    let slice = chunk.readSlice(length: min(chunk.readableBytes, Self.writeBatch - pendingBytes))!
+                    pending.append(slice)
+                    pendingBytes += slice.readableBytes
+                    guard pendingBytes == Self.writeBatch else { continue }
+                    try await submit(.chunks(pending), at: offset)
+                    offset += Int64(pendingBytes)
+                    pending = []
+                    pendingBytes = 0
+                    if directAllowed, !triedDirect, offset >= directAfter {
+                        // The flag is the file's: no write through the page cache may still be running.
+                        triedDirect = true
+                        try await inFlight?.value
+                        if hearth_set_direct_io(file, 1) == 0 {
+                            aligned = [AlignedBuffer(capacity: Self.writeBatch), AlignedBuffer(capacity: Self.writeBatch)]
+                        }
+                    }
+                } else {
+                    let count = min(chunk.readableBytes, Self.writeBatch - filled)
+                    chunk.readWithUnsafeReadableBytes { raw in
+                        (aligned[current].pointer + filled).copyMemory(from: raw.baseAddress!, byteCount: count)
+                        return count
+                    }
+                    filled += count
+                    guard filled == Self.writeBatch else { continue }
+                    // The buffer filled next was in the flight before this one, which `submit` waits for.
+                    try await submit(.aligned(aligned[current], count: filled), at: offset)
+                    offset += Int64(filled)
+                    current ^= 1
+                    filled = 0
+                }
+            }
         }
         do {
-            try await submitIfFull()
+            try await take(first)
             while let chunk = try await rest.next() {
                 received += Int64(chunk.readableBytes)
                 if let limit, received > limit { throw Failure.tooLarge }
-                pending.append(chunk)
-                pendingBytes += chunk.readableBytes
-                try await submitIfFull()
+                try await take(chunk)
             }
-            if pendingBytes > 0 { try await submit(pending, at: offset) }
+            if !aligned.isEmpty {
+                // The last batch is rarely a whole number of blocks: through the page cache.
+                try await inFlight?.value
+                guard hearth_set_direct_io(file, 0) == 0 else { throw Failure.io("fcntl", errno) }
+                if filled > 0 { try await submit(.aligned(aligned[current], count: filled, direct: false), at: offset) }
+            } else if pendingBytes > 0 {
+                try await submit(.chunks(pending), at: offset)
+            }
             try await inFlight?.value
         } catch {
             // Never leave a write running against a file the caller is about to close.
@@ -475,4 +529,44 @@ struct BlobReader: Sendable {
         _ = Darwin.close(file)
         #endif
     }
+}
+
+/// One batch of an upload on its way to the disk: the chunks as they arrived, or an aligned buffer they
+/// were copied into (written with direct I/O unless `direct` is false: the last, partial batch).
+enum UploadBatch: Sendable {
+    case chunks([ByteBuffer])
+    case aligned(AlignedBuffer, count: Int, direct: Bool = true)
+
+    var isDirect: Bool {
+        if case .aligned(_, _, let direct) = self { return direct }
+        return false
+    }
+
+    func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        switch self {
+        case .chunks(let chunks):
+            for chunk in chunks { try chunk.withUnsafeReadableBytes(body) }
+        case .aligned(let buffer, let count, _):
+            try body(UnsafeRawBufferPointer(start: buffer.pointer, count: count))
+        }
+    }
+}
+
+/// Memory aligned for direct I/O (4 KiB: the largest logical block size of common disks), reused for
+/// every batch of an upload, so its pages are touched once.
+///
+/// Filled by the receiving task only while no write or hash of it is in flight, and read by the pool's
+/// threads only while it is (`BlobStore.append` waits for one flight before it starts the next).
+final class AlignedBuffer: @unchecked Sendable {
+    static let alignment = 4096
+    let pointer: UnsafeMutableRawPointer
+    let capacity: Int
+
+    init(capacity: Int) {
+        precondition(capacity % Self.alignment == 0)
+        pointer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: Self.alignment)
+        self.capacity = capacity
+    }
+
+    deinit { pointer.deallocate() }
 }

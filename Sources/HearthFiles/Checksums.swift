@@ -1,10 +1,10 @@
-import CHearthChecksums
+import CHearthFiles
 import Crypto
 import Foundation
 
 /// CRC-32C (Castagnoli), the checksum Cloud Storage reports and `google-cloud-storage` verifies on
 /// download. No package in our mirror implements it, so it is here: the CPU's CRC-32C instruction where
-/// it has one (SSE 4.2, ARM's CRC extension; `CHearthChecksums`), else slicing-by-8 over a table built
+/// it has one (SSE 4.2, ARM's CRC extension; `CHearthFiles`), else slicing-by-8 over a table built
 /// once, about 1.35 GB/s in release builds (`docs/decisions/0020-hardware-crc32c.md`).
 ///
 /// For example:

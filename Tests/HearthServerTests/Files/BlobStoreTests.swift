@@ -1,7 +1,9 @@
+import CHearthFiles
 import Crypto
 import Foundation
 @testable import HearthFiles
 import NIOCore
+import Synchronization
 import Testing
 
 /// Blobs written whole (a body under one batch) and streamed (larger) come out the same: the bytes,
@@ -81,6 +83,54 @@ struct BlobStoreTests {
         await #expect(throws: BlobStore.Failure.self) {
             _ = try await blobs.write(Chunks(bytes: Self.bytes(size), chunk: 65_536), limit: Int64(size - 1))
         }
+        #expect(try Self.files(root) == [])
+    }
+
+    /// Whether the file system under `root` takes direct I/O (ext4 and XFS do; tmpfs only since Linux 6.6).
+    static func takesDirectIO(_ root: URL) throws -> Bool {
+        let probe = root.appendingPathComponent("probe").path
+        let file = open(probe, O_WRONLY | O_CREAT, 0o600)
+        defer {
+            close(file)
+            unlink(probe)
+        }
+        return hearth_set_direct_io(file, 1) == 0
+    }
+
+    /// Past `directAfter`, whole batches go to the disk with direct I/O from aligned buffers, and the last
+    /// partial one through the page cache: the blob and its checksums are the same.
+    @Test(arguments: [BlobStore.writeBatch, 2 * BlobStore.writeBatch, 2 * BlobStore.writeBatch + 1, 4 * BlobStore.writeBatch + 4_097])
+    func aLargeBlobIsWrittenDirectlyPastItsFirstMegabyte(size: Int) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let blobs = try BlobStore(root: root, directAfter: Int64(BlobStore.writeBatch))
+        let direct = try Self.takesDirectIO(root)
+        let body = Self.bytes(size)
+        let written = try await blobs.write(Chunks(bytes: body, chunk: 40_000))
+        #expect(written.size == Int64(size))
+        #expect(written.md5Hash == Data(Insecure.MD5.hash(data: body)).base64EncodedString())
+        var crc = CRC32C()
+        body.withUnsafeBytes { crc.update($0) }
+        #expect(written.crc32c == crc.value)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
+        #expect(try Self.files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
+        // Every whole batch after the first megabyte; none where the file system has no direct I/O.
+        #expect(blobs.directBatches.load(ordering: .relaxed) == (direct ? (size - BlobStore.writeBatch) / BlobStore.writeBatch : 0))
+        #if os(Linux)
+            // The test machines' file systems have it: without it, only the page-cache path was tested.
+            #expect(direct)
+        #endif
+    }
+
+    @Test func aBodyOverTheLimitLeavesNothingOnTheDirectPathToo() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let blobs = try BlobStore(root: root, directAfter: Int64(BlobStore.writeBatch))
+        let size = 3 * BlobStore.writeBatch + 10
+        await #expect(throws: BlobStore.Failure.self) {
+            _ = try await blobs.write(Chunks(bytes: Self.bytes(size), chunk: 65_536), limit: Int64(size - 1))
+        }
+        #expect(blobs.directBatches.load(ordering: .relaxed) == (try Self.takesDirectIO(root) ? 2 : 0))
         #expect(try Self.files(root) == [])
     }
 

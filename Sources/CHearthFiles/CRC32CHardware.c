@@ -1,6 +1,6 @@
-// CRC-32C with the CPU's own instruction: about six times the table-driven Swift code, which a 1 GiB
+// CRC-32C with the CPU's own instruction: about five times the table-driven Swift code, which a 1 GiB
 // upload spent 17 % of its CPU in (docs/decisions/0020-hardware-crc32c.md).
-#include "CHearthChecksums.h"
+#include "CHearthFiles.h"
 #include <string.h>
 
 #if defined(__x86_64__)

@@ -1,5 +1,5 @@
-#ifndef CHEARTH_CHECKSUMS_H
-#define CHEARTH_CHECKSUMS_H
+#ifndef CHEARTH_FILES_H
+#define CHEARTH_FILES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,5 +10,10 @@ int hearth_crc32c_hardware_available(void);
 /// Runs CRC-32C's register `crc` (the running value, already inverted) over `count` bytes with the
 /// CPU's instruction, and returns it. Only call it when `hearth_crc32c_hardware_available()` says so.
 uint32_t hearth_crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t count);
+
+/// Turns direct I/O (`O_DIRECT`: writes go from the caller's memory to the device, not through the
+/// page cache) on or off for an open file. Returns 0, or -1 with errno set (EINVAL where the file
+/// system has no direct I/O; always -1 where the platform has none).
+int hearth_set_direct_io(int fd, int on);
 
 #endif

@@ -10,6 +10,9 @@ are in flight, restarts it on the same data directory and checks:
   * no object exists that was never acknowledged or in flight;
   * no file is left behind: one blob file per object, no temporary files.
 
+Some uploads are larger than 8 MiB, so the part of a blob written with direct I/O (decision 0021) is
+killed mid-flight too; at least one of them must be acknowledged.
+
 The cycle repeats (default 2 times) on accumulated state. Exit status 0 means pass, 1 a failure or
 too few acknowledged uploads (the test must be able to fail), 2 a setup problem.
 Environment: HEARTH_BIN (default <repo>/.build/debug/hearth).
@@ -31,6 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kill9_test import DEFAULT_BIN, HOST, SECRET, Server  # noqa: E402
 
 BUCKET = "hearth.appspot.com"
+# Past the 8 MiB a new blob writes through the page cache: the rest goes with direct I/O.
+LARGE = 9_500_000
 AUTH = {"Authorization": "Bearer " + SECRET}
 
 
@@ -93,7 +98,7 @@ class Uploader(threading.Thread):
             n += 1
             # A few names per thread, so some uploads overwrite earlier ones.
             name = "crash/t%d/f%d.bin" % (self.index, rng.randrange(6))
-            size = rng.choice([1, 1000, 70_000, 300_000, 1_200_000, 2_500_000])
+            size = rng.choice([1, 1000, 70_000, 300_000, 1_200_000, 2_500_000, LARGE])
             data = rng.randbytes(size)
             digest = hashlib.sha256(data).hexdigest()
             how = rng.choice(["multipart", "media", "resumable"])
@@ -113,6 +118,8 @@ class Uploader(threading.Thread):
                     # Earlier in-flight versions of this name were superseded by this acknowledged one.
                     entry["unknown"] = []
                     entry["count"] = entry.get("count", 0) + 1
+                    if size == LARGE and how != "resumable":
+                        entry["large"] = entry.get("large", 0) + 1
                 elif not self.stop.is_set():
                     self.errors.append("%s %s answered %d before the kill" % (how, name, status))
 
@@ -204,6 +211,9 @@ def main():
             server.kill9()
         if acknowledged < 20:
             failures.append("only %d uploads acknowledged: too few for the test to mean anything" % acknowledged)
+        large = sum(entry.get("large", 0) for entry in ledger.values())
+        if large < 1:
+            failures.append("no upload past 8 MiB was acknowledged: the direct-I/O path went untested")
     except RuntimeError as error:
         print("SETUP FAILURE: %s" % error)
         return 2
@@ -214,7 +224,8 @@ def main():
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures[:30]))
         return 1
-    print("PASS: %d acknowledged uploads over %d kill -9 cycles, all read back byte for byte; no orphans" % (acknowledged, args.cycles))
+    print("PASS: %d acknowledged uploads (%d past 8 MiB in one request) over %d kill -9 cycles, all read back byte for byte; no orphans"
+          % (acknowledged, large, args.cycles))
     return 0
 
 

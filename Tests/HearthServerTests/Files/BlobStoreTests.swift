@@ -45,19 +45,24 @@ struct BlobStoreTests {
         return (try BlobStore(root: root), root)
     }
 
+    /// The blob is `body` with its size and both checksums, and the only file under `root`.
+    static func expectBlob(_ written: BlobStore.Written, holds body: [UInt8], in blobs: BlobStore, root: URL) throws {
+        #expect(written.size == Int64(body.count))
+        #expect(written.md5Hash == Data(Insecure.MD5.hash(data: body)).base64EncodedString())
+        var crc = CRC32C()
+        body.withUnsafeBytes { crc.update($0) }
+        #expect(written.crc32c == crc.value)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
+        #expect(try files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
+    }
+
     @Test(arguments: [0, 1, 65_536, BlobStore.writeBatch - 1, BlobStore.writeBatch, BlobStore.writeBatch + 17, 3 * BlobStore.writeBatch + 5])
     func aBlobHoldsTheBodyAndItsChecksums(size: Int) async throws {
         let (blobs, root) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: root) }
         let body = Self.bytes(size)
         let written = try await blobs.write(Chunks(bytes: body, chunk: 40_000))
-        #expect(written.size == Int64(size))
-        #expect(written.md5Hash == Data(Insecure.MD5.hash(data: body)).base64EncodedString())
-        var crc = CRC32C()
-        body.withUnsafeBytes { crc.update($0) }
-        #expect(written.crc32c == crc.value)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
-        #expect(try Self.files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
+        try Self.expectBlob(written, holds: body, in: blobs, root: root)
         if size > 10 {
             let middle = try await blobs.read(written.blob, from: 3, to: Int64(min(size, BlobStore.readChunk)))
             #expect(Array(middle.readableBytesView) == Array(body[3..<min(size, BlobStore.readChunk)]))
@@ -107,13 +112,7 @@ struct BlobStoreTests {
         let direct = try Self.takesDirectIO(root)
         let body = Self.bytes(size)
         let written = try await blobs.write(Chunks(bytes: body, chunk: 40_000))
-        #expect(written.size == Int64(size))
-        #expect(written.md5Hash == Data(Insecure.MD5.hash(data: body)).base64EncodedString())
-        var crc = CRC32C()
-        body.withUnsafeBytes { crc.update($0) }
-        #expect(written.crc32c == crc.value)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(written.blob))) == Data(body))
-        #expect(try Self.files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
+        try Self.expectBlob(written, holds: body, in: blobs, root: root)
         // Every whole batch after the first megabyte; none where the file system has no direct I/O.
         #expect(blobs.directBatches.load(ordering: .relaxed) == (direct ? (size - BlobStore.writeBatch) / BlobStore.writeBatch : 0))
         #if os(Linux)

@@ -184,7 +184,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // CRC-32C with the CPU's instruction, for the files' checksums (docs/decisions/0020-hardware-crc32c.md).
+        // C for the files: CRC-32C with the CPU's instruction (decision 0020) and direct I/O for large uploads (decision 0021).
         .target(name: "CHearthFiles"),
         // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
         // apps), compiled in by the EmbedWebAssets plugin, and the routes that serve it.

@@ -1,4 +1,5 @@
 import HearthCore
+import Synchronization
 import Testing
 
 @Suite struct NodeTests {
@@ -110,8 +111,29 @@ import Testing
         #expect(PushIDGenerator(clock: { 0 }).next().prefix(8) == "--------")
     }
 
+    @Test func aPushIDsRandomPartTakesSixBitsAtATimeFromTwoDraws() {
+        let random = CountingGenerator(values: [0b111110_000011_000010_000001, 0b000001_111111])
+        let id = PushIDGenerator(clock: { 1 }, random: random).next()
+        // Characters 8…17 take the first draw's bits, lowest first; 18 and 19 the second's.
+        #expect(id == "-------0" + "012y------" + "z0")
+        #expect(random.draws.withLock { $0 } == 2)
+    }
+
     @Test func shallowReplacesChildrenWithTrue() throws {
         #expect(try node(#"{"a":{"b":1},"c":2}"#).shallow().jsonString() == #"{"a":true,"c":true}"#)
         #expect(try node("5").shallow().jsonString() == "5")
+    }
+}
+
+/// Returns `values` in turn and counts the draws.
+private final class CountingGenerator: RandomNumberGenerator, Sendable {
+    let values: [UInt64]
+    let draws = Mutex(0)
+    init(values: [UInt64]) { self.values = values }
+    func next() -> UInt64 {
+        draws.withLock { count in
+            defer { count += 1 }
+            return values[count % values.count]
+        }
     }
 }

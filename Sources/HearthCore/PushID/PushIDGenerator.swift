@@ -53,7 +53,16 @@ public final class PushIDGenerator: Sendable {
                 if i >= 0 { state.lastRandom[i] += 1 }
             } else {
                 state.lastTime = now
-                for i in 0..<12 { state.lastRandom[i] = Int(state.random.next() % 64) }
+                // Two 64-bit draws cover the 72 random bits: one draw per character made a
+                // `getrandom` system call per character, twelve per millisecond of writes.
+                var bits = state.random.next()
+                for i in 0..<10 {
+                    state.lastRandom[i] = Int(bits & 63)
+                    bits >>= 6
+                }
+                bits = state.random.next()
+                state.lastRandom[10] = Int(bits & 63)
+                state.lastRandom[11] = Int((bits >> 6) & 63)
             }
             var chars = [UInt8](repeating: 0, count: 20)
             var time = now

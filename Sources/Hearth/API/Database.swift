@@ -119,7 +119,7 @@ public final class Database: Sendable {
     /// The queue callbacks (events, completions) run on; the main queue by default. Use a serial
     /// queue: events arrive in order only on one.
     public var callbackQueue: DispatchQueue {
-        get { repo.state.withLock { $0.callbackQueue } }
+        get { repo.callbacks.withLock { $0.queue } }
         set { repo.setCallbackQueue(newValue) }
     }
 

@@ -172,21 +172,26 @@ extension Repo {
         }
         calls += after
         guard !calls.isEmpty else { return }
-        // Moved rather than appended when nothing waits: a write of many children makes one call each.
-        if state.pendingCallbacks.isEmpty { state.pendingCallbacks = calls } else { state.pendingCallbacks += calls }
-        guard !state.callbackDrainQueued else { return }
-        state.callbackDrainQueued = true
-        let generation = state.callbackQueueGeneration
-        state.callbackQueue.async { [self] in runPendingCallbacks(generation: generation) }
+        let drain = callbacks.withLock { pending -> (DispatchQueue, generation: Int)? in
+            // Moved rather than appended when nothing waits: a write of many children makes one call each.
+            if pending.calls.isEmpty { pending.calls = calls } else { pending.calls += calls }
+            guard !pending.drainQueued else { return nil }
+            pending.drainQueued = true
+            return (pending.queue, pending.queueGeneration)
+        }
+        // Queued outside the lock: waking the queue's thread is a system call.
+        if let (queue, generation) = drain {
+            queue.async { [self] in runPendingCallbacks(generation: generation) }
+        }
     }
 
     /// On the callback queue: runs every callback made so far, in the order made.
     private func runPendingCallbacks(generation: Int) {
-        let batch = state.withLock { state -> [@Sendable () -> Void] in
-            guard state.callbackQueueGeneration == generation else { return [] }
-            state.callbackDrainQueued = false
-            let batch = state.pendingCallbacks
-            state.pendingCallbacks = []
+        let batch = callbacks.withLock { pending -> [@Sendable () -> Void] in
+            guard pending.queueGeneration == generation else { return [] }
+            pending.drainQueued = false
+            let batch = pending.calls
+            pending.calls = []
             return batch
         }
         for call in batch { call() }
@@ -195,15 +200,15 @@ extension Repo {
     /// Changes the callback queue: callbacks already made still run on the old one, in order; later
     /// ones on the new one.
     func setCallbackQueue(_ queue: DispatchQueue) {
-        state.withLock { state in
-            if state.callbackDrainQueued {
-                let batch = state.pendingCallbacks
-                state.pendingCallbacks = []
-                state.callbackDrainQueued = false
-                state.callbackQueueGeneration += 1
-                state.callbackQueue.async { for call in batch { call() } }
+        callbacks.withLock { pending in
+            if pending.drainQueued {
+                let batch = pending.calls
+                pending.calls = []
+                pending.drainQueued = false
+                pending.queueGeneration += 1
+                pending.queue.async { for call in batch { call() } }
             }
-            state.callbackQueue = queue
+            pending.queue = queue
         }
     }
 }

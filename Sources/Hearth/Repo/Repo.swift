@@ -5,9 +5,9 @@ import HearthProtocol
 import Synchronization
 
 /// The engine behind one ``Database``: the sync trees (data and `.info`), the connection's state
-/// machine and socket, pending operations and transactions. All its state lives in one `Mutex`, and
-/// every user callback is queued, in order, on the callback queue while that lock is held, so events
-/// come out in exactly the order the engine produced them.
+/// machine and socket, pending operations and transactions. Its state lives in one `Mutex`, and
+/// every user callback is queued, in order, while that lock is held, so events come out in exactly
+/// the order the engine produced them (the queued callbacks have a small lock of their own).
 final class Repo: Sendable {
     typealias EventCallback = @Sendable (DataSnapshot, String?) -> Void
     typealias CancelCallback = @Sendable (any Error) -> Void
@@ -28,6 +28,17 @@ final class Repo: Sendable {
         case onDisconnect(completion: WriteCompletion?)
         case get(path: DatabasePath, query: Query, completion: @Sendable (Result<Node, DatabaseError>) -> Void)
         case transaction(id: Int)
+    }
+
+    /// User callbacks made but not yet run, in order, and whether a block that runs them is queued on
+    /// the callback queue: a burst of frames (a stream of acknowledgements, of child events) costs
+    /// one queue hop rather than one per frame.
+    struct PendingCallbacks {
+        var queue = DispatchQueue.main
+        var calls: [@Sendable () -> Void] = []
+        var drainQueued = false
+        /// Counts callback queue changes: a block queued on the previous queue finds nothing to run.
+        var queueGeneration = 0
     }
 
     struct Transaction: Sendable {
@@ -73,14 +84,6 @@ final class Repo: Sendable {
         /// This client's onDisconnect operations, applied locally when the connection drops.
         var onDisconnect: [(path: DatabasePath, json: JSONValue)] = []
         var keptSynced: [QuerySpec: [UInt]] = [:]
-        var callbackQueue = DispatchQueue.main
-        /// Callbacks made but not yet run, in order, and whether a block that runs them is queued on
-        /// the callback queue: a burst of frames (a stream of acknowledgements, of child events) costs
-        /// one queue hop rather than one per frame.
-        var pendingCallbacks: [@Sendable () -> Void] = []
-        var callbackDrainQueued = false
-        /// Counts callback queue changes: a block queued on the previous queue finds nothing to run.
-        var callbackQueueGeneration = 0
         var tokenProvider: (@Sendable () async -> String?)?
         var info: RepoInfo
         /// Persistence (set before the first use): unconfirmed writes are kept across launches in a
@@ -99,6 +102,11 @@ final class Repo: Sendable {
     }
 
     let state: Mutex<State>
+    /// Callbacks made but not yet run, behind a lock of their own: the callback queue takes them
+    /// without waiting for the engine, which holds `state` while it applies a burst of frames.
+    /// Calls are added while `state` is held (so in the engine's order); `state` is never taken
+    /// while this is.
+    let callbacks = Mutex(PendingCallbacks())
     let transport: any WebSocketTransport
     let clock: any HearthClock
     let pushIDs: PushIDGenerator

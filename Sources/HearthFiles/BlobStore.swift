@@ -82,22 +82,22 @@ final class BlobStore: Sendable {
 
     /// Streams `body` into a new blob and makes it durable.
     func write<Body: AsyncSequence>(_ body: Body, limit: Int64? = nil) async throws -> Written where Body.Element == ByteBuffer {
-        // A body smaller than one batch (most uploads) is received whole, then written, synced and
-        // moved into place in one job on the blocking pool: each further thread hop costs about as
-        // much as writing 64 KiB (docs/benchmarks.md, issue 30).
+        // A body of up to one batch (most uploads) is received whole, then written and synced in one
+        // job on the blocking pool: each further thread hop costs about as much as writing 64 KiB
+        // (docs/benchmarks.md, issue 30).
         var rest = body.makeAsyncIterator()
-        var first = ByteBuffer()
-        while first.readableBytes < Self.writeBatch {
-            guard var chunk = try await rest.next() else { return try await writeWhole(first) }
-            first.writeBuffer(&chunk)
-            if let limit, first.readableBytes > limit { throw Failure.tooLarge }
+        var first = UploadChunks()
+        while first.byteCount <= Self.writeBatch {
+            guard let chunk = try await rest.next() else { return try await writeWhole(first.buffers) }
+            first.append(chunk)
+            if let limit, first.byteCount > limit { throw Failure.tooLarge }
         }
         let blob = Self.newIdentifier()
         let path = blobPath(blob)
         let file = try await pool.runIfActive { try self.create(blob) }
         var digest = BlobDigest()
         do {
-            try await append(first, then: &rest, to: file, at: 0, digest: &digest, limit: limit, direct: true)
+            try await append(first.buffers, then: &rest, to: file, at: 0, digest: &digest, limit: limit, direct: true)
             try await pool.runIfActive {
                 try Self.check(fsync(file), "fsync", path)
                 try self.syncDirectory(of: blob)
@@ -114,9 +114,9 @@ final class BlobStore: Sendable {
         return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
     }
 
-    /// Writes `bytes` as a new durable blob in one pool job: the file, checksums, fsync of the file and
+    /// Writes `chunks` as a new durable blob in one pool job: the file, checksums, fsync of the file and
     /// of its directory.
-    private func writeWhole(_ bytes: ByteBuffer) async throws -> Written {
+    private func writeWhole(_ chunks: [ByteBuffer]) async throws -> Written {
         let blob = Self.newIdentifier()
         let path = blobPath(blob)
         let digest = try await pool.runIfActive {
@@ -124,9 +124,13 @@ final class BlobStore: Sendable {
             var digest = BlobDigest()
             do {
                 defer { close(file) }
-                try bytes.withUnsafeReadableBytes { raw in
-                    digest.update(raw)
-                    try Self.write(raw, to: file, at: 0)
+                var position: Int64 = 0
+                for chunk in chunks {
+                    try chunk.withUnsafeReadableBytes { raw in
+                        digest.update(raw)
+                        try Self.write(raw, to: file, at: position)
+                        position += Int64(raw.count)
+                    }
                 }
                 try Self.check(fsync(file), "fsync", path)
                 try self.syncDirectory(of: blob)
@@ -153,7 +157,7 @@ final class BlobStore: Sendable {
         var digest = BlobDigest()
         do {
             var chunks = body.makeAsyncIterator()
-            try await append(ByteBuffer(), then: &chunks, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
+            try await append([], then: &chunks, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
             try await pool.runIfActive { try Self.check(fsync(file), "fsync", path) }
         } catch {
             // Keep only what was durable before: a refused chunk (too large, cut off) leaves no bytes.
@@ -294,22 +298,22 @@ final class BlobStore: Sendable {
     /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
     /// two batches are held, so memory stays flat.
     ///
-    /// A batch is at first the chunks as they arrived, hashed and written where they lie (copying
-    /// them into one regrowing buffer was 5 % of a 1 GiB upload's CPU). Past ``directAfter`` bytes of a
+    /// A batch is at first the chunks as they arrived (small ones copied together: ``UploadChunks``),
+    /// hashed and written where they lie (copying them into one regrowing buffer was 5 % of a 1 GiB
+    /// upload's CPU). Past ``directAfter`` bytes of a
     /// new blob (`direct`), batches go to the disk with direct I/O from two aligned buffers the chunks
     /// are copied into: through the page cache, the kernel's copy of each byte into a newly allocated
     /// page cost more than MD5 (`docs/decisions/0021-direct-io-for-large-uploads.md`). Batches are cut
     /// at exact multiples of ``writeBatch``, so the switch happens at an aligned offset; the last,
     /// partial batch goes through the page cache again.
     private func append<Chunks: AsyncIteratorProtocol>(
-        _ first: ByteBuffer, then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?,
+        _ first: [ByteBuffer], then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?,
         direct directAllowed: Bool = false
     ) async throws where Chunks.Element == ByteBuffer {
         let hasher = DigestBox(digest)
-        var pending: [ByteBuffer] = []
-        var pendingBytes = 0
+        var pending = UploadChunks()
         var offset = start
-        var received = Int64(first.readableBytes)
+        var received = Int64(first.reduce(0) { $0 + $1.readableBytes })
         var inFlight: Task<Void, any Error>?
         let pool = self.pool
         // Direct I/O, once on: the buffer being filled (the other may be in flight) and its fill.
@@ -343,14 +347,12 @@ final class BlobStore: Sendable {
             var chunk = chunk
             while chunk.readableBytes > 0 {
                 if aligned.isEmpty {
-                    let slice = chunk.readSlice(length: min(chunk.readableBytes, Self.writeBatch - pendingBytes))!
+                    let slice = chunk.readSlice(length: min(chunk.readableBytes, Self.writeBatch - pending.byteCount))!
                     pending.append(slice)
-                    pendingBytes += slice.readableBytes
-                    guard pendingBytes == Self.writeBatch else { continue }
-                    try await submit(.chunks(pending), at: offset)
-                    offset += Int64(pendingBytes)
-                    pending = []
-                    pendingBytes = 0
+                    guard pending.byteCount == Self.writeBatch else { continue }
+                    try await submit(.chunks(pending.buffers), at: offset)
+                    offset += Int64(pending.byteCount)
+                    pending = UploadChunks()
                     if directAllowed, !triedDirect, offset >= directAfter {
                         // The flag is the file's: no write through the page cache may still be running.
                         triedDirect = true
@@ -376,7 +378,7 @@ final class BlobStore: Sendable {
             }
         }
         do {
-            try await take(first)
+            for chunk in first { try await take(chunk) }
             while let chunk = try await rest.next() {
                 received += Int64(chunk.readableBytes)
                 if let limit, received > limit { throw Failure.tooLarge }
@@ -387,8 +389,8 @@ final class BlobStore: Sendable {
                 try await inFlight?.value
                 guard hearth_set_direct_io(file, 0) == 0 else { throw Failure.io("fcntl", errno) }
                 if filled > 0 { try await submit(.aligned(aligned[current], count: filled, direct: false), at: offset) }
-            } else if pendingBytes > 0 {
-                try await submit(.chunks(pending), at: offset)
+            } else if pending.byteCount > 0 {
+                try await submit(.chunks(pending.buffers), at: offset)
             }
             try await inFlight?.value
         } catch {

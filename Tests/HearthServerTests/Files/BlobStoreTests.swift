@@ -56,17 +56,52 @@ struct BlobStoreTests {
         #expect(try files(root) == ["blobs/\(written.blob.prefix(2))/\(written.blob)"])
     }
 
-    @Test(arguments: [0, 1, 65_536, BlobStore.writeBatch - 1, BlobStore.writeBatch, BlobStore.writeBatch + 17, 3 * BlobStore.writeBatch + 5])
-    func aBlobHoldsTheBodyAndItsChecksums(size: Int) async throws {
+    /// Chunks of 40,000 bytes are held as they arrived, of 1,000 copied together, of 20,000 copied and
+    /// split across buffers (`UploadChunks`).
+    @Test(arguments: [0, 1, 65_536, BlobStore.writeBatch - 1, BlobStore.writeBatch, BlobStore.writeBatch + 17, 3 * BlobStore.writeBatch + 5], [40_000, 1_000, 20_000])
+    func aBlobHoldsTheBodyAndItsChecksums(size: Int, chunk: Int) async throws {
         let (blobs, root) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: root) }
         let body = Self.bytes(size)
-        let written = try await blobs.write(Chunks(bytes: body, chunk: 40_000))
+        let written = try await blobs.write(Chunks(bytes: body, chunk: chunk))
         try Self.expectBlob(written, holds: body, in: blobs, root: root)
         if size > 10 {
             let middle = try await blobs.read(written.blob, from: 3, to: Int64(min(size, BlobStore.readChunk)))
             #expect(Array(middle.readableBytesView) == Array(body[3..<min(size, BlobStore.readChunk)]))
         }
+    }
+
+    @Test func uploadChunksKeepLargeChunksAndCopySmallOnesTogether() {
+        var chunks = UploadChunks()
+        let large = ByteBuffer(bytes: Self.bytes(UploadChunks.keptMinimum))
+        chunks.append(ByteBuffer(bytes: [1, 2, 3]))
+        chunks.append(ByteBuffer(bytes: [4]))
+        chunks.append(large)
+        chunks.append(ByteBuffer(bytes: [5]))
+        chunks.append(ByteBuffer())
+        #expect(chunks.byteCount == 5 + UploadChunks.keptMinimum)
+        #expect(chunks.buffers.count == 3)
+        #expect(chunks.buffers.map { Array($0.readableBytesView) } == [[1, 2, 3, 4], Self.bytes(UploadChunks.keptMinimum), [5]])
+        // The large chunk is the same memory, not a copy.
+        let addresses = [large, chunks.buffers[1]].map { $0.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } }
+        #expect(addresses[0] == addresses[1])
+    }
+
+    /// A body trickled a byte at a time holds about its own size, not a read buffer per byte.
+    @Test func aTrickledBodyIsHeldInFullBuffers() {
+        var chunks = UploadChunks()
+        let body = Self.bytes(3 * UploadChunks.copyCapacity + 10)
+        for byte in body { chunks.append(ByteBuffer(bytes: [byte])) }
+        #expect(chunks.buffers.count == 4)
+        #expect(chunks.buffers.dropLast().allSatisfy { $0.readableBytes == UploadChunks.copyCapacity })
+        #expect(chunks.buffers.flatMap { Array($0.readableBytesView) } == body)
+        // A small chunk that does not fit fills the last buffer, and the rest starts the next.
+        var split = UploadChunks()
+        split.append(ByteBuffer(bytes: Self.bytes(30_000)))
+        split.append(ByteBuffer(bytes: Self.bytes(30_000)))
+        split.append(ByteBuffer(bytes: Self.bytes(10_000)))
+        #expect(split.buffers.map(\.readableBytes) == [UploadChunks.copyCapacity, 70_000 - UploadChunks.copyCapacity])
+        #expect(split.buffers.flatMap { Array($0.readableBytesView) } == Self.bytes(30_000) + Self.bytes(30_000) + Self.bytes(10_000))
     }
 
     @Test func aCopyIsItsOwnFileWithTheSameBytes() async throws {

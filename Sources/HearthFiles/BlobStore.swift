@@ -300,12 +300,12 @@ final class BlobStore: Sendable {
     ///
     /// A batch is at first the chunks as they arrived (small ones copied together: ``UploadChunks``),
     /// hashed and written where they lie (copying them into one regrowing buffer was 5 % of a 1 GiB
-    /// upload's CPU). Past ``directAfter`` bytes of a
-    /// new blob (`direct`), batches go to the disk with direct I/O from two aligned buffers the chunks
-    /// are copied into: through the page cache, the kernel's copy of each byte into a newly allocated
-    /// page cost more than MD5 (`docs/decisions/0021-direct-io-for-large-uploads.md`). Batches are cut
-    /// at exact multiples of ``writeBatch``, so the switch happens at an aligned offset; the last,
-    /// partial batch goes through the page cache again.
+    /// upload's CPU). Past ``directAfter`` bytes of a new blob (`direct`), batches go to the disk with
+    /// direct I/O from two aligned buffers the chunks are copied into: through the page cache, the
+    /// kernel's copy of each byte into a newly allocated page cost more than MD5
+    /// (`docs/decisions/0021-direct-io-for-large-uploads.md`). Batches are cut at exact multiples of
+    /// ``writeBatch``, so the switch happens at an aligned offset; the last, partial batch goes through
+    /// the page cache again.
     private func append<Chunks: AsyncIteratorProtocol>(
         _ first: [ByteBuffer], then rest: inout Chunks, to file: Int32, at start: Int64, digest: inout BlobDigest, limit: Int64?,
         direct directAllowed: Bool = false

@@ -584,6 +584,9 @@ final class RealtimeSession: RealtimeListener {
 
     /// The connection ended: its listens stop and its onDisconnect writes are applied, in order.
     func closed() {
+        // Leaves the directory only once its onDisconnect writes are queued: a shutdown waits for the
+        // directory to empty before it stops the writers, and a write queued after that is refused.
+        defer { services.sessions.remove(self) }
         let (listens, writes, database) = state.withLock { state in
             state.closed = true
             state.expiryTimer?.cancel()
@@ -596,7 +599,6 @@ final class RealtimeSession: RealtimeListener {
             }
             return (state.listens, state.onDisconnect, state.database)
         }
-        services.sessions.remove(self)
         accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Hummingbird
 import NIOCore
 import Synchronization
@@ -14,6 +15,10 @@ import Synchronization
 /// For the files benchmark (`hearth bench files --target ceiling`): `POST /blob` reads and drops the
 /// body, and `GET /blob/<KiB>` answers that many bytes from memory — the same bytes over the same
 /// loopback to the same client, with no disk, checksum or catalog: what a download can reach here.
+///
+/// With `--durable <directory>`, `POST …` also stores the body as one row of a SQLite database in that
+/// directory, group-committed and synced before the answer (``DurableCeiling``): the ceiling for a
+/// durable write, everything Hearth does beyond it left out.
 struct CeilingBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ceiling",
@@ -25,6 +30,9 @@ struct CeilingBenchCommand: AsyncParsableCommand {
 
     @Option(help: "The port to listen on.")
     var port = 9100
+
+    @Option(help: "Store each POST's body durably in a SQLite database in this directory before answering (the ceiling for a durable write).")
+    var durable: String?
 
     static let pushed = ByteBuffer(string: #"{"name":"-ceiling"}"#)
     static let item = ByteBuffer(string: #"{"n":1,"title":"hello"}"#)
@@ -44,6 +52,7 @@ struct CeilingBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let store = try durable.map { try DurableCeiling(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
         let router = Router()
         router.post("blob") { request, _ -> Response in
             for try await _ in request.body {}
@@ -60,12 +69,15 @@ struct CeilingBenchCommand: AsyncParsableCommand {
         }
         router.post("**") { request, _ -> Response in
             // Read the body as Hearth does before it answers.
-            _ = try await request.body.collect(upTo: 1 << 20)
+            let body = try await request.body.collect(upTo: 1 << 20)
+            try await store?.store(body)
             return Self.json(Self.pushed)
         }
         router.get("**") { _, _ -> Response in Self.json(Self.item) }
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)))
-        print("ceiling: listening on http://\(host):\(port)")
+        let app = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port)), services: store.map { [$0] } ?? []
+        )
+        print("ceiling: listening on http://\(host):\(port)\(durable.map { ", POST bodies stored durably in \($0)" } ?? "")")
         try await app.runService()
     }
 

@@ -12,6 +12,7 @@ import base64
 import json
 import os
 import pathlib
+import shutil
 import socket
 import struct
 import subprocess
@@ -92,7 +93,8 @@ def main():
             server.wait(timeout=15)
     expected = {f'c{cycle}-{n}': 'offline' for cycle in range(cycles) for n in range(clients)}
     missing = sorted(set(expected) - set(stored))
-    assert stored == expected, f'onDisconnect writes lost across SIGTERM restarts: {missing}'
+    assert stored == expected, f'onDisconnect writes lost across SIGTERM restarts: {missing} (data and log kept in {data})'
+    shutil.rmtree(data)
     print(f'PASS: {cycles} SIGTERM restarts with {clients} WebSocket clients each: every client got a close '
           'frame, hearth exited 0, and every onDisconnect write survived')
 

@@ -4,9 +4,11 @@ import Testing
 
 /// firebase.json and .firebaserc read as firebase-tools reads them (docs/specs/emulator-suite.md §1).
 @Suite struct FirebaseProjectFileTests {
-    /// A project directory in a fresh temporary folder.
-    struct Project {
+    /// A project directory in a fresh temporary folder, removed with the project.
+    final class Project {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-project-\(UUID().uuidString)")
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
 
         func write(_ name: String, _ text: String) throws {
             let file = directory.appendingPathComponent(name)

@@ -9,9 +9,11 @@ import Testing
 
 /// Rules files named by firebase.json: loaded at start (a broken one stops it), applied again on
 /// every edit, and a broken edit keeps the rules in force with the file, line and column logged.
-@Suite struct RulesFileWatcherTests {
+@Suite final class RulesFileWatcherTests {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-rules-\(UUID().uuidString).json")
     let registry = DatabaseRegistry(storage: InMemoryStorage(), logger: Logger(label: "test"))
+
+    deinit { try? FileManager.default.removeItem(at: file) }
 
     func write(_ text: String) throws { try Data(text.utf8).write(to: file) }
 

@@ -4,8 +4,9 @@ import Testing
 
 /// Views of a whole location are updated child by child when a change lies below them. The reference
 /// is the same tree recomputing every view whole: after every random operation (server overwrites
-/// and merges at every depth, user writes, acks and reverts, listens completing and stopping), both
-/// raise the same events and show the same data.
+/// and merges at every depth; user writes at, below and above the children, merges and hidden writes;
+/// acks and reverts; listens completing and stopping), both raise the same events and show the same
+/// data.
 @Suite struct IncrementalRefreshTests {
     typealias SeededGenerator = OrderedChildrenTests.SeededGenerator
 
@@ -33,7 +34,8 @@ import Testing
         ["a", "b", "c", "d", "e", "f", "g", "h", "1", "2", "10", "x"][Int.random(in: 0..<12, using: &random)]
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5, 6])
+    // Seed 53 meets a server write hidden under a pending one that turns a leaf above both into an object.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 53])
     func childByChildUpdatesMatchWholeRecomputation(seed: UInt64) async {
         var random = SeededGenerator(state: seed)
         var incremental = SyncTree()
@@ -97,16 +99,38 @@ import Testing
                 both("server set /l = \(whole)") { $0.applyServerOverwrite(path: Self.path("/l"), node: Self.json(whole), tag: nil) }
             case 52..<54:
                 both("server set /l = 7") { $0.applyServerOverwrite(path: Self.path("/l"), node: .leaf(.number(7)), tag: nil) }
-            case 54..<70:
+            case 54..<64:
                 let write = nextWrite
                 nextWrite += 1
                 pending.append(write)
                 both("user set /l/\(child) = \(text)") { $0.applyUserOverwrite(writeID: write, path: Self.path("/l/\(child)"), node: Self.json(text)) }
+            case 64..<68:
+                let write = nextWrite
+                nextWrite += 1
+                pending.append(write)
+                both("user set /l/\(child)/n = \(text)") { $0.applyUserOverwrite(writeID: write, path: Self.path("/l/\(child)/n"), node: Self.json(text)) }
+            case 68..<69:
+                let write = nextWrite
+                nextWrite += 1
+                pending.append(write)
+                let whole = #"{"\#(child)":\#(text)}"#
+                both("user set /l = \(whole)") { $0.applyUserOverwrite(writeID: write, path: Self.path("/l"), node: Self.json(whole)) }
+            case 69..<70:
+                // A transaction's write without local events: it shows only once the server confirms it.
+                let write = nextWrite
+                nextWrite += 1
+                pending.append(write)
+                both("hidden user set /l/\(child) = \(text)") {
+                    $0.applyUserOverwrite(writeID: write, path: Self.path("/l/\(child)"), node: Self.json(text), visible: false)
+                }
             case 70..<76:
                 let write = nextWrite
                 nextWrite += 1
                 pending.append(write)
-                both("user merge /l/\(child)") { $0.applyUserMerge(writeID: write, path: Self.path("/l"), children: [(Self.path("/\(child)"), Self.json(text))]) }
+                let other = Self.key(&random)
+                both("user merge /l/\(child), /l/\(other)/n") {
+                    $0.applyUserMerge(writeID: write, path: Self.path("/l"), children: [(Self.path("/\(child)"), Self.json(text)), (Self.path("/\(other)/n"), .leaf(.number(3)))])
+                }
             case 76..<90 where !pending.isEmpty:
                 let write = pending.remove(at: Int.random(in: 0..<pending.count, using: &random))
                 let revert = Bool.random(using: &random)

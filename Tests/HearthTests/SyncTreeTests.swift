@@ -62,6 +62,29 @@ import Testing
         #expect(tree.ackWrite(writeID: 3, revert: true).isEmpty)
     }
 
+    @Test func serverDataUnderAPendingWriteShowsOnlyOnceTheWriteIsAnswered() {
+        var tree = SyncTree()
+        let list = QuerySpec(path: Self.path("/l"))
+        _ = tree.addRegistration(id: 1, type: .childChanged, spec: list)
+        _ = tree.addRegistration(id: 2, type: .value, spec: QuerySpec(path: Self.path("/l/a/n")))
+        tree.listenStarted(list.serverListen)
+        _ = tree.applyServerOverwrite(path: Self.path("/l"), node: Self.json(#"{"a":{"n":1},"b":{"n":2}}"#), tag: nil)
+        _ = tree.listenCompleted(list.serverListen)
+        #expect(Self.describe(tree.applyUserOverwrite(writeID: 1, path: Self.path("/l/a"), node: Self.json(#"{"n":5}"#)))
+            == ["2 value n prev=- 5", "1 changed a prev=- {\"n\":5}"])
+        // The server's data at and below the written location differs (a server value, another
+        // client's write in between): hidden while the write is pending, in the views above and below.
+        #expect(tree.applyServerOverwrite(path: Self.path("/l/a"), node: Self.json(#"{"n":6}"#), tag: nil).isEmpty)
+        #expect(tree.applyServerOverwrite(path: Self.path("/l/a/n"), node: .leaf(.number(7)), tag: nil).isEmpty)
+        #expect(tree.views[list]?.shown.node.child(at: Self.path("/a/n")) == .leaf(.number(5)))
+        // Beside the write, the server's data shows at once.
+        #expect(Self.describe(tree.applyServerOverwrite(path: Self.path("/l/b/n"), node: .leaf(.number(8)), tag: nil))
+            == ["1 changed b prev=a {\"n\":8}"])
+        // Answered: the server's data shows, with its events.
+        #expect(Self.describe(tree.ackWrite(writeID: 1, revert: false)) == ["2 value n prev=- 7", "1 changed a prev=- {\"n\":7}"])
+        #expect(tree.localValue(at: Self.path("/l")) == Self.json(#"{"a":{"n":7},"b":{"n":8}}"#))
+    }
+
     @Test func aParentListenShadowsChildListensAndTheyReturnWhenItGoes() {
         var tree = SyncTree()
         _ = tree.addRegistration(id: 1, type: .value, spec: QuerySpec(path: Self.path("/a/b")))

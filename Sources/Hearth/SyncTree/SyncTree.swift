@@ -302,8 +302,24 @@ struct SyncTree: Sendable {
             views[spec]!.ownCache = views[spec]!.ownCache.setting(node, at: path.keys[spec.path.count...])
             return refresh(spec)
         }
+        // A pending write of `path` or above hides what the server sends there until it is answered
+        // (the official SDKs' shadowing write): views built on the server's data stay as they are. The
+        // echo of a client's own write is the common case. Only while nothing above `path` changes with
+        // it: a leaf above it that becomes an object, or an object that empties and goes, would show.
+        let hidden = refreshesIncrementally && !node.isEmpty && writes.shadows(path) && Self.holdsChildren(serverTree, above: path)
         serverTree = serverTree.setting(node, at: path)
-        return refreshViews(related: [path])
+        return refreshViews(related: [path], skipping: hidden ? \.loadsAllData : nil)
+    }
+
+    /// Whether every location above `path` holds children in `tree`: then setting a value at `path`
+    /// changes nothing above it.
+    static func holdsChildren(_ tree: Node, above path: DatabasePath) -> Bool {
+        var node = tree
+        for key in path.keys {
+            guard case .children = node, !node.isEmpty else { return false }
+            node = node.child(key)
+        }
+        return true
     }
 
     mutating func applyServerMerge(path: DatabasePath, items: [(path: DatabasePath, node: Node)], tag: Int?) -> [RaisedEvent] {
@@ -446,10 +462,25 @@ struct SyncTree: Sendable {
     private func incrementalUpdate(of view: inout View, keys: Set<Key>) -> [EventGenerator.Change]? {
         let spec = view.spec
         guard spec.loadsAllData, keys.count <= max(8, view.shown.children.count / 8) else { return nil }
-        let (node, covered) = writes.apply(to: serverTree.child(at: spec.path), at: spec.path, skipUnknownChildren: false)
-        let complete = isComplete(spec.path) || covered
-        // A leaf has no children to move: turning into or out of one changes the whole location.
-        guard complete == view.shown.complete, !node.isLeaf, !view.shown.node.isLeaf else { return nil }
+        // A write of the location or above it may change all of it. A leaf has no children to move:
+        // turning into or out of one (the server's leaf shows once the writes below it are answered)
+        // changes the whole location.
+        guard !writes.shadows(spec.path), !view.shown.node.isLeaf, !serverTree.child(at: spec.path).isLeaf else { return nil }
+        let complete = isComplete(spec.path)
+        guard complete == view.shown.complete else { return nil }
+        // Only the touched children are recomputed, each from the writes that reach it; those that
+        // come out as they were (an acknowledged write, the server's echo of it) stay where they are.
+        var node = view.shown.node
+        var changedKeys: [Key] = []
+        for key in keys {
+            let path = spec.path.child(key)
+            let child = writes.applyReaching(serverTree.child(at: path), at: path)
+            guard child != node.child(key) else { continue }
+            node = node.replacingChild(key, with: child)
+            changedKeys.append(key)
+        }
+        let keys = changedKeys
+        guard !node.isLeaf else { return nil }
         let query = spec.query
 
         func lowerBound(_ entry: (key: Key, node: Node), in children: [(key: Key, node: Node)]) -> Int {
@@ -496,8 +527,11 @@ struct SyncTree: Sendable {
         return changes
     }
 
-    private mutating func refreshViews(related paths: [DatabasePath]) -> [RaisedEvent] {
-        let affected = viewOrder.filter { spec in paths.contains { $0.contains(spec.path) || spec.path.contains($0) } }
+    /// Refreshes the views `paths` touch, leaving out those `skipping` picks.
+    private mutating func refreshViews(related paths: [DatabasePath], skipping: ((QuerySpec) -> Bool)? = nil) -> [RaisedEvent] {
+        let affected = viewOrder.filter { spec in
+            skipping?(spec) != true && paths.contains { $0.contains(spec.path) || spec.path.contains($0) }
+        }
         // Deeper locations first, as the official SDKs raise them; creation order among equals.
         let ordered = affected.enumerated().sorted { a, b in
             a.element.path.count != b.element.path.count ? a.element.path.count > b.element.path.count : a.offset < b.offset

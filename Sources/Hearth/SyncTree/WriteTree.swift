@@ -22,21 +22,97 @@ struct WriteRecord: Sendable {
 /// #expect(tree.apply(to: .empty, at: .root, skipUnknownChildren: false).node.child(Key("a")) == .leaf(.number(1)))
 /// ```
 struct WriteTree: Sendable {
-    /// In the order made; the server confirms them in that order, so the one removed is almost always first.
+    /// In the order made (ascending ids); the server confirms them in that order, so the one removed
+    /// is almost always first.
     private(set) var records: Deque<WriteRecord> = []
+    /// The visible writes by the locations they set: the writes that reach one location are found by
+    /// its path, not by going through every pending write (a client streaming writes to a location it
+    /// observes has thousands pending, and each write and acknowledgement refreshes the view).
+    private var visibleAt: [DatabasePath: [Int]] = [:]
+    /// How many visible writes set a location strictly below each path.
+    private var visibleBelow: [DatabasePath: Int] = [:]
 
     mutating func add(_ record: WriteRecord) {
         records.append(record)
+        if record.visible { index(record, adding: true) }
     }
 
     /// Removes a write; returns it.
     @discardableResult
     mutating func remove(id: Int) -> WriteRecord? {
-        guard let index = records.firstIndex(where: { $0.id == id }) else { return nil }
-        return records.remove(at: index)
+        guard let position = records.firstIndex(where: { $0.id == id }) else { return nil }
+        let record = records.remove(at: position)
+        if record.visible { index(record, adding: false) }
+        return record
+    }
+
+    private mutating func index(_ record: WriteRecord, adding: Bool) {
+        for change in record.changes {
+            if adding {
+                visibleAt[change.path, default: []].append(record.id)
+            } else {
+                visibleAt[change.path]?.removeAll { $0 == record.id }
+                if visibleAt[change.path]?.isEmpty == true { visibleAt[change.path] = nil }
+            }
+            var location = change.path
+            while let parent = location.parent {
+                let count = visibleBelow[parent, default: 0] + (adding ? 1 : -1)
+                visibleBelow[parent] = count > 0 ? count : nil
+                location = parent
+            }
+        }
     }
 
     var isEmpty: Bool { records.isEmpty }
+
+    /// Whether a visible write sets `path` or a location above it: until it is answered, what the
+    /// server sends for `path` cannot show, and the write alone decides what is there.
+    func shadows(_ path: DatabasePath) -> Bool {
+        guard !visibleAt.isEmpty else { return false }
+        return (0...path.count).contains { visibleAt[DatabasePath(keys: Array(path.keys.prefix($0)))] != nil }
+    }
+
+    /// `base` (the server data at `path`) with the visible writes applied in order, as
+    /// `apply(to:at:skipUnknownChildren: false)`, but going through only the writes that reach `path`:
+    /// those of it or above it (by path) and, when some lie below it, those.
+    func applyReaching(_ base: Node, at path: DatabasePath) -> Node {
+        guard !visibleAt.isEmpty else { return base }
+        var ids: [Int] = []
+        for depth in 0...path.count {
+            ids += visibleAt[DatabasePath(keys: Array(path.keys.prefix(depth)))] ?? []
+        }
+        if visibleBelow[path] != nil {
+            for record in records where record.visible && record.changes.contains(where: { $0.path.count > path.count && path.contains($0.path) }) {
+                ids.append(record.id)
+            }
+        }
+        guard !ids.isEmpty else { return base }
+        // In the order they were made, each once.
+        let positions = Set(ids).compactMap(position(of:)).sorted()
+        var node = base
+        for position in positions {
+            for change in records[position].changes {
+                if change.path.contains(path) {
+                    node = change.node.child(at: path.keys[change.path.count...])
+                } else if path.contains(change.path) {
+                    node = node.setting(change.node, at: change.path.keys[path.count...])
+                }
+            }
+        }
+        return node
+    }
+
+    /// Where the write `id` is in `records`: found by halving, the ids ascending.
+    private func position(of id: Int) -> Int? {
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        if low < records.count, records[low].id == id { return low }
+        return records.firstIndex { $0.id == id }
+    }
 
     /// `base` (the server data at `path`) with every visible write applied in order; `covered` tells
     /// whether a write replaced the whole location (its data is then complete without the server).

@@ -27,7 +27,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted (0: no PATCH).")
     var patchChildren = 100_000
 
-    @Option(help: "Single writes streamed by a second client (issued without waiting, then all acknowledged) while the first counts their events.")
+    @Option(help: "Single writes streamed, issued without waiting, then all acknowledged: by a second client while the first counts their events (stream), and by the client that observes them (echo).")
     var writes = 100_000
 
     @Option(help: "Idle listeners opened to measure the client's memory per listener.")
@@ -39,8 +39,8 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Writes made offline, then flushed when the client reconnects.")
     var offlineWrites = 10_000
 
-    @Option(help: "The parts to run, comma-separated: bulk, rest, stream, idle, warm, offline (all by default).")
-    var only = "bulk,rest,stream,idle,warm,offline"
+    @Option(help: "The parts to run, comma-separated: bulk, rest, stream, echo, idle, warm, offline (all by default).")
+    var only = "bulk,rest,stream,echo,idle,warm,offline"
 
     func run() async throws {
         let run = UUID().uuidString.prefix(8)
@@ -49,6 +49,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         if parts.contains("bulk") { try await bulkEvents(root: "bulk-\(run)") }
         if parts.contains("rest") { try await restBursts(root: "rest-\(run)") }
         if parts.contains("stream") { try await streamedEvents(root: "stream-\(run)") }
+        if parts.contains("echo") { try await streamedOwnWrites(root: "echo-\(run)") }
         if parts.contains("idle") { try await memoryPerListener(root: "idle-\(run)") }
         if parts.contains("warm") { try await firstValueFromCache(root: "warm-\(run)") }
         if parts.contains("offline") { try await offlineFlush(root: "offline-\(run)") }
@@ -170,6 +171,34 @@ struct SDKBenchCommand: AsyncParsableCommand {
         }
         reader.goOffline()
         writer.goOffline()
+    }
+
+    /// Single writes streamed to a location the writing client observes itself, as a chat shows its
+    /// own messages: each raises its event at once, locally, and the server's echo of it arrives while
+    /// the write is still pending.
+    private func streamedOwnWrites(root: String) async throws {
+        let database = try client()
+        let events = EventCounter(target: writes)
+        let acknowledged = EventCounter(target: writes)
+        let failures = EventCounter(target: Int.max)
+        let list = database.reference(withPath: root)
+        list.observe(.childAdded) { _ in events.count() }
+        try await waitForListen(database, root)
+        let keys = (0..<writes).map { String(format: "w%07d", $0) }
+        let started = ContinuousClock.now
+        for index in 0..<writes {
+            list.child(keys[index]).setValue(index) { error, _ in
+                if error != nil { failures.count() }
+                acknowledged.count()
+            }
+        }
+        try await events.done(within: .seconds(300), what: "\(writes) child_added events")
+        try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
+        let allAcknowledged = ContinuousClock.now
+        let failed = failures.seen
+        if failed > 0 { throw CLIError("\(failed) of the \(writes) streamed writes failed") }
+        report("\(writes) streamed writes to a location the same client observes, all acknowledged", events: writes, allAcknowledged - started, unit: "writes")
+        database.goOffline()
     }
 
     /// The client's resident memory per idle `.value` listener (distinct locations).

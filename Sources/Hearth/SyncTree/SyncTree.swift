@@ -306,6 +306,7 @@ struct SyncTree: Sendable {
         // (the official SDKs' shadowing write): views built on the server's data stay as they are. The
         // echo of a client's own write is the common case. Only while nothing above `path` changes with
         // it: a leaf above it that becomes an object, or an object that empties and goes, would show.
+        if !viewOrder.isEmpty { writes.prepareIndex() }
         let hidden = refreshesIncrementally && !node.isEmpty && writes.shadows(path) && Self.holdsChildren(serverTree, above: path)
         serverTree = serverTree.setting(node, at: path)
         return refreshViews(related: [path], skipping: hidden ? \.loadsAllData : nil)
@@ -459,28 +460,36 @@ struct SyncTree: Sendable {
     /// Updates a view of a whole location after the children `keys` changed, in place, and returns its
     /// events; nil (the view untouched) when the change is not confined to those children, and the
     /// caller recomputes the view whole.
-    private func incrementalUpdate(of view: inout View, keys: Set<Key>) -> [EventGenerator.Change]? {
+    private mutating func incrementalUpdate(of view: inout View, keys: Set<Key>) -> [EventGenerator.Change]? {
+        writes.prepareIndex()
         let spec = view.spec
         guard spec.loadsAllData, keys.count <= max(8, view.shown.children.count / 8) else { return nil }
         // A write of the location or above it may change all of it. A leaf has no children to move:
         // turning into or out of one (the server's leaf shows once the writes below it are answered)
         // changes the whole location.
-        guard !writes.shadows(spec.path), !view.shown.node.isLeaf, !serverTree.child(at: spec.path).isLeaf else { return nil }
+        guard !writes.shadows(spec.path), !view.shown.node.isLeaf else { return nil }
         let complete = isComplete(spec.path)
         guard complete == view.shown.complete else { return nil }
         // Only the touched children are recomputed, each from the writes that reach it; those that
         // come out as they were (an acknowledged write, the server's echo of it) stay where they are.
-        var node = view.shown.node
+        // Without pending writes below the location, what it shows is the server's data there as it is.
+        let serverNode = serverTree.child(at: spec.path)
+        let written = writes.hasWrites(below: spec.path)
+        var node = written ? view.shown.node : serverNode
         var changedKeys: [Key] = []
         for key in keys {
-            let path = spec.path.child(key)
-            let child = writes.applyReaching(serverTree.child(at: path), at: path)
-            guard child != node.child(key) else { continue }
-            node = node.replacingChild(key, with: child)
+            if written {
+                let path = spec.path.child(key)
+                let child = writes.applyReaching(serverNode.child(key), at: path)
+                guard child != node.child(key) else { continue }
+                node = node.replacingChild(key, with: child)
+            } else if node.child(key) == view.shown.node.child(key) {
+                continue
+            }
             changedKeys.append(key)
         }
         let keys = changedKeys
-        guard !node.isLeaf else { return nil }
+        guard !serverNode.isLeaf, !node.isLeaf else { return nil }
         let query = spec.query
 
         func lowerBound(_ entry: (key: Key, node: Node), in children: [(key: Key, node: Node)]) -> Int {

@@ -25,16 +25,39 @@ struct WriteTree: Sendable {
     /// In the order made (ascending ids); the server confirms them in that order, so the one removed
     /// is almost always first.
     private(set) var records: Deque<WriteRecord> = []
-    /// The visible writes by the locations they set: the writes that reach one location are found by
-    /// its path, not by going through every pending write (a client streaming writes to a location it
-    /// observes has thousands pending, and each write and acknowledgement refreshes the view).
-    private var visibleAt: [DatabasePath: [Int]] = [:]
-    /// How many visible writes set a location strictly below each path.
-    private var visibleBelow: [DatabasePath: Int] = [:]
+    /// The visible writes by the locations they set, so that the writes that reach one location are
+    /// found by its path rather than by going through every pending write (a client streaming writes to
+    /// a location it observes has thousands pending, and each write and acknowledgement refreshes the
+    /// view). Made when views first ask (``prepareIndex()``), then kept up to date: a client with no
+    /// views does not pay for it.
+    private var index: PathIndex?
+
+    struct PathIndex: Sendable {
+        /// The ids of the visible writes that set each location, ascending.
+        var at: [DatabasePath: [Int]] = [:]
+        /// How many visible writes set a location strictly below each path.
+        var below: [DatabasePath: Int] = [:]
+
+        mutating func update(_ record: WriteRecord, adding: Bool) {
+            for change in record.changes {
+                if adding {
+                    at[change.path, default: []].append(record.id)
+                } else {
+                    at[change.path]?.removeAll { $0 == record.id }
+                    if at[change.path]?.isEmpty == true { at[change.path] = nil }
+                }
+                for depth in 0..<change.path.count {
+                    let ancestor = DatabasePath(keys: Array(change.path.keys.prefix(depth)))
+                    let count = below[ancestor, default: 0] + (adding ? 1 : -1)
+                    below[ancestor] = count > 0 ? count : nil
+                }
+            }
+        }
+    }
 
     mutating func add(_ record: WriteRecord) {
         records.append(record)
-        if record.visible { index(record, adding: true) }
+        if record.visible { index?.update(record, adding: true) }
     }
 
     /// Removes a write; returns it.
@@ -42,25 +65,17 @@ struct WriteTree: Sendable {
     mutating func remove(id: Int) -> WriteRecord? {
         guard let position = records.firstIndex(where: { $0.id == id }) else { return nil }
         let record = records.remove(at: position)
-        if record.visible { index(record, adding: false) }
+        if record.visible { index?.update(record, adding: false) }
         return record
     }
 
-    private mutating func index(_ record: WriteRecord, adding: Bool) {
-        for change in record.changes {
-            if adding {
-                visibleAt[change.path, default: []].append(record.id)
-            } else {
-                visibleAt[change.path]?.removeAll { $0 == record.id }
-                if visibleAt[change.path]?.isEmpty == true { visibleAt[change.path] = nil }
-            }
-            var location = change.path
-            while let parent = location.parent {
-                let count = visibleBelow[parent, default: 0] + (adding ? 1 : -1)
-                visibleBelow[parent] = count > 0 ? count : nil
-                location = parent
-            }
-        }
+    /// Makes the index of the visible writes by path, if it is not made yet. The lookups below go
+    /// through every write without it.
+    mutating func prepareIndex() {
+        guard index == nil else { return }
+        var made = PathIndex()
+        for record in records where record.visible { made.update(record, adding: true) }
+        index = made
     }
 
     var isEmpty: Bool { records.isEmpty }
@@ -68,20 +83,34 @@ struct WriteTree: Sendable {
     /// Whether a visible write sets `path` or a location above it: until it is answered, what the
     /// server sends for `path` cannot show, and the write alone decides what is there.
     func shadows(_ path: DatabasePath) -> Bool {
-        guard !visibleAt.isEmpty else { return false }
-        return (0...path.count).contains { visibleAt[DatabasePath(keys: Array(path.keys.prefix($0)))] != nil }
+        guard let index else {
+            return records.contains { record in record.visible && record.changes.contains { $0.path.contains(path) } }
+        }
+        guard !index.at.isEmpty else { return false }
+        return (0...path.count).contains { index.at[DatabasePath(keys: Array(path.keys.prefix($0)))] != nil }
+    }
+
+    /// Whether a visible write sets a location strictly below `path`.
+    func hasWrites(below path: DatabasePath) -> Bool {
+        guard let index else {
+            return records.contains { record in
+                record.visible && record.changes.contains { $0.path.count > path.count && path.contains($0.path) }
+            }
+        }
+        return index.below[path] != nil
     }
 
     /// `base` (the server data at `path`) with the visible writes applied in order, as
     /// `apply(to:at:skipUnknownChildren: false)`, but going through only the writes that reach `path`:
     /// those of it or above it (by path) and, when some lie below it, those.
     func applyReaching(_ base: Node, at path: DatabasePath) -> Node {
-        guard !visibleAt.isEmpty else { return base }
+        guard let index else { return apply(to: base, at: path, skipUnknownChildren: false).node }
+        guard !index.at.isEmpty else { return base }
         var ids: [Int] = []
         for depth in 0...path.count {
-            ids += visibleAt[DatabasePath(keys: Array(path.keys.prefix(depth)))] ?? []
+            ids += index.at[DatabasePath(keys: Array(path.keys.prefix(depth)))] ?? []
         }
-        if visibleBelow[path] != nil {
+        if index.below[path] != nil {
             for record in records where record.visible && record.changes.contains(where: { $0.path.count > path.count && path.contains($0.path) }) {
                 ids.append(record.id)
             }

@@ -142,20 +142,12 @@ struct SDKBenchCommand: AsyncParsableCommand {
         let reader = try client()
         let writer = try client()
         let counter = EventCounter(target: writes)
-        let acknowledged = EventCounter(target: writes)
-        let failures = EventCounter(target: Int.max)
         reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
         try await waitForListen(reader, root)
         _ = try await writer.reference(withPath: "\(root)-writer-ready").setValue(true)
-        let list = writer.reference(withPath: root)
         let keys = (0..<writes).map { String(format: "w%07d", $0) }
         let started = ContinuousClock.now
-        for index in 0..<writes {
-            list.child(keys[index]).setValue(index) { error, _ in
-                if error != nil { failures.count() }
-                acknowledged.count()
-            }
-        }
+        let (acknowledged, failures) = issueWrites(keys, to: writer.reference(withPath: root))
         let issued = ContinuousClock.now
         try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
         let allAcknowledged = ContinuousClock.now
@@ -173,25 +165,32 @@ struct SDKBenchCommand: AsyncParsableCommand {
         writer.goOffline()
     }
 
+    /// Sets each of `keys` under `list` to its index, without waiting: the counters count the
+    /// acknowledgements and the failures.
+    private func issueWrites(_ keys: [String], to list: DatabaseReference) -> (acknowledged: EventCounter, failures: EventCounter) {
+        let acknowledged = EventCounter(target: keys.count)
+        let failures = EventCounter(target: Int.max)
+        for (index, key) in keys.enumerated() {
+            list.child(key).setValue(index) { error, _ in
+                if error != nil { failures.count() }
+                acknowledged.count()
+            }
+        }
+        return (acknowledged, failures)
+    }
+
     /// Single writes streamed to a location the writing client observes itself, as a chat shows its
     /// own messages: each raises its event at once, locally, and the server's echo of it arrives while
     /// the write is still pending.
     private func streamedOwnWrites(root: String) async throws {
         let database = try client()
         let events = EventCounter(target: writes)
-        let acknowledged = EventCounter(target: writes)
-        let failures = EventCounter(target: Int.max)
         let list = database.reference(withPath: root)
         list.observe(.childAdded) { _ in events.count() }
         try await waitForListen(database, root)
         let keys = (0..<writes).map { String(format: "w%07d", $0) }
         let started = ContinuousClock.now
-        for index in 0..<writes {
-            list.child(keys[index]).setValue(index) { error, _ in
-                if error != nil { failures.count() }
-                acknowledged.count()
-            }
-        }
+        let (acknowledged, failures) = issueWrites(keys, to: list)
         try await events.done(within: .seconds(300), what: "\(writes) child_added events")
         try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
         let allAcknowledged = ContinuousClock.now

@@ -307,9 +307,11 @@ struct SyncTree: Sendable {
         // echo of a client's own write is the common case. Only while nothing above `path` changes with
         // it: a leaf above it that becomes an object, or an object that empties and goes, would show.
         if !viewOrder.isEmpty { writes.prepareIndex() }
+        // (A view already due for a whole refresh still gets it.)
         let hidden = refreshesIncrementally && !node.isEmpty && writes.shadows(path) && Self.holdsChildren(serverTree, above: path)
+        let unchanged = hidden ? Set(viewOrder.filter { $0.loadsAllData && views[$0]?.needsFullRefresh != true }) : []
         serverTree = serverTree.setting(node, at: path)
-        return refreshViews(related: [path], skipping: hidden ? \.loadsAllData : nil)
+        return refreshViews(related: [path], skipping: unchanged)
     }
 
     /// Whether every location above `path` holds children in `tree`: then setting a value at `path`
@@ -536,10 +538,10 @@ struct SyncTree: Sendable {
         return changes
     }
 
-    /// Refreshes the views `paths` touch, leaving out those `skipping` picks.
-    private mutating func refreshViews(related paths: [DatabasePath], skipping: ((QuerySpec) -> Bool)? = nil) -> [RaisedEvent] {
+    /// Refreshes the views `paths` touch, except those in `skipping`.
+    private mutating func refreshViews(related paths: [DatabasePath], skipping: Set<QuerySpec> = []) -> [RaisedEvent] {
         let affected = viewOrder.filter { spec in
-            skipping?(spec) != true && paths.contains { $0.contains(spec.path) || spec.path.contains($0) }
+            !skipping.contains(spec) && paths.contains { $0.contains(spec.path) || spec.path.contains($0) }
         }
         // Deeper locations first, as the official SDKs raise them; creation order among equals.
         let ordered = affected.enumerated().sorted { a, b in

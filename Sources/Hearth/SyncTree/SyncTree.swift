@@ -306,9 +306,12 @@ struct SyncTree: Sendable {
         // (the official SDKs' shadowing write): views built on the server's data stay as they are. The
         // echo of a client's own write is the common case. Only while nothing above `path` changes with
         // it: a leaf above it that becomes an object, or an object that empties and goes, would show.
-        if !viewOrder.isEmpty { writes.prepareIndex() }
         // (A view already due for a whole refresh still gets it.)
-        let hidden = refreshesIncrementally && !node.isEmpty && writes.shadows(path) && Self.holdsChildren(serverTree, above: path)
+        var hidden = false
+        if refreshesIncrementally, !viewOrder.isEmpty, !node.isEmpty {
+            writes.prepareIndex()
+            hidden = writes.shadows(path) && Self.holdsChildren(serverTree, above: path)
+        }
         let unchanged = hidden ? Set(viewOrder.filter { $0.loadsAllData && views[$0]?.needsFullRefresh != true }) : []
         serverTree = serverTree.setting(node, at: path)
         return refreshViews(related: [path], skipping: unchanged)

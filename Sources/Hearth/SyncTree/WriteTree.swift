@@ -46,8 +46,7 @@ struct WriteTree: Sendable {
                     at[change.path]?.removeAll { $0 == record.id }
                     if at[change.path]?.isEmpty == true { at[change.path] = nil }
                 }
-                for depth in 0..<change.path.count {
-                    let ancestor = DatabasePath(keys: Array(change.path.keys.prefix(depth)))
+                for ancestor in WriteTree.locations(above: change.path) {
                     let count = below[ancestor, default: 0] + (adding ? 1 : -1)
                     below[ancestor] = count > 0 ? count : nil
                 }
@@ -87,7 +86,7 @@ struct WriteTree: Sendable {
             return records.contains { record in record.visible && record.changes.contains { $0.path.contains(path) } }
         }
         guard !index.at.isEmpty else { return false }
-        return (0...path.count).contains { index.at[DatabasePath(keys: Array(path.keys.prefix($0)))] != nil }
+        return index.at[path] != nil || Self.locations(above: path).contains { index.at[$0] != nil }
     }
 
     /// Whether a visible write sets a location strictly below `path`.
@@ -106,10 +105,8 @@ struct WriteTree: Sendable {
     func applyReaching(_ base: Node, at path: DatabasePath) -> Node {
         guard let index else { return apply(to: base, at: path, skipUnknownChildren: false).node }
         guard !index.at.isEmpty else { return base }
-        var ids: [Int] = []
-        for depth in 0...path.count {
-            ids += index.at[DatabasePath(keys: Array(path.keys.prefix(depth)))] ?? []
-        }
+        var ids = index.at[path] ?? []
+        for location in Self.locations(above: path) { ids += index.at[location] ?? [] }
         if index.below[path] != nil {
             for record in records where record.visible && record.changes.contains(where: { $0.path.count > path.count && path.contains($0.path) }) {
                 ids.append(record.id)
@@ -120,15 +117,28 @@ struct WriteTree: Sendable {
         let positions = Set(ids).compactMap(position(of:)).sorted()
         var node = base
         for position in positions {
-            for change in records[position].changes {
-                if change.path.contains(path) {
-                    node = change.node.child(at: path.keys[change.path.count...])
-                } else if path.contains(change.path) {
-                    node = node.setting(change.node, at: change.path.keys[path.count...])
-                }
-            }
+            for change in records[position].changes { _ = Self.layer(change, onto: &node, at: path, skipUnknownChildren: false) }
         }
         return node
+    }
+
+    /// The locations above `path`, from the root down.
+    static func locations(above path: DatabasePath) -> [DatabasePath] {
+        (0..<path.count).map { DatabasePath(keys: Array(path.keys.prefix($0))) }
+    }
+
+    /// Puts `change` over `node`, the data at `path`; returns whether it replaced all of it.
+    private static func layer(_ change: (path: DatabasePath, node: Node), onto node: inout Node, at path: DatabasePath, skipUnknownChildren: Bool) -> Bool {
+        if change.path.contains(path) {
+            node = change.node.child(at: path.keys[change.path.count...])
+            return true
+        }
+        if path.contains(change.path) {
+            let relative = change.path.keys[path.count...]
+            if skipUnknownChildren, relative.count > 1, node.child(relative.first!).isEmpty { return false }
+            node = node.setting(change.node, at: relative)
+        }
+        return false
     }
 
     /// Where the write `id` is in `records`: found by halving, the ids ascending.
@@ -153,14 +163,7 @@ struct WriteTree: Sendable {
         var covered = false
         for record in records where record.visible && record.id != excluded {
             for change in record.changes {
-                if change.path.contains(path) {
-                    node = change.node.child(at: path.keys[change.path.count...])
-                    covered = true
-                } else if path.contains(change.path) {
-                    let relative = change.path.keys[path.count...]
-                    if skipUnknownChildren, relative.count > 1, node.child(relative.first!).isEmpty { continue }
-                    node = node.setting(change.node, at: relative)
-                }
+                if Self.layer(change, onto: &node, at: path, skipUnknownChildren: skipUnknownChildren) { covered = true }
             }
         }
         return (node, covered)

@@ -40,6 +40,11 @@ final class BlobStore: Sendable {
     static let writeBatch = 1 << 20
     /// Bytes per read when streaming a blob out.
     static let readChunk = 256 * 1024
+    /// Largest body read whole in one job (``read(_:from:to:)``) and written to the socket in one
+    /// piece rather than streamed in ``readChunk``s: a 1 MiB download then costs 0.89–0.96× the server
+    /// CPU (one thread hop instead of five, one socket write instead of four), for at most 1 MiB held
+    /// per download instead of two chunks (docs/benchmarks.md, issue 30).
+    static let wholeReadLimit: Int64 = 1 << 20
     /// Past this offset an upload's batches start their writeback as they are written (see
     /// ``FileWriteback``); below it the closing fsync is short anyway.
     static let writebackAfter: Int64 = 8 << 20
@@ -236,8 +241,8 @@ final class BlobStore: Sendable {
     }
 
     /// Reads `[start, end)` of a blob in one job on the blocking pool (open, read, close): for a body
-    /// of at most ``readChunk`` bytes, where each further thread hop would cost about as much as the
-    /// read itself (the 64 KiB downloads of docs/benchmarks.md, issue 30).
+    /// of at most ``wholeReadLimit`` bytes, where each further thread hop would cost about as much as
+    /// the read itself (the 64 KiB downloads of docs/benchmarks.md, issue 30).
     func read(_ blob: String, from start: Int64, to end: Int64) async throws -> ByteBuffer {
         let path = blobPath(blob)
         let count = Int(end - start)

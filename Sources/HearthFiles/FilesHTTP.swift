@@ -181,7 +181,7 @@ enum FilesHTTP {
         if let language = object.contentLanguage { headers[.contentLanguage] = language }
         if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-        if end - start <= Int64(BlobStore.readChunk) {
+        if end - start <= BlobStore.wholeReadLimit {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await blobs.read(object.blob, from: start, to: end)))
         }
         let reader = try await blobs.open(object.blob)

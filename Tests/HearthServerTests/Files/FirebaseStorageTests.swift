@@ -87,6 +87,29 @@ import Testing
         }
     }
 
+    /// Bodies up to `BlobStore.wholeReadLimit` are read in one piece, longer ones streamed in chunks:
+    /// both give the same bytes, whole or as a range on either side of the limit.
+    @Test func downloadsOnBothSidesOfTheWholeReadLimitGiveTheSameBytes() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            let limit = Int(BlobStore.wholeReadLimit)
+            let data = (0..<(limit + 3 * BlobStore.readChunk + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+            try await files.upload("large.bin", data)
+            let path = FilesClient.objectPath("large.bin") + "?alt=media"
+            let whole = try await files.bytes(path, headers: TestServer.admin)
+            #expect(whole.status == .ok)
+            #expect(whole.headers[.contentLength] == String(data.count))
+            // Compared as one Bool: a failure names the range instead of printing a megabyte.
+            let wholeMatches = whole.bytes == data
+            #expect(wholeMatches)
+            for (first, last) in [(1, limit), (5, limit + 5), (limit - 3, data.count - 1), (0, limit - 1)] {
+                let part = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=\(first)-\(last)"]))
+                #expect(part.status == .partialContent)
+                let partMatches = part.bytes == Array(data[first...last])
+                #expect(partMatches, "bytes=\(first)-\(last): \(part.bytes.count) bytes")
+            }
+        }
+    }
+
     @Test func anEmptyObjectReadWithARangeIsAWhole200() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             try await files.upload("empty.txt", [])

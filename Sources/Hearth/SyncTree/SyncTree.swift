@@ -498,6 +498,13 @@ struct SyncTree: Sendable {
         let query = spec.query
 
         func lowerBound(_ entry: (key: Key, node: Node), in children: [(key: Key, node: Node)]) -> Int {
+            // New children mostly sort last (push ids, timestamps): one comparison, not a search. Keys
+            // break every tie, so only the entry itself compares equal.
+            if let last = children.last {
+                let order = query.compareChildren(last, entry)
+                if order < 0 { return children.count }
+                if order == 0 { return children.count - 1 }
+            }
             var low = 0
             var high = children.count
             while low < high {

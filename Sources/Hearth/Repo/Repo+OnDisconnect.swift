@@ -35,7 +35,7 @@ extension Repo {
     /// The connection dropped: the server is running this client's onDisconnect writes, so show them.
     func applyOnDisconnectLocally(_ state: inout State) -> [RaisedEvent] {
         var events: [RaisedEvent] = []
-        let now = serverNow(state)
+        let now = serverNow(&state)
         for operation in state.onDisconnect {
             let context = ServerValueContext(now: now, existing: state.tree.serverValue(at: operation.path))
             guard let node = try? Node(json: operation.json, depth: operation.path.count, context: context) else { continue }

@@ -41,7 +41,7 @@ final class BlobStore: Sendable {
     /// Bytes per read when streaming a blob out.
     static let readChunk = 256 * 1024
     /// Largest body read whole in one job (``read(_:from:to:)``) and written to the socket in one
-    /// piece rather than streamed in ``readChunk``s: a 1 MiB download then costs 0.89–0.96× the server
+    /// piece rather than streamed in ``readChunk``s: a 1 MiB download then costs 0.88–0.96× the server
     /// CPU (one thread hop instead of five, one socket write instead of four), for at most 1 MiB held
     /// per download instead of two chunks (docs/benchmarks.md, issue 30).
     static let wholeReadLimit: Int64 = 1 << 20

@@ -30,11 +30,11 @@ import uuid
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchWindowException, TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
 import hearth_process  # noqa: E402  (shared with Tests/Conformance and scripts/compat/web-sdk)
+from chromium import Chromium  # noqa: E402
 
 REPO_ROOT = hearth_process.REPO_ROOT
 SOURCE_JS = REPO_ROOT / 'Sources' / 'HearthWeb' / 'Web' / 'hearth.js'
@@ -77,7 +77,7 @@ def browser(hearth_server):
                 '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'):
         options.add_argument(arg)
     options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    driver = Chromium(chromedriver, options)
     driver.set_script_timeout(60)
     try:
         yield driver

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+
+from chromium import Chromium  # Tests/Support/Python, put on the path by conftest.py
 
 
 def homes(root, ca_file):
@@ -48,8 +49,7 @@ def chromium(home):
                 '--disable-extensions', '--disable-background-networking', '--window-size=800,600'):
         options.add_argument(arg)
     options.set_capability('goog:loggingPrefs', {'browser': 'ALL', 'performance': 'ALL'})
-    service = Service(executable_path=chromedriver, env=dict(os.environ, HOME=str(home)))
-    driver = webdriver.Chrome(service=service, options=options)
+    driver = Chromium(chromedriver, options, env=dict(os.environ, HOME=str(home)))
     driver.set_script_timeout(60)
     return driver
 

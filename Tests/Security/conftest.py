@@ -22,15 +22,19 @@ Environment:
 """
 
 import os
+import pathlib
 import shutil
+import sys
 import tempfile
 import uuid
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 import security_support as support
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
+from chromium import Chromium  # noqa: E402
 
 STORAGE_RULES = """rules_version = '2';
 service firebase.storage {
@@ -97,7 +101,7 @@ def browser():
                 '--host-resolver-rules=MAP evil.example 127.0.0.1'):
         options.add_argument(arg)
     options.add_experimental_option('prefs', {'download.default_directory': downloads, 'download.prompt_for_download': False})
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    driver = Chromium(chromedriver, options)
     driver.set_page_load_timeout(20)
     driver.set_script_timeout(20)
     try:

@@ -30,9 +30,11 @@ import time
 
 import requests
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'Tests', 'Support', 'Python'))
+from chromium import Chromium  # noqa: E402
 
 SECRET = 'bench-console-secret'
 
@@ -77,7 +79,7 @@ def browser():
     for arg in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,860',
                 '--enable-precise-memory-info', '--disable-background-timer-throttling', '--disable-renderer-backgrounding'):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=os.environ.get('CHROMEDRIVER', '/usr/bin/chromedriver')), options=options)
+    driver = Chromium(os.environ.get('CHROMEDRIVER', '/usr/bin/chromedriver'), options)
     driver.set_script_timeout(300)
     return driver
 

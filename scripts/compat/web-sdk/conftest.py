@@ -24,11 +24,11 @@ import urllib.parse
 import pytest
 import websocket  # comes with selenium
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2] / "Tests" / "Support" / "Python"))
 import hearth_process  # noqa: E402  (shared with Tests/Conformance and Tests/Browser)
+from chromium import Chromium  # noqa: E402
 
 # Chosen at import because test_web_sdk.py imports HEARTH_PORT; the servers start per session.
 HEARTH_PORT = hearth_process.free_port()
@@ -151,7 +151,7 @@ class Page:
                   "--no-first-run", "--disable-extensions", "--disable-background-networking"):
             opts.add_argument(a)
         opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+        self.driver = Chromium(CHROMEDRIVER, opts)
         self.driver.set_script_timeout(60)
         params = {"sdk": SDK_VERSION, "port": HEARTH_PORT, "host": "127.0.0.1"}
         if dburl:

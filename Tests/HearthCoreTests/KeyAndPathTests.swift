@@ -59,6 +59,15 @@ import Testing
         let deep32 = (1...32).map { "k\($0)" }.joined(separator: "/")
         #expect(try DatabasePath(deep32).count == 32)
         #expect(throws: PathError.self) { try DatabasePath(deep32 + "/k33") }
+        #expect(try DatabasePath("").isRoot)
+        #expect(try DatabasePath("a").keys == [Key("a")])
+        #expect(try DatabasePath("/naïve/日本/🔥x/").keys == [Key("naïve"), Key("日本"), Key("🔥x")])
+        // Split on the code unit, as Firebase's SDKs do, even where a combining mark follows the slash
+        // (one grapheme cluster "/\u{301}").
+        #expect(try DatabasePath("a/\u{301}b").keys == [Key("a"), Key("\u{301}b")])
+        #expect(throws: PathError.self) { try DatabasePath("/a/b.c") }
+        #expect(DatabasePath.segments(of: "//users//ada/") == ["users", "ada"])
+        #expect(DatabasePath.segments(of: "///").isEmpty)
     }
 
     @Test func pathContainmentAndRelativePaths() throws {

@@ -24,13 +24,38 @@ public struct DatabasePath: Sendable, Hashable, CustomStringConvertible {
     /// Parses and validates a slash-separated path. Segments are taken literally (no percent-decoding).
     public init(_ string: String) throws(PathError) {
         var keys: [Key] = []
-        for segment in string.split(separator: "/", omittingEmptySubsequences: true) {
+        for segment in Self.segments(of: string) {
             keys.append(try Key(validating: String(segment)))
         }
         if keys.count > DatabasePath.maximumDepth {
             throw PathError(.tooDeep, "Invalid path: paths must be at most \(DatabasePath.maximumDepth) levels deep")
         }
         self.keys = keys
+    }
+
+    /// The non-empty segments of a slash-separated path, in order: `"//a///b/"` gives `["a", "b"]`.
+    ///
+    /// Split on the UTF-8 bytes, as Firebase's SDKs split on code units: `split` on a `String` walks
+    /// grapheme clusters, which was half of parsing a server frame in a streaming SDK client (and so
+    /// also splits where a combining mark follows a slash, as they do).
+    ///
+    /// ```swift
+    /// #expect(DatabasePath.segments(of: "/users//ada/") == ["users", "ada"])
+    /// ```
+    public static func segments(of string: String) -> [Substring] {
+        var segments: [Substring] = []
+        let bytes = string.utf8
+        var start = bytes.startIndex
+        var index = start
+        while index != bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "/") {
+                if index != start { segments.append(string[start..<index]) }
+                start = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
+        if start != bytes.endIndex { segments.append(string[start...]) }
+        return segments
     }
 
     public var isRoot: Bool { keys.isEmpty }

@@ -153,7 +153,7 @@ public enum WireAction: Sendable {
     /// `.priority`.
     static func path(_ json: JSONValue?, allowPriority: Bool = false) throws(WireError) -> (path: DatabasePath, priority: Bool) {
         guard case .string(let text)? = json else { throw WireError("The request needs a path p") }
-        var segments = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var segments = DatabasePath.segments(of: text)
         var priority = false
         if allowPriority, segments.last == ".priority" {
             priority = true
@@ -163,7 +163,7 @@ public enum WireAction: Sendable {
         var keys: [Key] = []
         for segment in segments {
             do {
-                keys.append(try Key(validating: segment))
+                keys.append(try Key(validating: String(segment)))
             } catch {
                 throw WireError("Invalid path \(text): \(error.message)")
             }

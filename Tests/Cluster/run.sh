@@ -48,7 +48,10 @@ if [[ ! -x "$HEARTH_BIN" ]]; then
     echo "error: no hearth binary at $HEARTH_BIN (swift build, or set HEARTH_BIN)" >&2
     exit 1
 fi
-if [[ "$CLUSTER_MODE" == multi ]] && ! "$HEARTH_BIN" serve --help 2>&1 | grep -q -- '--postgres'; then
+# The help is read whole before it is searched: `grep -q` stops at the first match, and under pipefail
+# the SIGPIPE that then ends `hearth serve --help` mid-write failed the check now and then.
+serve_help=$("$HEARTH_BIN" serve --help 2>&1 || true)
+if [[ "$CLUSTER_MODE" == multi ]] && ! grep -q -- '--postgres' <<<"$serve_help"; then
     echo "error: $HEARTH_BIN has no multi-node mode (hearth serve --postgres); use CLUSTER_MODE=single" >&2
     exit 1
 fi

@@ -153,16 +153,49 @@ struct RequestRecord: Sendable {
         case other
     }
 
+    /// Where a request went. A database path becomes text only when the console shows it: every
+    /// WebSocket write records one, and rendering each was a third of what recording it cost.
+    enum Location: Sendable {
+        case url(String)
+        case database(DatabasePath)
+    }
+
     var transport: Transport
     /// `GET`, `PUT`, … or the WebSocket action (`listen`, `put`, `merge`, `get`, `onDisconnect`).
     var method: String
-    /// The URL path or database path, without its query.
-    var path: String
+    var location: Location
     var namespace: String?
     /// The HTTP status code, or the WebSocket reply's status (`ok`, `permission_denied`, …).
     var status: String
     var duration: Duration
     var kind: Kind = .other
+
+    init(
+        transport: Transport, method: String, path: String, namespace: String?, status: String, duration: Duration, kind: Kind = .other
+    ) {
+        self.init(transport: transport, method: method, location: .url(path), namespace: namespace, status: status, duration: duration, kind: kind)
+    }
+
+    init(
+        transport: Transport, method: String, location: Location, namespace: String?, status: String, duration: Duration,
+        kind: Kind = .other
+    ) {
+        self.transport = transport
+        self.method = method
+        self.location = location
+        self.namespace = namespace
+        self.status = status
+        self.duration = duration
+        self.kind = kind
+    }
+
+    /// The URL path or database path, without its query.
+    var path: String {
+        switch location {
+        case .url(let path): path
+        case .database(let path): path.description
+        }
+    }
 }
 
 /// The newest requests, numbered, in a ring.

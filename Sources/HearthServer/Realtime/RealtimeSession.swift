@@ -289,7 +289,7 @@ final class RealtimeSession: RealtimeListener {
         // Only a database that opened gets counters: a made-up `ns=` must not add metrics series.
         let opened = state.withLock { $0.database } != nil
         services.activity.record(RequestRecord(
-            transport: .websocket, method: method, path: path.description, namespace: opened ? namespace : nil, status: status,
+            transport: .websocket, method: method, location: .database(path), namespace: opened ? namespace : nil, status: status,
             duration: ContinuousClock.now - started, kind: kind
         ))
     }

@@ -141,6 +141,13 @@ import Testing
         #expect(RESTController.namespaceLabel(host: "my-db.firebaseio.com") == "my-db")
         #expect(RESTController.namespaceLabel(host: "127.0.0.1:9000") == nil)
         #expect(RESTController.namespaceLabel(host: "localhost:9000") == nil)
+        // Empty labels do not count; an address is digits in every label; a name may start with digits.
+        #expect(RESTController.namespaceLabel(host: ".one..localhost") == "one")
+        #expect(RESTController.namespaceLabel(host: "one.") == nil)
+        #expect(RESTController.namespaceLabel(host: "10.0.0.1") == nil)
+        #expect(RESTController.namespaceLabel(host: "42.example") == "42")
+        #expect(RESTController.namespaceLabel(host: "") == nil)
+        #expect(RESTController.namespaceLabel(host: "[::1]:9000") == nil)
     }
 
     @Test func namespacesAreIndependentDatabases() async throws {

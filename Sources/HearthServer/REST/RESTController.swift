@@ -424,13 +424,30 @@ public struct RESTController: Sendable {
     /// The first DNS label of a Host such as `mydb.localhost:9000`; nil for IP addresses and single labels.
     static func namespaceLabel(host: String) -> String? {
         // On the bytes: every request asks, and Character's Unicode properties cost more than the request.
+        // One pass, no array of labels: most requests come to an IP address and get nil.
         var name = host.utf8[...]
         if let colon = name.firstIndex(of: UInt8(ascii: ":")) { name = name[..<colon] }
-        let labels = name.split(separator: UInt8(ascii: "."))
-        guard labels.count >= 2, !labels.allSatisfy({ $0.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }) else {
-            return nil
+        var first: Substring.UTF8View?
+        var labels = 0
+        var onlyDigits = true
+        var labelStart = name.startIndex
+        var index = name.startIndex
+        while true {
+            let atEnd = index == name.endIndex
+            if atEnd || name[index] == UInt8(ascii: ".") {
+                if labelStart != index {
+                    labels += 1
+                    if first == nil { first = name[labelStart..<index] }
+                }
+                if atEnd { break }
+                labelStart = name.index(after: index)
+            } else if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(name[index]) {
+                onlyDigits = false
+            }
+            index = name.index(after: index)
         }
-        return String(Substring(labels[0]))
+        guard labels >= 2, !onlyDigits, let first else { return nil }
+        return String(Substring(first))
     }
 
     /// Decodes `/<path>.json`: percent-decoded, validated segments; `.priority` and `/.settings/rules`.

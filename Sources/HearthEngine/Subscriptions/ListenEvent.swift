@@ -20,16 +20,15 @@ enum ListenEvent {
         let above = written.contains(listened) && !inside
         guard inside || above else { return [] }
         if key.isPlain {
+            // What a write put at a path is the value there afterwards (`Change.written`), so it is sent as
+            // it is: looking it up again in the new tree walked a large map once per listener and write.
             if inside {
                 let relative = listened.relativePath(to: written)!
                 switch change.written {
-                case .node:
-                    return [.put(relative, change.after.child(at: written))]
+                case .node(let node):
+                    return [.put(relative, node)]
                 case .update(let items):
-                    let data = items.map { item in
-                        (key: item.path.keys.map(\.string).joined(separator: "/"),
-                         value: change.after.child(at: written.appending(item.path)))
-                    }
+                    let data = items.map { item in (key: item.path.keys.map(\.string).joined(separator: "/"), value: item.node) }
                     return [.patch(relative, data)]
                 }
             }
@@ -44,7 +43,7 @@ enum ListenEvent {
                         break
                     }
                     if let relative = listened.relativePath(to: target) {
-                        data.append((relative.keys.map(\.string).joined(separator: "/"), change.after.child(at: target)))
+                        data.append((relative.keys.map(\.string).joined(separator: "/"), item.node))
                     }
                 }
                 if !data.isEmpty { return [.patch(.root, data)] }

@@ -64,6 +64,8 @@ public struct RESTParameters: Sendable {
     }
 
     public init(parameters raw: [String: String]) throws(RESTParameterError) {
+        // Most requests have no query: the defaults, without twenty lookups that all miss.
+        guard !raw.isEmpty else { return }
         namespace = raw["ns"]
         authToken = raw["auth"] ?? raw["access_token"]
         if let override = raw["auth_variable_override"] {

@@ -26,6 +26,14 @@ import Testing
         #expect(Key("1.5").integerValue == nil)
         #expect(Key("a1").integerValue == nil)
         #expect(Key("-").integerValue == nil)
+        #expect(Key("0").integerValue == 0)
+        #expect(Key("-0").integerValue == 0)
+        #expect(Key("-007").integerValue == -7)
+        // Any number of leading zeros, then at most ten digits.
+        #expect(Key("00000000000001").integerValue == 1)
+        #expect(Key(" 7").integerValue == nil)
+        #expect(Key("7 ").integerValue == nil)
+        #expect(Key("--7").integerValue == nil)
     }
 
     @Test func keysCompareByBytesNotCanonicalEquivalence() {

@@ -36,6 +36,9 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Checks a key against Firebase's rules.
     public static func validate(_ string: String) throws(PathError) {
+        // Every key of every path and JSON object comes here: a valid key is checked on its contiguous
+        // bytes; the walk below only finds which rule an invalid one breaks.
+        if string.utf8.withContiguousStorageIfAvailable({ isValid(UnsafeRawBufferPointer($0)) }) == true { return }
         let utf8 = string.utf8
         if utf8.isEmpty { throw PathError(.emptyKey, "Invalid key: keys must not be empty") }
         if utf8.count > maximumByteCount {
@@ -75,17 +78,23 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// The JS SDK's `tryParseInt`: optional minus, any leading zeros, then 1-10 digits, within Int32.
     static func parseInteger(_ string: String) -> Int32? {
-        var utf8 = string.utf8[...]
+        if let parsed = string.utf8.withContiguousStorageIfAvailable({ parseInteger($0) }) { return parsed }
+        var string = string
+        return string.withUTF8 { parseInteger($0) }
+    }
+
+    static func parseInteger(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32? {
+        var start = 0
         guard let first = utf8.first else { return nil }
-        var negative = false
-        if first == UInt8(ascii: "-") {
-            negative = true
-            utf8 = utf8.dropFirst()
-        }
-        while utf8.count > 1, utf8.first == UInt8(ascii: "0") { utf8 = utf8.dropFirst() }
-        guard !utf8.isEmpty, utf8.count <= 10 else { return nil }
+        // Most keys are names: they fail at their first byte.
+        guard first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        if negative { start = 1 }
+        while utf8.count - start > 1, utf8[start] == UInt8(ascii: "0") { start += 1 }
+        let digits = utf8.count - start
+        guard digits > 0, digits <= 10 else { return nil }
         var value: Int64 = 0
-        for byte in utf8 {
+        for byte in utf8[start...] {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             value = value * 10 + Int64(byte - UInt8(ascii: "0"))
         }

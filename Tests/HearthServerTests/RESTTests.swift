@@ -136,6 +136,21 @@ import Testing
         }
     }
 
+    @Test func pathSegmentsArePercentDecodedThenRead() async throws {
+        try await TestServer().run { client, _ async throws in
+            try await client.call(.put, "/caf%C3%A9//x.json", "1")
+            #expect(try await client.call(.get, "/café/x.json").body == "1")
+            try await client.call(.put, "/caf%C3%A9/x/.priority.json", "3")
+            #expect(try await client.call(.get, "/caf%C3%A9/x/%2Epriority.json").body == "3")
+            // A decoded `.settings/rules` is the rules, as Firebase reads it.
+            #expect(try await client.call(.get, "/%2Esettings/rules.json").body.contains(#""rules""#))
+            // A decoded slash is part of a key, where it is refused; the message names the path without `.priority`.
+            let reply = try await client.call(.get, "/a%2Fb/.priority.json")
+            #expect(reply.status == .badRequest)
+            #expect(reply.error?.hasPrefix(#"Invalid path "/a/b": Invalid key "a/b""#) == true)
+        }
+    }
+
     @Test func namespacesComeFromTheFirstHostLabel() {
         #expect(RESTController.namespaceLabel(host: "one.localhost:9000") == "one")
         #expect(RESTController.namespaceLabel(host: "my-db.firebaseio.com") == "my-db")

@@ -457,29 +457,50 @@ public struct RESTController: Sendable {
         }
         // Split on the bytes: every request asks, and Character-based splitting cost more than the rest
         // of this function (profile in docs/benchmarks.md, "REST reads: Hearth's own work").
-        let trimmed = rawPath.utf8.dropLast(5)
+        let utf8 = rawPath.utf8
+        let end = utf8.index(utf8.endIndex, offsetBy: -5)
         var segments: [String] = []
-        for raw in trimmed.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            guard let decoded = PercentDecoding.decode(String(Substring(raw))) else {
-                throw RESTError(.badRequest, "Invalid path: the URL has a malformed percent escape")
+        var start = utf8.startIndex
+        var index = start
+        var escaped = false
+        while true {
+            let atEnd = index == end
+            if atEnd || utf8[index] == UInt8(ascii: "/") {
+                if index != start {
+                    let segment = String(rawPath[start..<index])
+                    if escaped {
+                        guard let decoded = PercentDecoding.decode(segment) else {
+                            throw RESTError(.badRequest, "Invalid path: the URL has a malformed percent escape")
+                        }
+                        segments.append(decoded)
+                    } else {
+                        segments.append(segment)
+                    }
+                }
+                if atEnd { break }
+                start = utf8.index(after: index)
+                escaped = false
+            } else if utf8[index] == UInt8(ascii: "%") {
+                escaped = true
             }
-            segments.append(decoded)
+            index = utf8.index(after: index)
         }
-        if segments == [".settings", "rules"] { return .rules }
-        var isPriority = false
-        if segments.last == ".priority" {
-            isPriority = true
-            segments.removeLast()
-        }
-        do {
-            let keys = try segments.map { segment throws(PathError) in try Key(validating: segment) }
+        if segments.count == 2, segments[0] == ".settings", segments[1] == "rules" { return .rules }
+        let isPriority = segments.last == ".priority"
+        do throws(PathError) {
+            var keys: [Key] = []
+            keys.reserveCapacity(segments.count)
+            for segment in isPriority ? segments.dropLast() : segments[...] {
+                keys.append(try Key(validating: segment))
+            }
             if keys.count > DatabasePath.maximumDepth {
                 throw PathError(.tooDeep, "Invalid path: paths must be at most \(DatabasePath.maximumDepth) levels deep")
             }
             let path = DatabasePath(keys: keys)
             return isPriority ? .priority(path) : .data(path)
-        } catch let error as PathError {
-            throw RESTError(.badRequest, "Invalid path \"/\(segments.joined(separator: "/"))\": \(error.message)")
+        } catch {
+            let shown = isPriority ? segments.dropLast() : segments[...]
+            throw RESTError(.badRequest, "Invalid path \"/\(shown.joined(separator: "/"))\": \(error.message)")
         }
     }
 }

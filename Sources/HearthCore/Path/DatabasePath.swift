@@ -23,8 +23,10 @@ public struct DatabasePath: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses and validates a slash-separated path. Segments are taken literally (no percent-decoding).
     public init(_ string: String) throws(PathError) {
+        let segments = Self.segments(of: string)
         var keys: [Key] = []
-        for segment in Self.segments(of: string) {
+        keys.reserveCapacity(segments.count)
+        for segment in segments {
             keys.append(try Key(validating: String(segment)))
         }
         if keys.count > DatabasePath.maximumDepth {
@@ -43,6 +45,23 @@ public struct DatabasePath: Sendable, Hashable, CustomStringConvertible {
     /// #expect(DatabasePath.segments(of: "/users//ada/") == ["users", "ada"])
     /// ```
     public static func segments(of string: String) -> [Substring] {
+        // The common case, a native string: the slashes are found in its contiguous bytes, and each
+        // segment made from offsets (constant time on UTF-8 storage).
+        if let found = string.utf8.withContiguousStorageIfAvailable({ bytes -> [Substring] in
+            var segments: [Substring] = []
+            let utf8 = string.utf8
+            var start = 0
+            for offset in 0...bytes.count where offset == bytes.count || bytes[offset] == UInt8(ascii: "/") {
+                if offset != start {
+                    let from = utf8.index(utf8.startIndex, offsetBy: start)
+                    segments.append(string[from..<utf8.index(from, offsetBy: offset - start)])
+                }
+                start = offset + 1
+            }
+            return segments
+        }) {
+            return found
+        }
         var segments: [Substring] = []
         let bytes = string.utf8
         var start = bytes.startIndex

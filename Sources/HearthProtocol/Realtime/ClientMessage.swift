@@ -161,6 +161,7 @@ public enum WireAction: Sendable {
         }
         guard segments.count <= DatabasePath.maximumDepth else { throw WireError("Paths must be at most 32 levels deep") }
         var keys: [Key] = []
+        keys.reserveCapacity(segments.count)
         for segment in segments {
             do {
                 keys.append(try Key(validating: String(segment)))

@@ -26,6 +26,28 @@ public protocol WebSocketTransport: Sendable {
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection
 
+    /// As ``connect(host:port:secure:path:onFrame:onClose:)``, passing the text frames that arrived
+    /// together (in one read from the socket) in one call, in order. The SDK handles such a batch as one
+    /// and wakes its callback queue once for it, rather than once a frame. The default passes each frame
+    /// alone.
+    ///
+    /// For example:
+    /// ```swift
+    /// let socket = try await transport.connect(
+    ///     host: "127.0.0.1", port: 9000, secure: false, path: "/.ws?v=5&ns=demo",
+    ///     onFrames: { frames in for frame in frames { print(frame) } },
+    ///     onClose: { print("closed") }
+    /// )
+    /// ```
+    func connect(
+        host: String,
+        port: Int,
+        secure: Bool,
+        path: String,
+        onFrames: @escaping @Sendable ([String]) -> Void,
+        onClose: @escaping @Sendable () -> Void
+    ) async throws -> any WebSocketConnection
+
     /// This transport, trusting the certificate authorities in these PEM files for `wss` in addition
     /// to the system's (``Database/trustedCertificateAuthorityFiles``). Transports without TLS return
     /// themselves.
@@ -34,6 +56,17 @@ public protocol WebSocketTransport: Sendable {
 
 extension WebSocketTransport {
     public func trusting(certificateAuthorityFiles files: [URL]) -> any WebSocketTransport { self }
+
+    public func connect(
+        host: String,
+        port: Int,
+        secure: Bool,
+        path: String,
+        onFrames: @escaping @Sendable ([String]) -> Void,
+        onClose: @escaping @Sendable () -> Void
+    ) async throws -> any WebSocketConnection {
+        try await connect(host: host, port: port, secure: secure, path: path, onFrame: { onFrames([$0]) }, onClose: onClose)
+    }
 }
 
 /// The transport errors a connection attempt can end with.
@@ -87,11 +120,24 @@ public struct NIOWebSocketTransport: WebSocketTransport {
         onFrame: @escaping @Sendable (String) -> Void,
         onClose: @escaping @Sendable () -> Void
     ) async throws -> any WebSocketConnection {
+        try await connect(
+            host: host, port: port, secure: secure, path: path, onFrames: { frames in for frame in frames { onFrame(frame) } }, onClose: onClose
+        )
+    }
+
+    public func connect(
+        host: String,
+        port: Int,
+        secure: Bool,
+        path: String,
+        onFrames: @escaping @Sendable ([String]) -> Void,
+        onClose: @escaping @Sendable () -> Void
+    ) async throws -> any WebSocketConnection {
         let tls = secure ? try NIOSSLContext(configuration: tlsConfiguration()) : nil
         return try await WebSocketChannel.connect(
             host: host, port: port, path: path, headers: [("User-Agent", "Firebase/5/hearth-swift-0.1")], tls: tls, group: group
         ) { channel in
-            try channel.pipeline.syncOperations.addHandler(TextFrameHandler(onFrame: onFrame, onClose: onClose))
+            try channel.pipeline.syncOperations.addHandler(TextFrameHandler(onFrames: onFrames, onClose: onClose))
             return NIOWebSocketConnection(channel: channel)
         }
     }
@@ -221,16 +267,18 @@ final class NIOWebSocketConnection: WebSocketConnection {
 }
 
 /// Hands text frames to a callback, answers pings, and reports the end of the socket once.
-final class TextFrameHandler: ChannelInboundHandler, Sendable {
+final class TextFrameHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    let onFrame: @Sendable (String) -> Void
+    let onFrames: @Sendable ([String]) -> Void
     let onClose: @Sendable () -> Void
     let closed = Atomic<Bool>(false)
+    /// The text frames of the current read, passed on together when it completes.
+    private var frames: [String] = []
 
-    init(onFrame: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) {
-        self.onFrame = onFrame
+    init(onFrames: @escaping @Sendable ([String]) -> Void, onClose: @escaping @Sendable () -> Void) {
+        self.onFrames = onFrames
         self.onClose = onClose
     }
 
@@ -238,18 +286,32 @@ final class TextFrameHandler: ChannelInboundHandler, Sendable {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text:
-            onFrame(String(buffer: frame.unmaskedData))
+            frames.append(String(buffer: frame.unmaskedData))
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .connectionClose:
+            passFrames()
             context.close(promise: nil)
         default:
             break
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        passFrames()
+        context.fireChannelReadComplete()
+    }
+
+    private func passFrames() {
+        guard !frames.isEmpty else { return }
+        let batch = frames
+        frames = []
+        onFrames(batch)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        passFrames()
         if !closed.exchange(true, ordering: .relaxed) { onClose() }
     }
 

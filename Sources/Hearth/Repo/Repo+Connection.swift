@@ -73,7 +73,7 @@ extension Repo {
                 socket = try await attempt.run { [self] in
                     try await transport.connect(
                         host: info.host, port: info.port, secure: info.secure, path: "/.ws?" + query,
-                        onFrame: { [self] text in received(text, generation: generation) },
+                        onFrames: { [self] texts in received(texts, generation: generation) },
                         onClose: { [self] in closed(generation: generation) }
                     )
                 }

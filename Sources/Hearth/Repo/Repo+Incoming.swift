@@ -9,16 +9,39 @@ extension Repo {
     // MARK: Incoming
 
     func received(_ text: String, generation: Int) {
+        received([text], generation: generation)
+    }
+
+    /// Handles frames that arrived together, in order, and then runs their callbacks with one hop to
+    /// the callback queue.
+    func received(_ texts: [String], generation: Int) {
+        if texts.count > 1 { callbacks.withLock { $0.holding = true } }
         let handshake = state.withLock { state -> Bool in
             guard state.generation == generation else { return false }
             // The handshake can arrive before the connect call has returned the socket: keep it.
             guard state.socket != nil else {
-                state.earlyFrames.append(text)
+                state.earlyFrames += texts
                 return false
             }
-            return process(&state, text)
+            var handshake = false
+            for text in texts where state.generation == generation { handshake = process(&state, text) || handshake }
+            return handshake
         }
+        if texts.count > 1 { releaseCallbacks() }
         if handshake { startKeepAlive(generation: generation) }
+    }
+
+    /// Ends ``PendingCallbacks/holding``: queues the run of the callbacks kept meanwhile.
+    private func releaseCallbacks() {
+        let drain = callbacks.withLock { pending -> (DispatchQueue, generation: Int)? in
+            pending.holding = false
+            guard !pending.calls.isEmpty, !pending.drainQueued else { return nil }
+            pending.drainQueued = true
+            return (pending.queue, pending.queueGeneration)
+        }
+        if let (queue, generation) = drain {
+            queue.async { [self] in runPendingCallbacks(generation: generation) }
+        }
     }
 
     /// Reassembles and handles one frame; returns true when it completed the handshake.
@@ -175,7 +198,7 @@ extension Repo {
         let drain = callbacks.withLock { pending -> (DispatchQueue, generation: Int)? in
             // Moved rather than appended when nothing waits: a write of many children makes one call each.
             if pending.calls.isEmpty { pending.calls = calls } else { pending.calls += calls }
-            guard !pending.drainQueued else { return nil }
+            guard !pending.drainQueued, !pending.holding else { return nil }
             pending.drainQueued = true
             return (pending.queue, pending.queueGeneration)
         }

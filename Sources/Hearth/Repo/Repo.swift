@@ -37,6 +37,9 @@ final class Repo: Sendable {
         var queue = DispatchQueue.main
         var calls: [@Sendable () -> Void] = []
         var drainQueued = false
+        /// While frames that arrived together are handled, callbacks are kept and the queue woken once
+        /// at the end (``Repo/received(_:generation:)``): waking it is a system call and a thread switch.
+        var holding = false
         /// Counts callback queue changes: a block queued on the previous queue finds nothing to run.
         var queueGeneration = 0
     }

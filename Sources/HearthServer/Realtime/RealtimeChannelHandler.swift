@@ -12,6 +12,8 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
 
     let session: RealtimeSession
     private var assembler: WireFrameAssembler
+    /// The requests of the current read, queued together when it completes.
+    private var requests: [RealtimeSession.Job] = []
 
     init(session: RealtimeSession, maximumMessageBytes: Int) {
         self.session = session
@@ -47,7 +49,7 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
                 switch try ClientMessage(parsing: message) {
                 case .ping: session.send(ServerMessage.pong)
                 case .control: break
-                case .request(let request): session.enqueue(.request(request))
+                case .request(let request): requests.append(.request(request))
                 }
             }
         } catch {
@@ -56,7 +58,20 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        queueRequests()
+        context.fireChannelReadComplete()
+    }
+
+    private func queueRequests() {
+        guard !requests.isEmpty else { return }
+        let batch = requests
+        requests = []
+        session.enqueue(batch)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        queueRequests()
         session.closed()
         context.fireChannelInactive()
     }

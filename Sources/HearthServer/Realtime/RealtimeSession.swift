@@ -135,9 +135,15 @@ final class RealtimeSession: RealtimeListener {
     // MARK: Inbound
 
     func enqueue(_ job: Job) {
+        enqueue([job])
+    }
+
+    /// Queues requests that arrived together: one lock, and at most one task started to drain them.
+    func enqueue(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
         let start = state.withLock { state -> Bool in
             guard !state.closed else { return false }
-            state.jobs.append(job)
+            state.jobs.append(contentsOf: jobs)
             if state.processing { return false }
             state.processing = true
             return true

@@ -40,14 +40,11 @@ final class ServerActivity: Sendable {
         self.clock = clock
         let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
                                    .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(1000), .seconds(5)]
-        httpDuration = prometheus.makeDurationHistogram(
-            name: "hearth_request_duration_seconds", labels: [("transport", "http")], buckets: buckets,
-            help: "Time from a request's arrival to its response (WebSocket: to its reply)."
+        let duration = MetricNameDescriptor.hearth(
+            "request_duration", unit: "seconds", help: "Time from a request's arrival to its response (WebSocket: to its reply)."
         )
-        websocketDuration = prometheus.makeDurationHistogram(
-            name: "hearth_request_duration_seconds", labels: [("transport", "websocket")], buckets: buckets,
-            help: "Time from a request's arrival to its response (WebSocket: to its reply)."
-        )
+        httpDuration = prometheus.makeDurationHistogram(descriptor: duration, labels: [("transport", "http")], buckets: buckets)
+        websocketDuration = prometheus.makeDurationHistogram(descriptor: duration, labels: [("transport", "websocket")], buckets: buckets)
     }
 
     /// The counters of one database, created on first use.
@@ -81,8 +78,10 @@ final class ServerActivity: Sendable {
         let key = RequestCounterKey(transport: transport, status: status)
         if let counter = requestCounters.withLock({ $0[key] }) { return counter }
         let counter = prometheus.makeCounter(
-            name: "hearth_requests_total", labels: [("transport", transport.rawValue), ("status", status)],
-            help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
+            descriptor: .hearth(
+                "requests", unit: "total", help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
+            ),
+            labels: [("transport", transport.rawValue), ("status", status)]
         )
         requestCounters.withLock { $0[key] = counter }
         return counter
@@ -95,15 +94,15 @@ final class ServerActivity: Sendable {
 
     /// Sets the live gauges from a sample of the server's state, just before they are read.
     func setGauges(_ sample: ActivitySampler.Sample) {
-        prometheus.makeGauge(name: "hearth_websocket_connections", help: "Open realtime (WebSocket) connections.")
+        prometheus.makeGauge(descriptor: .hearth("websocket_connections", help: "Open realtime (WebSocket) connections."))
             .set(Double(sample.websocketConnections))
-        prometheus.makeGauge(name: "hearth_event_streams", help: "Open Server-Sent Events streams.").set(Double(sample.eventStreams))
+        prometheus.makeGauge(descriptor: .hearth("event_streams", help: "Open Server-Sent Events streams.")).set(Double(sample.eventStreams))
         for database in sample.databases {
             let labels = [("namespace", database.namespace)]
-            prometheus.makeGauge(name: "hearth_listens", labels: labels, help: "Active listens (WebSocket and event streams).")
+            prometheus.makeGauge(descriptor: .hearth("listens", help: "Active listens (WebSocket and event streams)."), labels: labels)
                 .set(Double(database.listens))
             if let bytes = database.storedBytes {
-                prometheus.makeGauge(name: "hearth_storage_bytes", labels: labels, help: "Bytes the database takes on disk.")
+                prometheus.makeGauge(descriptor: .hearth("storage", unit: "bytes", help: "Bytes the database takes on disk."), labels: labels)
                     .set(Double(bytes))
             }
         }
@@ -133,9 +132,22 @@ final class DatabaseCounters: Sendable {
 
     init(namespace: String, registry: PrometheusCollectorRegistry) {
         let labels = [("namespace", namespace)]
-        reads = Tally(registry.makeCounter(name: "hearth_reads_total", labels: labels, help: "Reads, listens included, that were answered."))
-        writes = Tally(registry.makeCounter(name: "hearth_writes_total", labels: labels, help: "Writes acknowledged as durable."))
-        denied = Tally(registry.makeCounter(name: "hearth_denied_total", labels: labels, help: "Requests refused by the security rules."))
+        reads = Tally(registry.makeCounter(
+            descriptor: .hearth("reads", unit: "total", help: "Reads, listens included, that were answered."), labels: labels
+        ))
+        writes = Tally(registry.makeCounter(descriptor: .hearth("writes", unit: "total", help: "Writes acknowledged as durable."), labels: labels))
+        denied = Tally(registry.makeCounter(
+            descriptor: .hearth("denied", unit: "total", help: "Requests refused by the security rules."), labels: labels
+        ))
+    }
+}
+
+extension MetricNameDescriptor {
+    /// One of Hearth's metrics, `hearth_<name>_<unit>` (`unit` may be empty, as for a count of things).
+    ///
+    /// For example: `.hearth("requests", unit: "total", help: "Requests answered.")` names `hearth_requests_total`.
+    static func hearth(_ name: String, unit: String = "", help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "hearth", metricName: name, unitName: unit, helpText: help)
     }
 }
 

@@ -220,7 +220,8 @@ package final class ClusterCoordinator: Service, Sendable {
 
     private func supervise(_ database: DatabaseInstance, _ replica: DatabaseReplica, me: String, alive: Set<String>, settled: Set<String>) async {
         let lease: DatabaseLease?
-        let generation = context.storage.sessionGeneration
+        // Seen before the lease is read: a lease read while the heartbeat is not fresh proves nothing.
+        let generation = context.storage.freshGeneration
         do {
             let shared = replica.shared
             lease = try await Deadline.run(.seconds(2)) { try await shared.lease() }
@@ -231,7 +232,7 @@ package final class ClusterCoordinator: Service, Sendable {
         // epoch) stops answering from its tree before the writer even hears of it.
         if case .owner(let epoch) = replica.role {
             if let lease, lease.owner == me, lease.epoch == epoch {
-                replica.verify(epoch: epoch, generation: generation)
+                if let generation { replica.verify(epoch: epoch, generation: generation) }
             } else if replica.demote() {
                 context.logger.notice("Lost a database's lease", metadata: ["hearth.namespace": "\(database.namespace)"])
             }
@@ -271,7 +272,6 @@ package final class ClusterCoordinator: Service, Sendable {
 
     private func claim(_ database: DatabaseInstance, _ replica: DatabaseReplica, previous: String?) async {
         do {
-            let generation = context.storage.sessionGeneration
             let shared = replica.shared
             guard let lease = try await Deadline.run(.seconds(2), { try await shared.claim() }) else { return }
             replica.noteLease(lease)
@@ -284,7 +284,7 @@ package final class ClusterCoordinator: Service, Sendable {
                 )
             }
             replica.setClaimPending(true)
-            database.changeRole(.becomeOwner(lease, generation: generation))
+            database.changeRole(.becomeOwner(lease))
         } catch {
             context.logger.warning("Cannot claim a database", metadata: ["hearth.namespace": "\(database.namespace)", "hearth.error": "\(error)"])
         }

@@ -51,7 +51,8 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var address: String?
         /// When the last successful heartbeat started.
         var lastHeartbeat: ContinuousClock.Instant?
-        /// How many sessions have ended: after one does, other nodes may have taken this node's leases.
+        /// How many times the run of heartbeats broke (a session ended, or a gap longer than the
+        /// freshness): after each, other nodes may have taken this node's leases.
         var generation = 0
         var subscribers: [Int: AsyncStream<CommitNotification>.Continuation] = [:]
         var nextSubscriber = 0
@@ -432,7 +433,13 @@ public final class PostgresStorage: SharedDatabaseStorage {
         }
     }
 
-    public var sessionGeneration: Int { state.withLock { $0.generation } }
+    public var freshGeneration: Int? {
+        let freshness = Self.freshness(leaseTime)
+        return state.withLock { state in
+            guard let last = state.lastHeartbeat, ContinuousClock.now - last < freshness else { return nil }
+            return state.generation
+        }
+    }
 
     /// True while the last successful heartbeat started less than the lease time minus half a second
     /// ago (a monotonic clock): until then no other node can have taken this node's leases.

@@ -27,9 +27,13 @@ public protocol SharedDatabaseStorage: DatabaseStorage {
     /// Whether this node's own heartbeat succeeded within the lease time: an owner that is not sure of
     /// this must not answer from its tree (another node may own the database by now).
     var isLeaseFresh: Bool { get }
-    /// Increases whenever this node's liveness session with the storage ends: the others may have taken
-    /// its leases meanwhile, so an owner checks its lease again before it trusts its tree.
-    var sessionGeneration: Int { get }
+    /// While this node's heartbeat is fresh, the generation of its unbroken run of heartbeats (it changes
+    /// whenever the liveness session ends or the heartbeats lapse: the others may have taken its leases
+    /// meanwhile); nil while it is not fresh. A lease this node reads as its own after seeing generation
+    /// `g` stays its own for as long as this is still `g`: nobody can take it in between. One seen while
+    /// this was nil proves nothing (after a reconnect, the others see the node dead until its first
+    /// heartbeat).
+    var freshGeneration: Int? { get }
     /// Opens one namespace's shared storage.
     func openShared(namespace: String) async throws -> any SharedNamespaceStorage
     /// Stores the onDisconnect writes of one of this node's connections to a database, replacing what was

@@ -59,6 +59,7 @@ struct PostgresServerRestartTests {
         let storage = try await PostgresStorage.connect(url: url, nodeName: "a", connectionWait: .seconds(10))
         do {
             try await storage.join(address: "http://a.test:9000")
+            let generation = try #require(storage.freshGeneration)
             let db = try storage.openNamespace("demo")
             let lease = try #require(try await db.claim())
             let first = try await db.commit([.replace(try DatabasePath("/before"), .leaf(.number(1)))], entry: "1", epoch: lease.epoch)
@@ -71,6 +72,8 @@ struct PostgresServerRestartTests {
             #expect(try await db.load().root.jsonString() == #"{"after":2,"before":1}"#)
             #expect(try await db.lease()?.epoch == lease.epoch)
             _ = try await eventually { if !storage.isLeaseFresh { throw DatabaseStorageError(.unavailable, "not fresh yet") } }
+            // The session ended with the server: a lease seen before then no longer lets a tree answer alone.
+            #expect(storage.freshGeneration.map { $0 > generation } == true)
             // LISTEN is back: a wake-up sent now arrives.
             let notifications = storage.commitNotifications()
             let sender = Task {
@@ -90,6 +93,7 @@ struct PostgresServerRestartTests {
                 (error as? DatabaseStorageError)?.code == .unavailable
             }
             _ = try await eventually { if storage.isLeaseFresh { throw DatabaseStorageError(.unavailable, "still fresh") } }
+            #expect(storage.freshGeneration == nil)
             try await Self.throwaway("start", directory, port)
             #expect(try await eventually { try await db.committedSequence() } == second)
         } catch {

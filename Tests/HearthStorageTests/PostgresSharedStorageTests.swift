@@ -124,6 +124,7 @@ struct PostgresSharedStorageTests {
         let first = try #require(try await a.openShared(namespace: "demo").claim())
         try await a.leave()
         #expect(a.isLeaseFresh == false)
+        #expect(a.freshGeneration == nil)
         #expect(try await b.members().map(\.name) == ["b"])
         let dbB = try await b.openShared(namespace: "demo")
         #expect(try await dbB.lease() == nil)
@@ -168,7 +169,10 @@ struct PostgresSharedStorageTests {
             taken = try await dbB.claim()
             // Read after the claim succeeded, so no scheduling delay can make this pass or fail by luck:
             // b's claim means the last heartbeat started over a lease time ago.
-            if taken != nil { #expect(a.isLeaseFresh == false) }
+            if taken != nil {
+                #expect(a.isLeaseFresh == false)
+                #expect(a.freshGeneration == nil)
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(taken?.owner == "b")

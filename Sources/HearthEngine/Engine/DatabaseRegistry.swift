@@ -141,11 +141,10 @@ public final class DatabaseRegistry: Service, Sendable {
             if let replica {
                 // A database nobody ever owned (just created) is taken by the node that opened it, so its
                 // first write does not wait for the next ownership round.
-                let generation = cluster?.storage.sessionGeneration ?? 0
                 if try await replica.shared.lease() == nil, let lease = try await replica.shared.claim() {
                     replica.noteLease(lease)
                     replica.setClaimPending(true)
-                    database.changeRole(.becomeOwner(lease, generation: generation))
+                    database.changeRole(.becomeOwner(lease))
                 }
             }
             result = .success(database)

@@ -112,7 +112,7 @@ extension DatabaseInstance {
             return await catchUp(root, replica)
         case .applyPushed:
             return await applyPushed(root, replica)
-        case .becomeOwner(let lease, let generation):
+        case .becomeOwner(let lease):
             defer { replica.setClaimPending(false) }
             var root = root
             // A hot standby: only the tail of the log stands between this node and taking writes.
@@ -129,8 +129,25 @@ extension DatabaseInstance {
                     try? await Task.sleep(for: .milliseconds(10))
                 }
             }
+            // The claim may be old by now (a catch-up that waited on the storage), and the others may
+            // have taken the lease since: the claim counts only if the storage still shows it. Read
+            // while this node's heartbeat is fresh, that also lets its tree answer alone.
+            let generation = replica.cluster.storage.freshGeneration
+            let current: DatabaseLease?
+            do {
+                let shared = replica.shared
+                current = try await Deadline.run(.seconds(2)) { try await shared.lease() }
+            } catch {
+                logger.warning("Cannot check the lease to take the database over; will try again", metadata: ["hearth.error": "\(error)"])
+                return root
+            }
+            guard let current, current.owner == replica.cluster.nodeName, current.epoch == lease.epoch else {
+                if replica.demote() || current != nil { logger.notice("Another node took the database over before this node could") }
+                if let current { expectCommitted(current.lastSequence) }
+                return root
+            }
             replica.setRole(.owner(epoch: lease.epoch))
-            replica.verify(epoch: lease.epoch, generation: generation)
+            if let generation { replica.verify(epoch: lease.epoch, generation: generation) }
             logger.notice("This node owns the database now", metadata: ["hearth.cluster.epoch": "\(lease.epoch)"])
             return root
         case .handOff:

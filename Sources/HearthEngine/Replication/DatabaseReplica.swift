@@ -78,16 +78,17 @@ package final class DatabaseReplica: Sendable {
     package var role: Role { state.withLock { $0.role } }
     package var applied: Int64 { state.withLock { $0.applied } }
     package var isOwner: Bool { role != .follower }
-    /// Whether this node surely owns the database now: it holds the lease, its heartbeat is fresh, and its
-    /// storage session has not broken since it last saw the lease in the storage (others may have taken
-    /// it then).
+    /// Whether this node surely owns the database now: it holds the lease, its heartbeat is fresh, and
+    /// its heartbeats have not broken since it last saw the lease in the storage while fresh (others may
+    /// have taken it then).
     package var isLeaseFresh: Bool {
-        let storage = cluster.storage
         let (owner, verified) = state.withLock { ($0.role != .follower, $0.verifiedGeneration) }
-        return owner && storage.isLeaseFresh && verified == storage.sessionGeneration
+        guard owner, let verified else { return false }
+        return verified == cluster.storage.freshGeneration
     }
 
-    /// The storage shows this node's lease as current, as seen in session `generation`.
+    /// The storage shows this node's lease as current, read after seeing ``SharedDatabaseStorage/freshGeneration``
+    /// `generation`.
     package func verify(epoch: Int64, generation: Int) {
         state.withLock { state in
             if state.role == .owner(epoch: epoch) { state.verifiedGeneration = generation }

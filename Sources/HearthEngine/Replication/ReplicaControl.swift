@@ -6,9 +6,9 @@ package enum ReplicaControl: Sendable {
     case catchUp
     /// Apply the entries owners pushed (``PushInbox``), reading the log if one is missing.
     case applyPushed
-    /// This node took the lease (its storage session being `generation`): apply the log up to the
-    /// lease's last entry, then take writes.
-    case becomeOwner(DatabaseLease, generation: Int)
+    /// This node took the lease: apply the log up to the lease's last entry, check that the lease is
+    /// still this node's, then take writes.
+    case becomeOwner(DatabaseLease)
     /// Another node owns the database now.
     case stepDown
     /// Give the database to the node that should own it: stop taking writes, then release the lease.

@@ -28,6 +28,11 @@ public final class InMemorySharedCluster: Sendable {
         var connected: Bool
         /// The node's heartbeat is fresh (false after `pause`).
         var beating: Bool
+        /// The node's session is open again, but its membership still names the old one until its next
+        /// heartbeat (``InMemorySharedCluster/reconnect(_:)``): dead to the others meanwhile.
+        var awaitingHeartbeat = false
+        /// How many times the node's run of heartbeats broke (``SharedDatabaseStorage/freshGeneration``).
+        var generation = 0
     }
 
     struct OnDisconnectRow {
@@ -62,13 +67,40 @@ public final class InMemorySharedCluster: Sendable {
     /// The node's session ends, as when its process is killed: it is dead at once, and every call it
     /// makes fails.
     public func kill(_ name: String) {
-        state.withLock { $0.members[name]?.connected = false }
+        state.withLock { state in
+            guard state.members[name]?.connected == true else { return }
+            state.members[name]?.connected = false
+            state.members[name]?.generation += 1
+        }
+    }
+
+    /// A killed node's session opens again, as after the storage server restarted: its calls work, but
+    /// it stays dead to the others, and its own leases unsure, until ``heartbeat(_:)``.
+    public func reconnect(_ name: String) {
+        state.withLock { state in
+            state.members[name]?.connected = true
+            state.members[name]?.awaitingHeartbeat = true
+        }
+    }
+
+    /// The first heartbeat of a reconnected node's new session: it is alive again.
+    public func heartbeat(_ name: String) {
+        state.withLock { $0.members[name]?.awaitingHeartbeat = false }
     }
 
     /// The node stops heartbeating, as when its process hangs: dead to the others, and its own lease no
     /// longer fresh, but its calls still reach the storage (as a process resumed after SIGSTOP).
     public func pause(_ name: String) {
         state.withLock { $0.members[name]?.beating = false }
+    }
+
+    /// A paused node heartbeats again, after a gap in which the others may have taken its leases.
+    public func resume(_ name: String) {
+        state.withLock { state in
+            guard state.members[name]?.beating == false else { return }
+            state.members[name]?.beating = true
+            state.members[name]?.generation += 1
+        }
     }
 
     /// Drops every wake-up from now on (or again delivers them): they are best effort.
@@ -88,7 +120,7 @@ public final class InMemorySharedCluster: Sendable {
 
     func isAlive(_ name: String, in state: State) -> Bool {
         guard let member = state.members[name] else { return false }
-        return member.connected && member.beating
+        return member.connected && member.beating && !member.awaitingHeartbeat
     }
 }
 
@@ -113,7 +145,10 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
 
     public func join(address: String) async throws {
         cluster.state.withLock { state in
-            state.members[nodeName] = .init(address: address, connected: true, beating: true)
+            let previous = state.members[nodeName]
+            state.members[nodeName] = .init(
+                address: address, connected: true, beating: true, generation: previous.map { $0.generation + 1 } ?? 0
+            )
             state.runs[nodeName, default: 0] += 1
             run.withLock { $0 = state.runs[nodeName]! }
         }
@@ -161,10 +196,14 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
         }
     }
 
-    public var sessionGeneration: Int { 0 }
+    public var freshGeneration: Int? {
+        cluster.state.withLock { state in
+            cluster.isAlive(nodeName, in: state) ? state.members[nodeName]?.generation : nil
+        }
+    }
 
     public var isLeaseFresh: Bool {
-        cluster.state.withLock { $0.members[nodeName].map { $0.connected && $0.beating } ?? false }
+        cluster.state.withLock { cluster.isAlive(nodeName, in: $0) }
     }
 
     public func openShared(namespace: String) async throws -> any SharedNamespaceStorage {

@@ -279,6 +279,7 @@ let package = Package(
                 "HearthStorage", "HearthSQLite", "HearthPostgres",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -308,10 +308,10 @@ public final class PostgresStorage: SharedDatabaseStorage {
         state.withLock { state in
             // Only while still joined: a heartbeat that finishes after leave() does not make the lease fresh.
             guard state.address != nil, state.lastHeartbeat.map({ $0 < started }) ?? true else { return }
-            // After a gap (the process was stopped, or starved) other nodes may have taken this node's
-            // leases although its session lived on: a new generation makes owners check theirs again
-            // before their trees answer alone.
-            if Self.heartbeatsBroke(previous: state.lastHeartbeat, next: started, leaseTime: leaseTime) { state.generation += 1 }
+            // After a gap (the process was stopped or starved, or the storage was slow to commit) other
+            // nodes may have taken this node's leases although its session lived on: a new generation
+            // makes owners check theirs again before their trees answer alone.
+            if Self.heartbeatsBroke(previous: state.lastHeartbeat, finished: .now, leaseTime: leaseTime) { state.generation += 1 }
             state.lastHeartbeat = started
         }
     }
@@ -456,11 +456,16 @@ public final class PostgresStorage: SharedDatabaseStorage {
         leaseTime - min(Duration.milliseconds(500), leaseTime / 4)
     }
 
-    /// Whether a heartbeat starting at `next` follows one that started at `previous` by so long that
-    /// the leases were not fresh in between: other nodes may have taken them, so the chain is broken.
-    static func heartbeatsBroke(previous: ContinuousClock.Instant?, next: ContinuousClock.Instant, leaseTime: Duration) -> Bool {
+    /// Whether a heartbeat that returned at `finished` follows one that started at `previous` by so long
+    /// that other nodes may have seen this node dead in between, so the chain is broken.
+    ///
+    /// The others judge by the last heartbeat they can see, which is the last one committed: until the
+    /// next one commits (at the latest when it returns), they see `previous`'s time. So the gap is
+    /// measured to the moment the next heartbeat returned, not to when it started: one that starts on
+    /// time but takes long to commit leaves the same gap as one that starts late.
+    static func heartbeatsBroke(previous: ContinuousClock.Instant?, finished: ContinuousClock.Instant, leaseTime: Duration) -> Bool {
         guard let previous else { return false }
-        return next - previous >= freshness(leaseTime)
+        return finished - previous >= freshness(leaseTime)
     }
 
     public func openShared(namespace: String) async throws -> any SharedNamespaceStorage {

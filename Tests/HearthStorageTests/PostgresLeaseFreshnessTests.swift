@@ -10,15 +10,24 @@ import Testing
 
     @Test func heartbeatsOnScheduleKeepTheChain() {
         // Heartbeats run every sixth of the lease.
-        #expect(!PostgresStorage.heartbeatsBroke(previous: start, next: start + .milliseconds(500), leaseTime: .seconds(3)))
-        #expect(!PostgresStorage.heartbeatsBroke(previous: nil, next: start, leaseTime: .seconds(3)))
+        #expect(!PostgresStorage.heartbeatsBroke(previous: start, finished: start + .milliseconds(500), leaseTime: .seconds(3)))
+        #expect(!PostgresStorage.heartbeatsBroke(previous: nil, finished: start, leaseTime: .seconds(3)))
     }
 
     @Test func aGapAsLongAsTheFreshnessBreaksIt() {
         #expect(PostgresStorage.freshness(.seconds(3)) == .milliseconds(2500))
         #expect(PostgresStorage.freshness(.seconds(1)) == .milliseconds(750))
-        #expect(!PostgresStorage.heartbeatsBroke(previous: start, next: start + .milliseconds(2499), leaseTime: .seconds(3)))
-        #expect(PostgresStorage.heartbeatsBroke(previous: start, next: start + .milliseconds(2500), leaseTime: .seconds(3)))
-        #expect(PostgresStorage.heartbeatsBroke(previous: start, next: start + .seconds(6), leaseTime: .seconds(3)))
+        #expect(!PostgresStorage.heartbeatsBroke(previous: start, finished: start + .milliseconds(2499), leaseTime: .seconds(3)))
+        #expect(PostgresStorage.heartbeatsBroke(previous: start, finished: start + .milliseconds(2500), leaseTime: .seconds(3)))
+        #expect(PostgresStorage.heartbeatsBroke(previous: start, finished: start + .seconds(6), leaseTime: .seconds(3)))
+    }
+
+    /// Heartbeats that start on time but commit slowly: the others see only the previous one until the
+    /// next commits, so they may find the node dead although no two heartbeats started far apart.
+    @Test func aHeartbeatThatReturnsLateBreaksTheChainThoughItStartedOnTime() {
+        // The previous one started at 0 (and took 0.9 s); this one started at 1.23 s and returned at 2.08 s,
+        // past the lease of 2 s: between 2 s and 2.08 s the others saw 0 as the last heartbeat.
+        #expect(PostgresStorage.heartbeatsBroke(previous: start, finished: start + .milliseconds(2080), leaseTime: .seconds(2)))
+        #expect(!PostgresStorage.heartbeatsBroke(previous: start, finished: start + .milliseconds(1400), leaseTime: .seconds(2)))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HashTreeCollections
 import HearthCore
 import HearthStorage
+import PostgresNIO
 import Testing
 
 @testable import HearthPostgres
@@ -151,6 +152,63 @@ struct PostgresSharedStorageTests {
         }
         #expect(held)
         #expect(try await dbB.lease()?.owner == "a")
+        await cluster.finish()
+    }
+
+    /// Two heartbeats in a row that start on schedule but commit slowly (here: their membership row is
+    /// locked; in life, a storage slow to commit): until the second commits, the others see the first's
+    /// time, which ages past the lease, and may take the node's leases, although no two heartbeats
+    /// started far apart. When the second commits, the node must not carry on with the generation its
+    /// owners verified their leases in.
+    @Test func heartbeatsThatCommitLateStartANewGenerationThoughTheyStartedOnSchedule() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a", leaseTime: .seconds(1))
+        let b = try await cluster.node("b", leaseTime: .seconds(1))
+        let side = try await cluster.node("side", join: false)
+        let dbB = try await b.openShared(namespace: "demo")
+        _ = try #require(try await a.openShared(namespace: "demo").claim())
+        let before = try #require(a.freshGeneration)
+        /// Waits until a's heartbeat waits for the row lock.
+        func heartbeatBlocked() async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                let rows = try await side.client.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE hearth_members%'",
+                    logger: side.logger
+                )
+                for try await count in rows.decode(Int.self) where count > 0 { return }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            Issue.record("a's heartbeat never waited for the lock")
+        }
+        var taken: DatabaseLease?
+        try await side.client.withConnection { connection in
+            // The first heartbeat waits 0.4 s: it commits well within the lease, with its start time.
+            try await connection.query("BEGIN", logger: side.logger).consume()
+            try await connection.query("SELECT 1 FROM hearth_members WHERE name = 'a' FOR UPDATE", logger: side.logger).consume()
+            try await heartbeatBlocked()
+            try await Task.sleep(for: .milliseconds(400))
+            try await connection.query("COMMIT", logger: side.logger).consume()
+            // The next one, a sixth of the lease later, waits until the first's time is a lease old.
+            try await connection.query("BEGIN", logger: side.logger).consume()
+            try await connection.query("SELECT 1 FROM hearth_members WHERE name = 'a' FOR UPDATE", logger: side.logger).consume()
+            try await heartbeatBlocked()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while taken == nil, ContinuousClock.now < deadline {
+                taken = try await dbB.claim()
+                if taken == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            try await connection.query("COMMIT", logger: side.logger).consume()
+        }
+        #expect(taken?.owner == "b")
+        let deadline = ContinuousClock.now + .seconds(30)
+        var after = a.freshGeneration
+        while after == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+            after = a.freshGeneration
+        }
+        #expect(after != nil)
+        #expect(after != before)
         await cluster.finish()
     }
 

@@ -202,6 +202,13 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     /// Takes the lease if it is free, already this node's, or held by a node that is not alive (stale
     /// heartbeat or closed session). It waits behind the old owner's commit in flight, if any, after
     /// which that owner can no longer commit.
+    ///
+    /// One transaction of three statements. The lease row is locked first, behind a commit in flight.
+    /// The owner's membership row is then locked too, so the owner's next heartbeat waits until this
+    /// claim ends: an owner that comes back alive cannot read its lease as its own while a claim that
+    /// found it dead is still to commit. Only then is the owner's liveness judged, by a statement of its
+    /// own: under READ COMMITTED a statement that waited for a lock still judges other tables by the
+    /// snapshot it started with, which could be from before the owner's latest heartbeat.
     public func claim() async throws -> DatabaseLease? {
         let namespace = namespace
         let logger = logger
@@ -210,22 +217,35 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
         let address = storage.address
         return try await run("claim \(namespace)") { connection in
             try await connection.query("INSERT INTO hearth_databases (db) VALUES (\(namespace)) ON CONFLICT (db) DO NOTHING", logger: logger).consume()
-            let rows = try await connection.query(
-                """
-                UPDATE hearth_databases d SET owner = \(node), epoch = d.epoch + 1
-                WHERE d.db = \(namespace) AND (d.owner IS NULL OR d.owner = \(node) OR NOT EXISTS (
-                    SELECT 1 FROM hearth_members m
-                    WHERE m.name = d.owner AND m.heartbeat_at > now() - make_interval(secs => \(lease))
-                      AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid)))
-                RETURNING d.epoch, d.last_seq
-                """,
-                logger: logger
-            )
-            var claimed: DatabaseLease?
-            for try await (epoch, last) in rows.decode((Int64, Int64).self) {
-                claimed = DatabaseLease(owner: node, epoch: epoch, lastSequence: last, ownerAddress: address)
+            try await connection.query("BEGIN", logger: logger).consume()
+            do {
+                var owner: String?
+                let current = try await connection.query("SELECT owner FROM hearth_databases WHERE db = \(namespace) FOR UPDATE", logger: logger)
+                for try await name in current.decode(String?.self) { owner = name }
+                if let owner, owner != node {
+                    try await connection.query("SELECT 1 FROM hearth_members WHERE name = \(owner) FOR SHARE", logger: logger).consume()
+                }
+                let rows = try await connection.query(
+                    """
+                    UPDATE hearth_databases d SET owner = \(node), epoch = d.epoch + 1
+                    WHERE d.db = \(namespace) AND (d.owner IS NULL OR d.owner = \(node) OR NOT EXISTS (
+                        SELECT 1 FROM hearth_members m
+                        WHERE m.name = d.owner AND m.heartbeat_at > now() - make_interval(secs => \(lease))
+                          AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid)))
+                    RETURNING d.epoch, d.last_seq
+                    """,
+                    logger: logger
+                )
+                var claimed: DatabaseLease?
+                for try await (epoch, last) in rows.decode((Int64, Int64).self) {
+                    claimed = DatabaseLease(owner: node, epoch: epoch, lastSequence: last, ownerAddress: address)
+                }
+                try await connection.query("COMMIT", logger: logger).consume()
+                return claimed
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
-            return claimed
         }
     }
 

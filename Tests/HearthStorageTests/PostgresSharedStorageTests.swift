@@ -157,7 +157,7 @@ struct PostgresSharedStorageTests {
 
     /// Two heartbeats in a row that start on schedule but commit slowly (here: their membership row is
     /// locked; in life, a storage slow to commit): until the second commits, the others see the first's
-    /// time, which ages past the lease, and may take the node's leases, although no two heartbeats
+    /// time, which ages past the lease, so they may take the node's leases, although no two heartbeats
     /// started far apart. When the second commits, the node must not carry on with the generation its
     /// owners verified their leases in.
     @Test func heartbeatsThatCommitLateStartANewGenerationThoughTheyStartedOnSchedule() async throws {
@@ -165,8 +165,6 @@ struct PostgresSharedStorageTests {
         let a = try await cluster.node("a", leaseTime: .seconds(1))
         let b = try await cluster.node("b", leaseTime: .seconds(1))
         let side = try await cluster.node("side", join: false)
-        let dbB = try await b.openShared(namespace: "demo")
-        _ = try #require(try await a.openShared(namespace: "demo").claim())
         let before = try #require(a.freshGeneration)
         /// Waits until a's heartbeat waits for the row lock.
         func heartbeatBlocked() async throws {
@@ -181,7 +179,7 @@ struct PostgresSharedStorageTests {
             }
             Issue.record("a's heartbeat never waited for the lock")
         }
-        var taken: DatabaseLease?
+        var seenDead = false
         try await side.client.withConnection { connection in
             // The first heartbeat waits 0.4 s: it commits well within the lease, with its start time.
             try await connection.query("BEGIN", logger: side.logger).consume()
@@ -189,18 +187,18 @@ struct PostgresSharedStorageTests {
             try await heartbeatBlocked()
             try await Task.sleep(for: .milliseconds(400))
             try await connection.query("COMMIT", logger: side.logger).consume()
-            // The next one, a sixth of the lease later, waits until the first's time is a lease old.
+            // The next one, a sixth of the lease later, waits until the others see a dead.
             try await connection.query("BEGIN", logger: side.logger).consume()
             try await connection.query("SELECT 1 FROM hearth_members WHERE name = 'a' FOR UPDATE", logger: side.logger).consume()
             try await heartbeatBlocked()
             let deadline = ContinuousClock.now + .seconds(30)
-            while taken == nil, ContinuousClock.now < deadline {
-                taken = try await dbB.claim()
-                if taken == nil { try await Task.sleep(for: .milliseconds(10)) }
+            while !seenDead, ContinuousClock.now < deadline {
+                seenDead = try await b.members().first { $0.name == "a" }?.alive == false
+                if !seenDead { try await Task.sleep(for: .milliseconds(10)) }
             }
             try await connection.query("COMMIT", logger: side.logger).consume()
         }
-        #expect(taken?.owner == "b")
+        #expect(seenDead)
         let deadline = ContinuousClock.now + .seconds(30)
         var after = a.freshGeneration
         while after == nil, ContinuousClock.now < deadline {
@@ -209,6 +207,54 @@ struct PostgresSharedStorageTests {
         }
         #expect(after != nil)
         #expect(after != before)
+        await cluster.finish()
+    }
+
+    /// A claim that started while the owner was dead, and waited for the lease row behind a commit in
+    /// flight, judges the owner alive or dead only once it has the row: by then the owner may be back,
+    /// with a new heartbeat, and have read its lease as its own (its tree then answers alone).
+    @Test func aClaimThatWaitedBehindACommitJudgesTheOwnerAfterItsWait() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a", leaseTime: .seconds(1))
+        let b = try await cluster.node("b", leaseTime: .seconds(1))
+        let side = try await cluster.node("side", join: false)
+        let dbA = try await a.openShared(namespace: "demo")
+        let dbB = try await b.openShared(namespace: "demo")
+        let first = try #require(try await dbA.claim())
+        let claim: Task<DatabaseLease?, any Error> = try await side.client.withConnection { connection in
+            // The owner's commit in flight holds the lease row. (A lock only: a new version of the row would
+            // also hold up the claim's INSERT … ON CONFLICT, in a statement of its own.)
+            try await connection.query("BEGIN", logger: side.logger).consume()
+            try await connection.query("SELECT 1 FROM hearth_databases WHERE db = 'demo' FOR UPDATE", logger: side.logger).consume()
+            a.pauseHeartbeats()
+            var deadline = ContinuousClock.now + .seconds(30)
+            while try await b.members().first(where: { $0.name == "a" })?.alive != false, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let claim = Task { try await dbB.claim() }
+            deadline = ContinuousClock.now + .seconds(30)
+            var waiting = false
+            while !waiting, ContinuousClock.now < deadline {
+                let rows = try await side.client.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%hearth_databases%'",
+                    logger: side.logger
+                )
+                for try await count in rows.decode(Int.self) { waiting = count > 0 }
+                if !waiting { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(waiting, "b's claim never waited for the lease row")
+            // The owner comes back and reads its lease while it is fresh.
+            a.pauseHeartbeats(false)
+            deadline = ContinuousClock.now + .seconds(30)
+            while a.freshGeneration == nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(try await dbA.lease()?.owner == "a")
+            try await connection.query("COMMIT", logger: side.logger).consume()
+            return claim
+        }
+        #expect(try await claim.value == nil)
+        #expect(try await dbA.lease()?.epoch == first.epoch)
         await cluster.finish()
     }
 

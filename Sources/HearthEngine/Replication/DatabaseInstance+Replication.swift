@@ -99,9 +99,13 @@ extension DatabaseInstance {
         } catch {
             throw WriteError(.unavailable, "The database is unavailable; try again")
         }
-        if replica.applied >= sequence { return }
-        requestCatchUp()
-        guard await replica.wait(for: sequence, timeout: DatabaseReplica.forwardPatience) else { throw WriteError.behind }
+        if replica.applied < sequence {
+            requestCatchUp()
+            guard await replica.wait(for: sequence, timeout: DatabaseReplica.forwardPatience) else { throw WriteError.behind }
+        }
+        // An owner counts its own commit applied before it publishes the tree (the others may see it
+        // already): that tree must be out before this read.
+        await replica.waitForCommitsInFlight()
     }
 
     /// Runs one control in the writer. Returns the new root.

@@ -1,8 +1,9 @@
 import HearthAccess
 import HearthCore
-import HearthEngine
+@testable import HearthEngine
 import HearthStorage
 import Logging
+import Synchronization
 import Testing
 
 /// The engine's side of taking a database over, without the coordinator's timing: claims and role
@@ -110,5 +111,38 @@ import Testing
         #expect(try await replica.shared.lease()?.epoch == claimed.epoch)
         replica.verify(epoch: claimed.epoch, generation: generation)
         #expect(replica.isLeaseFresh)
+    }
+
+    /// An owner not sure of its lease answers a read once its tree includes every write the storage has
+    /// committed. It counts its own commit as applied before it publishes the tree (the other nodes
+    /// may show that write already): the read must wait for that tree too.
+    @Test func aReadOnAnOwnerNotSureOfItsLeaseWaitsForTheTreeOfItsCommitInFlight() async throws {
+        let cluster = InMemorySharedCluster()
+        let a = cluster.node("a")
+        try await a.join(address: "http://a.test")
+        let (database, replica, writers) = try await Self.open(a)
+        defer { writers.cancel() }
+        try await eventually { replica.isLeaseFresh }
+        guard case .owner(let epoch) = replica.role else { throw ConditionNotMet() }
+
+        cluster.pause("a")
+        // Where the writer stands between its commit and publishing the tree.
+        replica.beginCommit()
+        let sequence = try await replica.shared.commit(
+            [.replace(try DatabasePath("/x"), .leaf(.number(7)))],
+            entry: "{}",
+            epoch: epoch
+        )
+        #expect(replica.committed(sequence))
+        let answered = Atomic(false)
+        let read = Task {
+            try await database.readBarrier()
+            answered.store(true, ordering: .sequentiallyConsistent)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let early = answered.load(ordering: .sequentiallyConsistent)
+        #expect(!early, "the read went on before the commit's tree was published")
+        replica.settleCommit()
+        try await read.value
     }
 }

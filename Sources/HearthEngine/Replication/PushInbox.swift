@@ -97,10 +97,12 @@ struct PushInbox: Sendable {
     }
 
     /// Called once per round (a few tens of milliseconds): true when an entry known to be committed a
-    /// round ago has neither been pushed nor applied, so the writer must read the log.
+    /// round ago is not applied, and neither a push still to bring it nor one waiting here for the writer
+    /// can apply it, so the writer must read the log. (A pushed entry the writer took but could not
+    /// apply, after a gap whose read of the log failed, is waiting for nothing: the log must be read.)
     mutating func overdue(applied: Int64) -> Bool {
         let due = expectedAtLastCheck
         expectedAtLastCheck = expected
-        return due > applied && due > receivedThrough
+        return due > applied && (due > receivedThrough || (entries.isEmpty && !takeQueued && !overflowed))
     }
 }

@@ -115,4 +115,22 @@ struct PushInboxTests {
         let nineAfterPush = inbox.overdue(applied: 8)
         #expect(!nineBeforePush && !nineAfterPush)
     }
+
+    /// The writer took a pushed entry that came after a gap, and its read of the log failed: the entry
+    /// is neither applied nor waiting, and no push will bring it again, so it is overdue like one never
+    /// pushed (else the follower would stay behind until the next commit).
+    @Test func aPushedEntryTheWriterCouldNotApplyIsReadFromTheLogARoundLater() {
+        var inbox = PushInbox()
+        _ = inbox.receive([entry(7)])
+        let waiting = [inbox.overdue(applied: 5), inbox.overdue(applied: 5)]
+        #expect(waiting == [false, false])
+        // Known for a round already: the next round after the writer took it reports it.
+        _ = inbox.take()
+        let pushed = inbox.expect(7)
+        let afterTheFailedRead = inbox.overdue(applied: 5)
+        #expect(pushed)
+        #expect(afterTheFailedRead)
+        let applied = [inbox.overdue(applied: 7), inbox.overdue(applied: 7)]
+        #expect(applied == [false, false])
+    }
 }

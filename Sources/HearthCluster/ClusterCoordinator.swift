@@ -91,10 +91,19 @@ package final class ClusterCoordinator: Service, Sendable {
     /// it is read from the log: pushes arrive within milliseconds, the wake-up a round trip later.
     let pushGrace: Duration
     package static let defaultPushGrace: Duration = .milliseconds(50)
+    /// How long this node must have been alive without a break before it runs the onDisconnect writes
+    /// of nodes it finds dead. Longer than the lease time (2 s): after the shared storage restarts,
+    /// every node looks dead until its first heartbeat on a new session, and the ones still serving
+    /// their clients have all sent it by then.
+    let orphanGrace: Duration
+    package static let defaultOrphanGrace: Duration = .seconds(3)
+    /// This node's generation of heartbeats (``SharedDatabaseStorage/freshGeneration``) and since when
+    /// it has seen it unbroken.
+    let steadySince = Mutex<(generation: Int, since: ContinuousClock.Instant)?>(nil)
 
     package init(
         context: ClusterContext, registry: DatabaseRegistry, address: String, tick: Duration = .milliseconds(100),
-        pushGrace: Duration = defaultPushGrace, settling: Duration = defaultSettling
+        pushGrace: Duration = defaultPushGrace, settling: Duration = defaultSettling, orphanGrace: Duration = defaultOrphanGrace
     ) {
         self.context = context
         self.registry = registry
@@ -102,6 +111,7 @@ package final class ClusterCoordinator: Service, Sendable {
         self.tick = tick
         self.pushGrace = pushGrace
         self.settling = settling
+        self.orphanGrace = orphanGrace
     }
 
     package func run() async throws {
@@ -180,8 +190,19 @@ package final class ClusterCoordinator: Service, Sendable {
         await runOrphanedOnDisconnects()
     }
 
-    /// Runs the onDisconnect writes of connections whose node died with them (taken by one node only).
+    /// Runs the onDisconnect writes of connections whose node died with them (taken by one node only),
+    /// once this node has been alive for ``orphanGrace`` without a break.
     func runOrphanedOnDisconnects() async {
+        let now = ContinuousClock.now
+        let steady: Bool = steadySince.withLock { record in
+            guard let generation = context.storage.freshGeneration else {
+                record = nil
+                return false
+            }
+            if record?.generation != generation { record = (generation, now) }
+            return now - (record?.since ?? now) >= orphanGrace
+        }
+        guard steady else { return }
         let orphaned: [OrphanedOnDisconnect]
         do {
             let storage = context.storage

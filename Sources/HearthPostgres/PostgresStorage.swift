@@ -407,8 +407,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
         }
     }
 
-    /// Rows of dead nodes, and of earlier runs of this node's name, deleted and returned in one statement:
-    /// whichever node runs it first gets each row.
+    /// Rows of other nodes that are dead, and of earlier runs of this node's name, deleted and returned in
+    /// one statement: whichever node runs it first gets each row. (This node's own run counts as alive
+    /// even while its new session, after a storage restart, has not sent its first heartbeat.)
     public func takeOrphanedOnDisconnects() async throws -> [OrphanedOnDisconnect] {
         let prefix = "\(runID)/%"
         return try await run("take the onDisconnect writes of dead nodes") { client in
@@ -416,11 +417,11 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 """
                 DELETE FROM hearth_on_disconnect o
                 WHERE (o.node = \(self.nodeName) AND o.connection NOT LIKE \(prefix))
-                   OR NOT EXISTS (
+                   OR (o.node <> \(self.nodeName) AND NOT EXISTS (
                        SELECT 1 FROM hearth_members m
                        WHERE m.name = o.node
                          AND m.heartbeat_at > now() - make_interval(secs => \(self.leaseSeconds))
-                         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid))
+                         AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = m.session_pid)))
                 RETURNING o.db, o.request
                 """,
                 logger: self.logger

@@ -41,7 +41,8 @@ public protocol SharedDatabaseStorage: DatabaseStorage {
     /// kept under this node's name and this run of it (a restarted node is another run).
     func saveOnDisconnect(namespace: String, connection: String, payload: String?) async throws
     /// Takes (removes and returns) the stored onDisconnect writes of connections whose node is gone —
-    /// dead members, and earlier runs of a name — so a live node runs them. Each is returned once.
+    /// other members that are dead, and earlier runs of a name — so a live node runs them. Each is
+    /// returned once; the rows of this node's own run are never taken.
     func takeOrphanedOnDisconnects() async throws -> [OrphanedOnDisconnect]
     /// Wake-ups: a namespace and a sequence number committed in it, sent once per commit. Best effort:
     /// a lost one costs latency only, since nodes also poll. Unbounded buffer: consumers drain it at once.

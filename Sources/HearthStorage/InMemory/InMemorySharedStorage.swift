@@ -170,7 +170,8 @@ public final class InMemorySharedStorage: SharedDatabaseStorage {
         return cluster.state.withLock { state in
             let snapshot = state
             let orphaned = { (row: InMemorySharedCluster.OnDisconnectRow) in
-                !self.cluster.isAlive(row.node, in: snapshot) || snapshot.runs[row.node] != row.run
+                if row.node == self.nodeName { return snapshot.runs[row.node] != row.run }
+                return !self.cluster.isAlive(row.node, in: snapshot) || snapshot.runs[row.node] != row.run
             }
             let taken = snapshot.onDisconnect.filter(orphaned)
             state.onDisconnect.removeAll(where: orphaned)

@@ -275,6 +275,37 @@ import Testing
         }
     }
 
+    /// The shared storage restarts: every node's session ends, and until a node's first heartbeat on
+    /// its new session the others see it dead. The node back first must not run the onDisconnect
+    /// writes of the others' connections, which are still open, nor its own.
+    @Test func theWritesOfLiveConnectionsDoNotRunWhenTheStorageRestarts() async throws {
+        try await ClusterTestNodes.run { nodes in
+            try await nodes.start("a")
+            _ = try await nodes.call("a", .PUT, "/presence.json", #"{"ada":"online","bob":"online"}"#)
+            try await nodes.start("b")
+            let onB = try await connect(nodes, "b")
+            try await onB.send(Self.request(2, "o", #"{"p":"/presence/ada","d":"offline"}"#))
+            #expect(try await onB.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#)
+            let onA = try await connect(nodes, "a")
+            try await onA.send(Self.request(2, "o", #"{"p":"/presence/bob","d":"offline"}"#))
+            #expect(try await onA.nextMessage() == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#)
+
+            for node in ["a", "b"] {
+                nodes.cluster.kill(node)
+                nodes.cluster.reconnect(node)
+            }
+            nodes.cluster.heartbeat("a")
+            try await Task.sleep(for: .milliseconds(500))
+            nodes.cluster.heartbeat("b")
+            // Past the grace: any node that ran the others' writes has done so.
+            try await Task.sleep(for: ClusterCoordinator.defaultOrphanGrace + .seconds(1))
+            let presence = try await nodes.call("a", .GET, "/presence.json")
+            #expect(presence.body == #"{"ada":"online","bob":"online"}"#)
+            await onA.close()
+            await onB.close()
+        }
+    }
+
     @Test func cancelledWritesDoNotRunWhenTheNodeDies() async throws {
         try await ClusterTestNodes.run { nodes in
             try await nodes.start("a")

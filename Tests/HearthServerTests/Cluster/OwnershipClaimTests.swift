@@ -38,6 +38,16 @@ import Testing
         return (database, try #require(database.replica), writers)
     }
 
+    /// Node "a" alone in a new cluster, owning "demo" with a fresh lease.
+    static func lonelyOwner() async throws -> (InMemorySharedCluster, InMemorySharedStorage, DatabaseInstance, DatabaseReplica, writers: Task<Void, any Error>) {
+        let cluster = InMemorySharedCluster()
+        let a = cluster.node("a")
+        try await a.join(address: "http://a.test")
+        let (database, replica, writers) = try await open(a)
+        try await eventually { replica.isLeaseFresh }
+        return (cluster, a, database, replica, writers)
+    }
+
     static func set(_ database: DatabaseInstance, _ value: Double) async throws {
         _ = try await database.write(WriteRequest(.set(try DatabasePath("/x"), .number(value)), identity: .admin))
     }
@@ -88,12 +98,8 @@ import Testing
     /// the node takes writes (the storage fences them), but its tree answers alone only once a lease
     /// check sees the lease while the heartbeat is fresh.
     @Test func aClaimMadeWhileTheHeartbeatLapsedTakesWritesButAnswersAloneOnlyOnceChecked() async throws {
-        let cluster = InMemorySharedCluster()
-        let a = cluster.node("a")
-        try await a.join(address: "http://a.test")
-        let (database, replica, writers) = try await Self.open(a)
+        let (cluster, a, database, replica, writers) = try await Self.lonelyOwner()
         defer { writers.cancel() }
-        try await eventually { replica.isLeaseFresh }
 
         cluster.pause("a")
         _ = replica.demote()
@@ -117,12 +123,8 @@ import Testing
     /// committed. It counts its own commit as applied before it publishes the tree (the other nodes
     /// may show that write already): the read must wait for that tree too.
     @Test func aReadOnAnOwnerNotSureOfItsLeaseWaitsForTheTreeOfItsCommitInFlight() async throws {
-        let cluster = InMemorySharedCluster()
-        let a = cluster.node("a")
-        try await a.join(address: "http://a.test")
-        let (database, replica, writers) = try await Self.open(a)
+        let (cluster, _, database, replica, writers) = try await Self.lonelyOwner()
         defer { writers.cancel() }
-        try await eventually { replica.isLeaseFresh }
         guard case .owner(let epoch) = replica.role else { throw ConditionNotMet() }
 
         cluster.pause("a")

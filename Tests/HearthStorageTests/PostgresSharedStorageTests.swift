@@ -36,6 +36,25 @@ struct PostgresSharedStorageTests {
 
     func path(_ string: String) throws -> DatabasePath { try DatabasePath(string) }
 
+    /// Polls `condition` every few milliseconds until it holds, for 30 s at most; returns whether it did.
+    func holdsSoon(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// Whether a statement whose text is `LIKE pattern` waits for a lock on the server.
+    func aStatementWaitsForALock(_ pattern: String, asking node: PostgresStorage) async throws -> Bool {
+        let rows = try await node.client.query(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE \(pattern)", logger: node.logger
+        )
+        for try await count in rows.decode(Int.self) where count > 0 { return true }
+        return false
+    }
+
     @Test func aSecondNodeCannotClaimWhileTheOwnerIsAliveAndARestartedOwnerTakesANewEpoch() async throws {
         let cluster = try await Cluster()
         let a = try await cluster.node("a")
@@ -166,47 +185,27 @@ struct PostgresSharedStorageTests {
         let b = try await cluster.node("b", leaseTime: .seconds(1))
         let side = try await cluster.node("side", join: false)
         let before = try #require(a.freshGeneration)
-        /// Waits until a's heartbeat waits for the row lock.
-        func heartbeatBlocked() async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                let rows = try await side.client.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE hearth_members%'",
-                    logger: side.logger
-                )
-                for try await count in rows.decode(Int.self) where count > 0 { return }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            Issue.record("a's heartbeat never waited for the lock")
-        }
         var seenDead = false
         try await side.client.withConnection { connection in
             // The first heartbeat waits 0.4 s: it commits well within the lease, with its start time.
             try await connection.query("BEGIN", logger: side.logger).consume()
             try await connection.query("SELECT 1 FROM hearth_members WHERE name = 'a' FOR UPDATE", logger: side.logger).consume()
-            try await heartbeatBlocked()
+            let firstWaits = try await holdsSoon { try await aStatementWaitsForALock("UPDATE hearth_members%", asking: side) }
+            #expect(firstWaits, "a's heartbeat never waited for the lock")
             try await Task.sleep(for: .milliseconds(400))
             try await connection.query("COMMIT", logger: side.logger).consume()
             // The next one, a sixth of the lease later, waits until the others see a dead.
             try await connection.query("BEGIN", logger: side.logger).consume()
             try await connection.query("SELECT 1 FROM hearth_members WHERE name = 'a' FOR UPDATE", logger: side.logger).consume()
-            try await heartbeatBlocked()
-            let deadline = ContinuousClock.now + .seconds(30)
-            while !seenDead, ContinuousClock.now < deadline {
-                seenDead = try await b.members().first { $0.name == "a" }?.alive == false
-                if !seenDead { try await Task.sleep(for: .milliseconds(10)) }
-            }
+            let nextWaits = try await holdsSoon { try await aStatementWaitsForALock("UPDATE hearth_members%", asking: side) }
+            #expect(nextWaits, "a's heartbeat never waited for the lock")
+            seenDead = try await holdsSoon { try await b.members().first { $0.name == "a" }?.alive == false }
             try await connection.query("COMMIT", logger: side.logger).consume()
         }
         #expect(seenDead)
-        let deadline = ContinuousClock.now + .seconds(30)
-        var after = a.freshGeneration
-        while after == nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-            after = a.freshGeneration
-        }
-        #expect(after != nil)
-        #expect(after != before)
+        let fresh = try await holdsSoon { a.freshGeneration != nil }
+        #expect(fresh)
+        #expect(a.freshGeneration != before)
         await cluster.finish()
     }
 
@@ -227,28 +226,15 @@ struct PostgresSharedStorageTests {
             try await connection.query("BEGIN", logger: side.logger).consume()
             try await connection.query("SELECT 1 FROM hearth_databases WHERE db = 'demo' FOR UPDATE", logger: side.logger).consume()
             a.pauseHeartbeats()
-            var deadline = ContinuousClock.now + .seconds(30)
-            while try await b.members().first(where: { $0.name == "a" })?.alive != false, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let seenDead = try await holdsSoon { try await b.members().first { $0.name == "a" }?.alive == false }
+            #expect(seenDead)
             let claim = Task { try await dbB.claim() }
-            deadline = ContinuousClock.now + .seconds(30)
-            var waiting = false
-            while !waiting, ContinuousClock.now < deadline {
-                let rows = try await side.client.query(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%hearth_databases%'",
-                    logger: side.logger
-                )
-                for try await count in rows.decode(Int.self) { waiting = count > 0 }
-                if !waiting { try await Task.sleep(for: .milliseconds(5)) }
-            }
-            #expect(waiting, "b's claim never waited for the lease row")
+            let claimWaits = try await holdsSoon { try await aStatementWaitsForALock("%hearth_databases%", asking: side) }
+            #expect(claimWaits, "b's claim never waited for the lease row")
             // The owner comes back and reads its lease while it is fresh.
             a.pauseHeartbeats(false)
-            deadline = ContinuousClock.now + .seconds(30)
-            while a.freshGeneration == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            let fresh = try await holdsSoon { a.freshGeneration != nil }
+            #expect(fresh)
             #expect(try await dbA.lease()?.owner == "a")
             try await connection.query("COMMIT", logger: side.logger).consume()
             return claim

@@ -31,7 +31,7 @@ public final class DatabaseInstance: Sendable {
     let wake: AsyncStream<Void>.Continuation
     package let hub: SubscriptionHub
     package let realtime: RealtimeHub
-    let rulesState: Mutex<RulesDocument>
+    let rulesState: Mutex<RulesInForce>
     /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
     /// single node.
     package let replica: DatabaseReplica?
@@ -84,7 +84,7 @@ public final class DatabaseInstance: Sendable {
         let clock = configuration.clock
         self.clock = { clock.wallMilliseconds }
         self.published = Mutex(loaded.root)
-        self.rulesState = Mutex(rules)
+        self.rulesState = Mutex(RulesInForce(document: rules, version: nil))
         self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)
         self.realtime = RealtimeHub()
         // One pending wake-up is enough: the writer drains the whole queue each time it wakes.
@@ -97,7 +97,14 @@ public final class DatabaseInstance: Sendable {
     }
 
     public var rules: RulesDocument {
-        rulesState.withLock { $0 }
+        rulesState.withLock { $0.document }
+    }
+
+    /// The rules in force, and their version in the storage's history (nil until one is put in force by
+    /// its version: the rules the database was opened with are the newest stored then).
+    struct RulesInForce {
+        var document: RulesDocument
+        var version: Int64?
     }
 
     /// Whether the whole tree is in memory (false while it loads after a start).
@@ -165,18 +172,39 @@ public final class DatabaseInstance: Sendable {
     }
 
     /// Replaces the rules after storing them durably, then re-checks every stream's read access.
+    ///
+    /// Saves may overlap (two consoles, or two nodes of a cluster) and finish in any order: each puts in
+    /// force the newest version stored, never one older than the version in force.
     public func replaceRules(_ rules: RulesDocument) async throws {
         try await storage.saveRules(rules.source, time: Int64(clock()))
-        adopt(rules)
+        if let latest = try await storage.rulesHistory(limit: 1).first {
+            adopt(latest.source == rules.source ? rules : try RulesDocument(source: latest.source), version: latest.version)
+        } else {
+            adopt(rules, version: nil)
+        }
+        if let replica {
+            // The owner checks writes against its rules: it reads the log's rules entry on this wake-up
+            // rather than at its next lease check.
+            let shared = replica.shared
+            if let sequence = try? await shared.committedSequence() { try? await shared.notify(sequence: sequence) }
+        }
     }
 
-    /// Puts rules in force (already stored) and re-checks every stream's read access.
-    func adopt(_ rules: RulesDocument) {
-        rulesState.withLock { $0 = rules }
+    /// Puts rules in force (already stored) unless a newer version is, and re-checks every stream's read
+    /// access. `version` is the rules' version in the storage's history.
+    func adopt(_ rules: RulesDocument, version: Int64?) {
+        let adopted = rulesState.withLock { state in
+            if let version, let current = state.version, version <= current { return false }
+            state = RulesInForce(document: rules, version: version ?? state.version)
+            return true
+        }
+        guard adopted else { return }
         let root = snapshot()
         let now = clock()
+        // The rules in force when each stream is checked: an overlapping adopt of newer rules may have
+        // replaced these already.
         let canRead = { (path: DatabasePath, query: Query, identity: Identity) in
-            rules.canRead(path, identity.ruleSubject, root: root, query: RuleQuery(query), now: now)
+            self.rules.canRead(path, identity.ruleSubject, root: root, query: RuleQuery(query), now: now)
         }
         hub.recheck(canRead)
         realtime.recheck(canRead)

@@ -192,14 +192,15 @@ extension DatabaseInstance {
                 root = reloaded
                 continue
             }
-            var reloaded = false
+            var outcome = EntryOutcome.applied
             for entry in entries {
-                (root, reloaded) = await applyEntry(entry, root: root, replica)
-                if reloaded { break }
+                (root, outcome) = await applyEntry(entry, root: root, replica)
+                if outcome != .applied { break }
                 replica.cluster.noteApplied(fromPush: false)
             }
             replica.resumeWaiters()
-            if !reloaded && entries.count < page { break }
+            // Stalled: the entry is left for the next catch-up (a wake-up or lease check asks for one).
+            if outcome == .stalled || (outcome == .applied && entries.count < page) { break }
         }
         replica.resumeWaiters()
         return root
@@ -219,9 +220,10 @@ extension DatabaseInstance {
                 missing = true
                 break pushed
             case .apply:
-                let reloaded: Bool
-                (root, reloaded) = await applyEntry(entry, root: root, replica)
-                if !reloaded { replica.cluster.noteApplied(fromPush: true) }
+                let outcome: EntryOutcome
+                (root, outcome) = await applyEntry(entry, root: root, replica)
+                if outcome == .applied { replica.cluster.noteApplied(fromPush: true) }
+                if outcome == .stalled { break pushed }
             }
         }
         replica.resumeWaiters()
@@ -229,12 +231,22 @@ extension DatabaseInstance {
         return root
     }
 
+    /// What applying one log entry did.
+    enum EntryOutcome {
+        /// The entry is applied: the next one may follow.
+        case applied
+        /// The database was loaded again instead (the entries after it must be read again).
+        case reloaded
+        /// The entry could not be applied now (its rules could not be read): nothing after it may be.
+        case stalled
+    }
+
     /// Applies one log entry, the next after the last applied (or one this node committed ahead of
-    /// others), publishing it. Returns the new root, and whether the database was loaded again instead.
-    private func applyEntry(_ entry: LogEntry, root: Node, _ replica: DatabaseReplica) async -> (Node, reloaded: Bool) {
+    /// others), publishing it. Returns the new root, and what was done.
+    private func applyEntry(_ entry: LogEntry, root: Node, _ replica: DatabaseReplica) async -> (Node, EntryOutcome) {
         if replica.isOwnAhead(entry.sequence) {
             replica.markApplied(entry.sequence)
-            return (root, false)
+            return (root, .applied)
         }
         let decoded: ReplicatedEntry
         do {
@@ -247,13 +259,15 @@ extension DatabaseInstance {
         case .changes(let writes):
             let next = publishReplicated(writes, root: root)
             replica.markApplied(entry.sequence)
-            return (next, false)
+            return (next, .applied)
         case .rules:
-            await reloadRules(replica)
+            // Marked applied only once the rules are in force: else this node would keep the old ones.
+            guard await reloadRules(replica) else { return (root, .stalled) }
             replica.markApplied(entry.sequence)
-            return (root, false)
+            return (root, .applied)
         case .reload:
-            return (await reload(root, replica) ?? root, true)
+            guard let reloaded = await reload(root, replica) else { return (root, .stalled) }
+            return (reloaded, .reloaded)
         }
     }
 
@@ -278,13 +292,14 @@ extension DatabaseInstance {
         do {
             let shared = replica.shared
             let (stored, sequence) = try await Deadline.run(.seconds(60)) { try await shared.loadWithSequence() }
+            // The rules stored by then, or newer, by their version: none older than those in force is put back.
+            guard await reloadRules(replica) else { return nil }
             let after = stored.root
             let change = Change(path: .root, written: .node(after), before: root, after: after)
             hub.publish([change]) {
                 realtime.publish([change]) { published.withLock { $0 = after } }
             }
             replica.markApplied(sequence)
-            if let source = stored.rulesSource, let rules = try? RulesDocument(source: source) { adopt(rules) }
             return after
         } catch {
             logger.warning("Cannot load the database again; will try again", metadata: ["hearth.error": "\(error)"])
@@ -292,13 +307,16 @@ extension DatabaseInstance {
         }
     }
 
-    private func reloadRules(_ replica: DatabaseReplica) async {
+    /// Puts the newest stored rules in force (unless newer ones already are). False if they cannot be read.
+    private func reloadRules(_ replica: DatabaseReplica) async -> Bool {
         do {
             let shared = replica.shared
-            guard let source = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first?.source else { return }
-            adopt(try RulesDocument(source: source))
+            guard let latest = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first else { return true }
+            adopt(try RulesDocument(source: latest.source), version: latest.version)
+            return true
         } catch {
-            logger.warning("Cannot read the new rules", metadata: ["hearth.error": "\(error)"])
+            logger.warning("Cannot read the new rules; will try again", metadata: ["hearth.error": "\(error)"])
+            return false
         }
     }
 }

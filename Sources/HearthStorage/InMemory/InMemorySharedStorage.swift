@@ -51,6 +51,8 @@ public final class InMemorySharedCluster: Sendable {
         var listeners: [AsyncStream<CommitNotification>.Continuation] = []
         /// Wake-ups are dropped, as when they are lost (tests of the paths that do without them).
         var wakeUpsSilenced = false
+        /// Nodes whose reads of the rules history fail (``InMemorySharedCluster/failRulesReads(of:_:)``).
+        var failingRulesReads: Set<String> = []
         /// How many times each node read the change log.
         var logReads: [String: Int] = [:]
     }
@@ -106,6 +108,13 @@ public final class InMemorySharedCluster: Sendable {
     /// Drops every wake-up from now on (or again delivers them): they are best effort.
     public func silenceWakeUps(_ silenced: Bool = true) {
         state.withLock { $0.wakeUpsSilenced = silenced }
+    }
+
+    /// Makes `node`'s reads of the rules history fail (or succeed again), as a storage error would.
+    public func failRulesReads(of node: String, _ failing: Bool = true) {
+        state.withLock { state in
+            if failing { state.failingRulesReads.insert(node) } else { state.failingRulesReads.remove(node) }
+        }
     }
 
     /// How many times `node` has read the change log (``SharedNamespaceStorage/changes(after:limit:)``).
@@ -342,7 +351,10 @@ final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
     }
 
     func rulesHistory(limit: Int) async throws -> [RulesVersion] {
-        try withDatabase { database, _ in Array(database.history.suffix(limit).reversed()) }
+        if cluster.state.withLock({ $0.failingRulesReads.contains(node.nodeName) }) {
+            throw DatabaseStorageError(.unavailable, "The rules cannot be read now")
+        }
+        return try withDatabase { database, _ in Array(database.history.suffix(limit).reversed()) }
     }
 
     func storedBytes() async throws -> Int64? { nil }

@@ -1,0 +1,63 @@
+import HearthCore
+@testable import HearthEngine
+import HearthRules
+import HearthStorage
+import Testing
+
+/// Rules saved on the nodes of a cluster: every node ends with the newest version stored, whatever the
+/// order in which saves and log entries reach it.
+@Suite struct ReplicatedRulesTests {
+    static let open = #"{"rules": {".read": true, ".write": true}}"#
+    static let closed = #"{"rules": {".read": false, ".write": false}}"#
+
+    /// Two nodes "a" and "b" of a new cluster, each with the database "demo" open.
+    static func twoNodes() async throws -> (
+        InMemorySharedCluster, a: (DatabaseInstance, DatabaseReplica), b: DatabaseInstance, writers: [Task<Void, any Error>]
+    ) {
+        let cluster = InMemorySharedCluster()
+        try await cluster.node("a").join(address: "http://a.test")
+        try await cluster.node("b").join(address: "http://b.test")
+        let (databaseA, replicaA, writersA) = try await OwnershipClaimTests.open(cluster.node("a"))
+        let (databaseB, _, writersB) = try await OwnershipClaimTests.open(cluster.node("b"))
+        return (cluster, (databaseA, replicaA), databaseB, [writersA, writersB])
+    }
+
+    /// Node a saves rules, b saves newer ones, and a applies b's entry from the log; only then does a's
+    /// own save finish putting its rules in force (a save's last step can come that late on a loaded
+    /// machine). The older rules must not replace the newer ones: a would keep them until the next save.
+    @Test func aSaveThatFinishesLastDoesNotPutBackOlderRules() async throws {
+        let (cluster, (databaseA, replicaA), databaseB, writers) = try await Self.twoNodes()
+        defer { writers.forEach { $0.cancel() } }
+        _ = cluster
+        try await databaseA.replaceRules(try RulesDocument(source: Self.open))
+        let first = try #require(try await replicaA.shared.rulesHistory(limit: 1).first)
+        #expect(first.source == Self.open)
+
+        try await databaseB.replaceRules(try RulesDocument(source: Self.closed))
+        databaseA.requestCatchUp()
+        try await eventually { databaseA.rules.source == Self.closed }
+
+        databaseA.adopt(try RulesDocument(source: first.source), version: first.version)
+        #expect(databaseA.rules.source == Self.closed)
+    }
+
+    /// A node that applies a rules entry of the log but cannot read the rules then must read them on a
+    /// later catch-up: the entry stays unapplied until the rules are in force.
+    @Test func rulesThatCannotBeReadWhenTheirEntryIsAppliedAreReadOnTheNextCatchUp() async throws {
+        let (cluster, (databaseA, replicaA), databaseB, writers) = try await Self.twoNodes()
+        defer { writers.forEach { $0.cancel() } }
+        cluster.failRulesReads(of: "a")
+        try await databaseB.replaceRules(try RulesDocument(source: Self.closed))
+        let saved = try await replicaA.shared.committedSequence()
+
+        let reads = cluster.logReads(by: "a")
+        databaseA.requestCatchUp()
+        try await eventually { cluster.logReads(by: "a") > reads }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(databaseA.rules.source != Self.closed)
+
+        cluster.failRulesReads(of: "a", false)
+        databaseA.requestCatchUp()
+        try await eventually { databaseA.rules.source == Self.closed && replicaA.applied >= saved }
+    }
+}

@@ -99,25 +99,25 @@ public final class PostgresNamespaceStorage: SharedNamespaceStorage {
     /// Applies the mutations unfenced (whoever owns the database), in log order, and appends
     /// ``LogEntry/reloadPayload``: for imports and tools.
     public func commit(_ mutations: [StorageMutation]) async throws {
-        _ = try await hearthCommit(RowOperations(mutations), entry: LogEntry.reloadPayload, owner: nil, epoch: nil)
+        _ = try await hearthCommit(RowOperations(mutations), entry: LogEntry.reloadPayload, owner: nil, epoch: nil, after: nil)
     }
 
-    public func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64 {
-        try await hearthCommit(RowOperations(mutations), entry: entry, owner: storage.nodeName, epoch: epoch)
+    public func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64, after: Int64?) async throws -> Int64 {
+        try await hearthCommit(RowOperations(mutations), entry: entry, owner: storage.nodeName, epoch: epoch, after: after)
     }
 
     public func append(entry: String) async throws -> Int64 {
-        try await hearthCommit(RowOperations(), entry: entry, owner: nil, epoch: nil)
+        try await hearthCommit(RowOperations(), entry: entry, owner: nil, epoch: nil, after: nil)
     }
 
     /// One round trip: `SELECT hearth_commit(…)` (see ``PostgresSchema``).
-    func hearthCommit(_ operations: RowOperations, entry: String, owner: String?, epoch: Int64?) async throws -> Int64 {
+    func hearthCommit(_ operations: RowOperations, entry: String, owner: String?, epoch: Int64?, after: Int64?) async throws -> Int64 {
         let namespace = namespace
         let logger = logger
         return try await run("commit to \(namespace)") { connection in
             let rows = try await connection.query(
                 """
-                SELECT hearth_commit(\(namespace), \(owner), \(epoch), \(operations.kinds)::text[], \(operations.keys)::text[], \
+                SELECT hearth_commit(\(namespace), \(owner), \(epoch), \(after), \(operations.kinds)::text[], \(operations.keys)::text[], \
                 \(operations.values)::text[], \(entry))
                 """,
                 logger: logger

@@ -9,6 +9,8 @@ enum PostgresSchema {
 
     /// The SQLSTATE `hearth_commit` raises when the lease moved on (class `HF`: Hearth, fenced).
     static let fencedState = "HF001"
+    /// The SQLSTATE `hearth_commit` raises when the owner's commit comes after entries it has not applied.
+    static let behindState = "HF002"
 
     /// Log entries kept whatever their age, per database.
     static let keptLogEntries = 10_000
@@ -90,7 +92,7 @@ enum PostgresSchema {
         // are distinct: the caller folds repeats).
         """
         CREATE OR REPLACE FUNCTION hearth_commit(
-            p_db text, p_owner text, p_epoch bigint,
+            p_db text, p_owner text, p_epoch bigint, p_after bigint,
             p_kinds text[], p_keys text[], p_values text[], p_payload text
         ) RETURNS bigint LANGUAGE plpgsql AS $fn$
         DECLARE
@@ -102,10 +104,18 @@ enum PostgresSchema {
                 INSERT INTO hearth_databases (db) VALUES (p_db) ON CONFLICT (db) DO NOTHING;
                 UPDATE hearth_databases SET last_seq = last_seq + 1 WHERE db = p_db RETURNING last_seq INTO v_seq;
             ELSE
+                -- Fenced by the lease, and (p_after) by the log's last entry: an owner whose commit would
+                -- follow entries it has not applied (another node's rules change, an import) checked its
+                -- writes against a stale tree or stale rules.
                 UPDATE hearth_databases SET last_seq = last_seq + 1
-                    WHERE db = p_db AND owner = p_owner AND epoch = p_epoch
+                    WHERE db = p_db AND owner = p_owner AND epoch = p_epoch AND (p_after IS NULL OR last_seq = p_after)
                     RETURNING last_seq INTO v_seq;
                 IF v_seq IS NULL THEN
+                    IF p_after IS NOT NULL AND EXISTS (
+                        SELECT 1 FROM hearth_databases WHERE db = p_db AND owner = p_owner AND epoch = p_epoch
+                    ) THEN
+                        RAISE EXCEPTION 'the log has entries this node has not applied' USING ERRCODE = '\(behindState)';
+                    END IF;
                     RAISE EXCEPTION 'the lease of this database moved to another node' USING ERRCODE = '\(fencedState)';
                 END IF;
             END IF;

@@ -657,7 +657,7 @@ public final class PostgresStorage: SharedDatabaseStorage {
         var isSet: Bool { value.load(ordering: .acquiring) }
     }
 
-    /// A ``DatabaseStorageError`` for a failure while doing `action`: `.fenced` for `hearth_commit`'s fence, else
+    /// A ``DatabaseStorageError`` for a failure while doing `action`: `.fenced` and `.behind` for `hearth_commit`'s fences, else
     /// `.unavailable` with PostgreSQL's own message (which carries no passwords and, for these queries,
     /// no user values).
     static func storageError(_ error: any Error, _ action: String) -> DatabaseStorageError {
@@ -667,6 +667,9 @@ public final class PostgresStorage: SharedDatabaseStorage {
                 let state = info[.sqlState] ?? ""
                 if state == PostgresSchema.fencedState {
                     return DatabaseStorageError(.fenced, "Cannot \(action): the lease of this database moved to another node")
+                }
+                if state == PostgresSchema.behindState {
+                    return DatabaseStorageError(.behind, "Cannot \(action): the log has entries this node has not applied")
                 }
                 return DatabaseStorageError(.unavailable, "PostgreSQL failed to \(action): \(info[.message] ?? "error") (SQLSTATE \(state))")
             }

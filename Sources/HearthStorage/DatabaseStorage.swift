@@ -94,6 +94,9 @@ public enum DatabaseStorageErrorCode: Sendable, Equatable {
     case unavailable, corrupt, invalidNamespace, locked
     /// A shared database's lease moved to another node: this node may no longer commit to it.
     case fenced
+    /// A shared database's log has entries the committing owner has not applied (another node's rules
+    /// change, an import): nothing was applied; the owner applies them, then commits again.
+    case behind
 }
 
 /// Namespace names: letters, digits, `-` and `_`, starting with a letter or digit, at most 63 characters.

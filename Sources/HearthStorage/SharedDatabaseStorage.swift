@@ -69,9 +69,11 @@ public protocol SharedNamespaceStorage: NamespaceStorage {
     /// Gives the lease up, if this node holds it with `epoch`.
     func release(epoch: Int64) async throws
     /// Applies the mutations and appends `entry` to the change log, atomically and durably, if this node
-    /// still holds the lease with `epoch`. Returns the entry's sequence number.
-    /// - Throws: ``DatabaseStorageError`` with code `.fenced` when the lease has moved on (nothing is applied).
-    func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64
+    /// still holds the lease with `epoch` and, unless `after` is nil, the log's last entry is `after`.
+    /// Returns the entry's sequence number.
+    /// - Throws: ``DatabaseStorageError`` with code `.fenced` when the lease has moved on, `.behind` when
+    ///   the log has entries after `after` (nothing is applied in either case).
+    func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64, after: Int64?) async throws -> Int64
     /// Appends an entry that changes no data (a rules change), whoever owns the database, in log order.
     func append(entry: String) async throws -> Int64
     /// Log entries after `sequence`, in order, at most `limit`. Entries older than the retention may be
@@ -155,5 +157,12 @@ public struct CommitNotification: Sendable, Equatable {
     public init(namespace: String, sequence: Int64) {
         self.namespace = namespace
         self.sequence = sequence
+    }
+}
+
+extension SharedNamespaceStorage {
+    /// ``commit(_:entry:epoch:after:)`` fenced by the lease alone, whatever the log's last entry.
+    public func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64 {
+        try await commit(mutations, entry: entry, epoch: epoch, after: nil)
     }
 }

@@ -106,6 +106,35 @@ struct PostgresSharedStorageTests {
         await cluster.finish()
     }
 
+    /// An owner's commit names the log entry it follows: when other entries came first (another node's
+    /// rules change, an import), it is refused as behind and applies nothing; the lease's fence still
+    /// comes first.
+    @Test func aCommitAfterEntriesTheOwnerHasNotAppliedIsRefusedAndAppliesNothing() async throws {
+        let cluster = try await Cluster()
+        let a = try await cluster.node("a")
+        let db = try await a.openShared(namespace: "demo")
+        let lease = try #require(try await db.claim())
+        #expect(try await db.commit([.replace(try path("/x"), .leaf(.number(1)))], entry: "e1", epoch: lease.epoch, after: 0) == 1)
+        let b = try await cluster.node("b")
+        try await b.openShared(namespace: "demo").saveRules(#"{"rules": {}}"#, time: 1)
+        await #expect {
+            _ = try await db.commit([.replace(try path("/x"), .leaf(.number(2)))], entry: "e2", epoch: lease.epoch, after: 1)
+        } throws: { error in
+            (error as? DatabaseStorageError)?.code == .behind
+        }
+        #expect(try await db.load().root.jsonString() == #"{"x":1}"#)
+        #expect(try await db.committedSequence() == 2)
+        #expect(try await db.commit([.replace(try path("/x"), .leaf(.number(3)))], entry: "e3", epoch: lease.epoch, after: 2) == 3)
+        _ = try #require(try await db.claim())
+        await #expect {
+            _ = try await db.commit([], entry: "e4", epoch: lease.epoch, after: 1)
+        } throws: { error in
+            (error as? DatabaseStorageError)?.code == .fenced
+        }
+        #expect(try await db.changes(after: 0, limit: 10).map(\.payload) == ["e1", LogEntry.rulesPayload, "e3"])
+        await cluster.finish()
+    }
+
     @Test func whenTheOwnersSessionEndsAnotherNodeClaimsWithAHigherEpochWithoutWaitingForTheLease() async throws {
         let cluster = try await Cluster()
         // A lease time far beyond the test's patience: only the closed session can make `a` dead.

@@ -319,6 +319,17 @@ public final class DatabaseInstance: Sendable {
                 replica.forward(batch.filter { !$0.forwarded }, from: self)
                 for pending in batch where pending.forwarded { pending.complete(.failure(WriteError.noOwner)) }
                 return root
+            case .behind:
+                // Entries another node appended came first (a rules change, an import): apply them, then
+                // check and commit the batch again against them, ahead of the writes queued since.
+                let applied = replica.applied
+                let caughtUp = await catchUp(root, replica)
+                if replica.applied > applied {
+                    requeue(batch)
+                } else {
+                    for pending in batch { pending.complete(.failure(WriteError.behind)) }
+                }
+                return caughtUp
             case .failed(let failure):
                 for pending in batch { pending.complete(.failure(failure)) }
                 return root

@@ -8,6 +8,9 @@ extension DatabaseInstance {
     enum ReplicatedCommit {
         case committed
         case fenced
+        /// The log has entries this node has not applied (another node's rules change, an import): the
+        /// batch was checked against a stale tree or stale rules, and nothing was committed.
+        case behind
         case failed(WriteError)
     }
 
@@ -19,13 +22,18 @@ extension DatabaseInstance {
             let shared = replica.shared
             // Generous for big batches; a commit stuck on a broken connection must not hold the writer.
             let limit = Duration.seconds(5) + .milliseconds(mutations.count / 10)
-            let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch) }
+            // Fenced by the lease, and by the log's last entry: everything before this commit is in the tree
+            // (and the rules) the batch was checked against.
+            let after = replica.applied
+            let sequence = try await Deadline.run(limit) { try await shared.commit(mutations, entry: entry, epoch: epoch, after: after) }
             // Committed under the fence, so it is the log's entry at `sequence` for good: the other nodes
             // may apply it at once. Pushed before this node publishes: their listeners need not wait for ours.
             replica.cluster.publishCommitted(namespace: namespace, LogEntry(sequence: sequence, payload: entry))
             if !replica.committed(sequence) { requestCatchUp() }
             Task { try? await shared.notify(sequence: sequence) }
             return .committed
+        } catch let error as DatabaseStorageError where error.code == .behind {
+            return .behind
         } catch let error as DatabaseStorageError where error.code == .fenced {
             _ = replica.demote()
             logger.warning("Another node took this database over; forwarding its writes there")

@@ -287,11 +287,14 @@ final class InMemorySharedNamespaceStorage: SharedNamespaceStorage {
         }
     }
 
-    func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64) async throws -> Int64 {
+    func commit(_ mutations: [StorageMutation], entry: String, epoch: Int64, after: Int64?) async throws -> Int64 {
         let name = node.nodeName
         return try withDatabase { database, _ in
             guard database.owner == name, database.epoch == epoch else {
                 throw DatabaseStorageError(.fenced, "Another node owns the database now")
+            }
+            if let after, database.lastSequence != after {
+                throw DatabaseStorageError(.behind, "The log has entries after \(after)")
             }
             database.root = InMemoryNamespaceStorage.apply(mutations, to: database.root)
             return InMemorySharedNamespaceStorage.append(entry, to: &database)

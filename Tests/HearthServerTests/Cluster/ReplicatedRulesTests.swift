@@ -1,3 +1,4 @@
+import HearthAccess
 import HearthCore
 @testable import HearthEngine
 import HearthRules
@@ -59,5 +60,31 @@ import Testing
         cluster.failRulesReads(of: "a", false)
         databaseA.requestCatchUp()
         try await eventually { databaseA.rules.source == Self.closed && replicaA.applied >= saved }
+    }
+
+    /// The owner checks writes against its rules. Rules another node saved are an entry of the log the
+    /// owner has not applied yet (no wake-up, no lease check here): a write it checks now must not
+    /// commit under the old rules. Its commit is refused, the owner applies the entry, and checks the
+    /// write again.
+    @Test func aWriteTheOwnerChecksAfterAnotherNodeSavedRulesIsCheckedAgainstThem() async throws {
+        let (_, (databaseA, replicaA), databaseB, writers) = try await Self.twoNodes()
+        defer { writers.forEach { $0.cancel() } }
+        try await eventually { replicaA.isLeaseFresh }
+        try await databaseA.replaceRules(try RulesDocument(source: Self.open))
+        let user = Identity.user(.object([("uid", .string("ada"))]))
+        _ = try await databaseA.write(WriteRequest(.set(try DatabasePath("/x"), .number(1)), identity: user))
+
+        // Nothing left for a to read from the log (its own rules entry came before its write).
+        let committed = try await replicaA.shared.committedSequence()
+        try await eventually { replicaA.applied == committed }
+
+        try await databaseB.replaceRules(try RulesDocument(source: Self.closed))
+        await #expect {
+            _ = try await databaseA.write(WriteRequest(.set(try DatabasePath("/x"), .number(2)), identity: user))
+        } throws: { error in
+            (error as? WriteError)?.code == .permissionDenied
+        }
+        #expect(databaseA.rules.source == Self.closed)
+        #expect(databaseA.snapshot().child(at: try DatabasePath("/x")).jsonString() == "1")
     }
 }

@@ -31,11 +31,23 @@ final class ServerReadiness: Sendable {
     let probeNamespace: String
     /// How long the storage may take to answer a probe before the server counts as not ready.
     let probeTimeout: Duration
+    /// How long a probe's answer stands. `/readyz` needs no credentials: a flood of it shares one storage
+    /// query per period (and the one in flight) instead of queueing a query each on the storage's
+    /// connections, ahead of the writes.
+    let probeReuse: Duration
 
-    init(storage: any DatabaseStorage, probeNamespace: String, probeTimeout: Duration = .seconds(2)) {
+    private struct Probe {
+        var inFlight: Task<Bool, Never>?
+        var last: (answered: Bool, at: ContinuousClock.Instant)?
+    }
+
+    private let probe = Mutex(Probe())
+
+    init(storage: any DatabaseStorage, probeNamespace: String, probeTimeout: Duration = .seconds(2), probeReuse: Duration = .seconds(1)) {
         self.storage = storage
         self.probeNamespace = probeNamespace
         self.probeTimeout = probeTimeout
+        self.probeReuse = probeReuse
     }
 
     /// The server listens, its stored databases loaded.
@@ -61,6 +73,30 @@ final class ServerReadiness: Sendable {
         if let shared = storage as? any SharedDatabaseStorage, !shared.isLeaseFresh {
             return .notReady("unavailable")
         }
+        return await storageAnswers() ? .ready : .notReady("unavailable")
+    }
+
+    /// Whether the storage answered a probe within ``probeTimeout``: the last probe's answer while it is
+    /// younger than ``probeReuse``, else that of the probe in flight, else of a new one.
+    func storageAnswers() async -> Bool {
+        enum Next {
+            case known(Bool)
+            case wait(Task<Bool, Never>)
+        }
+        let next: Next = probe.withLock { state in
+            if let last = state.last, ContinuousClock.now - last.at < probeReuse { return .known(last.answered) }
+            if let inFlight = state.inFlight { return .wait(inFlight) }
+            let task = Task { await self.probeStorage() }
+            state.inFlight = task
+            return .wait(task)
+        }
+        switch next {
+        case .known(let answered): return answered
+        case .wait(let task): return await task.value
+        }
+    }
+
+    private func probeStorage() async -> Bool {
         let storage = storage
         let namespace = probeNamespace
         let timeout = probeTimeout
@@ -74,6 +110,7 @@ final class ServerReadiness: Sendable {
             group.cancelAll()
             return first
         }
-        return answered ? .ready : .notReady("unavailable")
+        probe.withLock { $0 = Probe(inFlight: nil, last: (answered, .now)) }
+        return answered
     }
 }

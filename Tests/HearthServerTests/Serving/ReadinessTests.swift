@@ -47,6 +47,37 @@ import Testing
         #expect(await readiness.check() == .notReady("unavailable"))
     }
 
+    /// Storage that counts its probes and takes a while to answer each.
+    final class CountingStorage: DatabaseStorage, Sendable {
+        let probes = Atomic<Int>(0)
+        func namespaces() async throws -> [String] { [] }
+        func contains(namespace: String) async throws -> Bool {
+            probes.add(1, ordering: .relaxed)
+            try await Task.sleep(for: .milliseconds(50))
+            return true
+        }
+        func open(namespace: String) async throws -> any NamespaceStorage { throw StorageGoneAway.Unavailable() }
+    }
+
+    /// `/readyz` needs no credentials: a flood of it must not become a flood of storage queries.
+    /// Checks at once share the probe in flight, and its answer stands for `probeReuse`.
+    @Test func readinessChecksAtOnceShareOneStorageProbe() async throws {
+        let storage = CountingStorage()
+        let readiness = ServerReadiness(storage: storage, probeNamespace: "default", probeReuse: .milliseconds(300))
+        readiness.serving()
+        let answers = await withTaskGroup(of: ServerReadiness.Answer.self) { group in
+            for _ in 0..<50 { group.addTask { await readiness.check() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 50 && answers.allSatisfy { $0 == .ready })
+        #expect(storage.probes.load(ordering: .relaxed) == 1)
+        #expect(await readiness.check() == .ready)
+        #expect(storage.probes.load(ordering: .relaxed) == 1)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(await readiness.check() == .ready)
+        #expect(storage.probes.load(ordering: .relaxed) == 2)
+    }
+
     @Test func healthAndReadinessNeedNoCredentialsAndCarryNoData() async throws {
         // Live: ready only once the server listens.
         try await TestServer().runLive { client, _, _ in

@@ -39,6 +39,9 @@ final class ServerReadiness: Sendable {
     private struct Probe {
         var inFlight: Task<Bool, Never>?
         var last: (answered: Bool, at: ContinuousClock.Instant)?
+        /// A storage query still running after its probe gave up on it (a connection that never answers):
+        /// the storage is not answering, and no other query is started meanwhile.
+        var queryOutstanding = false
     }
 
     private let probe = Mutex(Probe())
@@ -97,20 +100,47 @@ final class ServerReadiness: Sendable {
     }
 
     private func probeStorage() async -> Bool {
+        let answered = probe.withLock({ $0.queryOutstanding }) ? false : await queryStorage()
+        probe.withLock { state in
+            state.inFlight = nil
+            state.last = (answered, .now)
+        }
+        return answered
+    }
+
+    /// Asks the storage whether the probe's namespace exists: true if it answers within ``probeTimeout``.
+    /// Returns at the timeout even if the query does not end (a query may ignore cancellation).
+    private func queryStorage() async -> Bool {
         let storage = storage
         let namespace = probeNamespace
         let timeout = probeTimeout
-        let answered = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await storage.contains(namespace: namespace)) != nil }
-            group.addTask {
+        let outcome = ProbeOutcome()
+        probe.withLock { $0.queryOutstanding = true }
+        return await withCheckedContinuation { continuation in
+            outcome.set(continuation)
+            let timer = Task {
                 try? await Task.sleep(for: timeout)
-                return false
+                outcome.resume(false)
             }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+            Task {
+                let answered = (try? await storage.contains(namespace: namespace)) != nil
+                self.probe.withLock { $0.queryOutstanding = false }
+                timer.cancel()
+                outcome.resume(answered)
+            }
         }
-        probe.withLock { $0 = Probe(inFlight: nil, last: (answered, .now)) }
-        return answered
+    }
+
+    /// The continuation a probe waits on, resumed once: by the query's answer or by the timeout.
+    private final class ProbeOutcome: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+        func set(_ continuation: CheckedContinuation<Bool, Never>) {
+            self.continuation.withLock { $0 = continuation }
+        }
+
+        func resume(_ answered: Bool) {
+            continuation.withLock { $0.take() }?.resume(returning: answered)
+        }
     }
 }

@@ -47,13 +47,19 @@ import Testing
         #expect(await readiness.check() == .notReady("unavailable"))
     }
 
-    /// Storage that counts its probes and takes a while to answer each.
+    /// Storage that counts its probes; the first takes `firstDelay` to answer, ignoring cancellation
+    /// (as a query on a connection that never answers may), the others answer at once.
     final class CountingStorage: DatabaseStorage, Sendable {
         let probes = Atomic<Int>(0)
+        let firstFinished = Atomic<Bool>(false)
+        let firstDelay: Duration
+        init(firstDelay: Duration = .milliseconds(50)) { self.firstDelay = firstDelay }
         func namespaces() async throws -> [String] { [] }
         func contains(namespace: String) async throws -> Bool {
-            probes.add(1, ordering: .relaxed)
-            try await Task.sleep(for: .milliseconds(50))
+            guard probes.add(1, ordering: .relaxed).newValue == 1 else { return true }
+            let end = ContinuousClock.now + firstDelay
+            while ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(10)) }
+            firstFinished.store(true, ordering: .relaxed)
             return true
         }
         func open(namespace: String) async throws -> any NamespaceStorage { throw StorageGoneAway.Unavailable() }
@@ -61,9 +67,9 @@ import Testing
 
     /// `/readyz` needs no credentials: a flood of it must not become a flood of storage queries.
     /// Checks at once share the probe in flight, and its answer stands for `probeReuse`.
-    @Test func readinessChecksAtOnceShareOneStorageProbe() async throws {
+    @Test func readinessChecksShareOneStorageProbeWhileItsAnswerStands() async throws {
         let storage = CountingStorage()
-        let readiness = ServerReadiness(storage: storage, probeNamespace: "default", probeReuse: .milliseconds(300))
+        let readiness = ServerReadiness(storage: storage, probeNamespace: "default", probeReuse: .seconds(600))
         readiness.serving()
         let answers = await withTaskGroup(of: ServerReadiness.Answer.self) { group in
             for _ in 0..<50 { group.addTask { await readiness.check() } }
@@ -71,9 +77,30 @@ import Testing
         }
         #expect(answers.count == 50 && answers.allSatisfy { $0 == .ready })
         #expect(storage.probes.load(ordering: .relaxed) == 1)
-        #expect(await readiness.check() == .ready)
+
+        let expiring = ServerReadiness(storage: storage, probeNamespace: "default", probeReuse: .milliseconds(100))
+        expiring.serving()
+        #expect(await expiring.check() == .ready)
+        #expect(storage.probes.load(ordering: .relaxed) == 2)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(await expiring.check() == .ready)
+        #expect(storage.probes.load(ordering: .relaxed) == 3)
+    }
+
+    /// A probe whose query never ends (and ignores cancellation) answers "unavailable" at its timeout,
+    /// and until that query ends no other is started: checks answer at once instead of piling up.
+    @Test func aProbeWhoseQueryHangsGivesUpWithoutWaitingForIt() async throws {
+        let storage = CountingStorage(firstDelay: .seconds(2))
+        let readiness = ServerReadiness(storage: storage, probeNamespace: "default", probeTimeout: .milliseconds(200), probeReuse: .milliseconds(50))
+        readiness.serving()
+        #expect(await readiness.check() == .notReady("unavailable"))
+        let queryEnded = storage.firstFinished.load(ordering: .relaxed)
+        #expect(!queryEnded, "the check waited for the query to end")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await readiness.check() == .notReady("unavailable"))
         #expect(storage.probes.load(ordering: .relaxed) == 1)
-        try await Task.sleep(for: .milliseconds(400))
+        try await eventually { storage.firstFinished.load(ordering: .relaxed) }
+        try await Task.sleep(for: .milliseconds(100))
         #expect(await readiness.check() == .ready)
         #expect(storage.probes.load(ordering: .relaxed) == 2)
     }

@@ -32,6 +32,8 @@ public final class DatabaseInstance: Sendable {
     package let hub: SubscriptionHub
     package let realtime: RealtimeHub
     let rulesState: Mutex<RulesInForce>
+    /// The rules put in force when stored rules do not parse, as when the database is opened.
+    let defaultRules: RulesDocument
     /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
     /// single node.
     package let replica: DatabaseReplica?
@@ -83,6 +85,7 @@ public final class DatabaseInstance: Sendable {
         self.logger = logger
         let clock = configuration.clock
         self.clock = { clock.wallMilliseconds }
+        self.defaultRules = RulesDocument.defaults(open: configuration.emulatorMode)
         self.published = Mutex(loaded.root)
         self.rulesState = Mutex(RulesInForce(document: rules, version: nil))
         self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)
@@ -177,9 +180,13 @@ public final class DatabaseInstance: Sendable {
     /// force the newest version stored, never one older than the version in force.
     public func replaceRules(_ rules: RulesDocument) async throws {
         try await storage.saveRules(rules.source, time: Int64(clock()))
-        if let latest = try await storage.rulesHistory(limit: 1).first {
-            adopt(latest.source == rules.source ? rules : try RulesDocument(source: latest.source), version: latest.version)
+        if let latest = try? await storage.rulesHistory(limit: 1).first,
+            let newest = latest.source == rules.source ? rules : try? RulesDocument(source: latest.source)
+        {
+            adopt(newest, version: latest.version)
         } else {
+            // The newest version could not be read: these rules, with no version, which the next rules
+            // put in force by their version replace.
             adopt(rules, version: nil)
         }
         if let replica {
@@ -191,11 +198,12 @@ public final class DatabaseInstance: Sendable {
     }
 
     /// Puts rules in force (already stored) unless a newer version is, and re-checks every stream's read
-    /// access. `version` is the rules' version in the storage's history.
+    /// access. `version` is the rules' version in the storage's history; nil when not known (then any
+    /// rules put in force by their version next replace them).
     func adopt(_ rules: RulesDocument, version: Int64?) {
         let adopted = rulesState.withLock { state in
             if let version, let current = state.version, version <= current { return false }
-            state = RulesInForce(document: rules, version: version ?? state.version)
+            state = RulesInForce(document: rules, version: version)
             return true
         }
         guard adopted else { return }

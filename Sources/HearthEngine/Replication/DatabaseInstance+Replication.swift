@@ -315,16 +315,25 @@ extension DatabaseInstance {
         }
     }
 
-    /// Puts the newest stored rules in force (unless newer ones already are). False if they cannot be read.
+    /// Puts the newest stored rules in force (unless newer ones already are). False if they cannot be read
+    /// (a storage error: the caller tries again later); stored rules that do not parse put the default
+    /// rules in force, as opening the database does, rather than hold up the log for good.
     private func reloadRules(_ replica: DatabaseReplica) async -> Bool {
+        let latest: RulesVersion?
         do {
             let shared = replica.shared
-            guard let latest = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first else { return true }
-            adopt(try RulesDocument(source: latest.source), version: latest.version)
-            return true
+            latest = try await Deadline.run(.seconds(5), { try await shared.rulesHistory(limit: 1) }).first
         } catch {
             logger.warning("Cannot read the new rules; will try again", metadata: ["hearth.error": "\(error)"])
             return false
         }
+        guard let latest else { return true }
+        do {
+            adopt(try RulesDocument(source: latest.source), version: latest.version)
+        } catch {
+            logger.error("Stored rules do not parse; using the defaults", metadata: ["hearth.rules.version": "\(latest.version)"])
+            adopt(defaultRules, version: latest.version)
+        }
+        return true
     }
 }

@@ -62,6 +62,19 @@ import Testing
         try await eventually { databaseA.rules.source == Self.closed && replicaA.applied >= saved }
     }
 
+    /// Stored rules that do not parse (saved by a node of another version, say) put the default rules
+    /// in force when their entry is applied, as opening the database does; they do not hold the log up.
+    @Test func storedRulesThatDoNotParsePutTheDefaultsInForceAndTheLogGoesOn() async throws {
+        let (_, (databaseA, replicaA), databaseB, writers) = try await Self.twoNodes()
+        defer { writers.forEach { $0.cancel() } }
+        try await databaseA.replaceRules(try RulesDocument(source: Self.open))
+        try await databaseB.replica?.shared.saveRules(#"{"rules": {".read": "no such thing"#, time: 1)
+        let saved = try await replicaA.shared.committedSequence()
+        databaseA.requestCatchUp()
+        try await eventually { replicaA.applied >= saved }
+        #expect(databaseA.rules.source == RulesDocument.defaults(open: false).source)
+    }
+
     /// The owner checks writes against its rules. Rules another node saved are an entry of the log the
     /// owner has not applied yet (no wake-up, no lease check here): a write it checks now must not
     /// commit under the old rules. Its commit is refused, the owner applies the entry, and checks the

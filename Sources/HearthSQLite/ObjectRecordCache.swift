@@ -55,6 +55,8 @@ final class ObjectRecordCache: Sendable {
         var hand = 0
         /// How many changes have committed: a fill whose ticket is older is dropped.
         var changes: UInt64 = 0
+        /// The commit order of the latest change whose rows were put in the cache.
+        var latestCommit: UInt64 = 0
         let capacity: Int
 
         mutating func get(_ key: Key) -> StoredObject?? {
@@ -142,13 +144,21 @@ final class ObjectRecordCache: Sendable {
         }
     }
 
-    /// After a change committed, with the rows it left (nil: removed), in commit order: they are what
-    /// the next reads get (an upload is often downloaded soon after), and fills that began before it
-    /// are dropped.
-    func committed(_ rows: [(key: Key, object: StoredObject?)]) {
+    /// After a change committed, with the rows it left (nil: removed): they are what the next reads get
+    /// (an upload is often downloaded soon after), and fills that began before it are dropped.
+    ///
+    /// `commit` is the change's place in the catalog's commit order. Changes that commit one after the
+    /// other can reach the cache the other way round (each caller resumes on its own): the rows of a
+    /// change that a later one reached the cache before may be stale, so their entries go instead.
+    func committed(_ rows: [(key: Key, object: StoredObject?)], commit: UInt64) {
         state.withLock { state in
             state.changes &+= 1
-            for row in rows { state.put(row.key, row.object) }
+            if commit > state.latestCommit {
+                state.latestCommit = commit
+                for row in rows { state.put(row.key, row.object) }
+            } else {
+                for row in rows { state.remove(row.key) }
+            }
         }
     }
 }

@@ -20,6 +20,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     public let url: URL
     /// The rows downloads read, kept between changes.
     let cache = ObjectRecordCache()
+    /// Transactions that changed objects so far, numbered in commit order (see ``writeInOrder(_:)``).
+    private let commits = Atomic<UInt64>(0)
     /// Puts waiting for the next group commit, and whether a commit is running.
     private let waitingPuts = Mutex<(puts: [(text: String, object: StoredObject, done: CheckedContinuation<StoredObject?, any Error>)], committing: Bool)>(([], false))
 
@@ -95,7 +97,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
             let rows = batch.map { (text: $0.text, bucket: $0.object.bucket, name: $0.object.name, blob: $0.object.blob) }
             let keys = rows.map { ObjectRecordCache.Key(bucket: $0.bucket, name: $0.name) }
             do {
-                let replaced = try await write { db in
+                let (replaced, commit) = try await writeInOrder { db in
                     try rows.map { row -> StoredObject? in
                         let old = try String.fetchOne(
                             db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [row.bucket, row.name]
@@ -107,7 +109,7 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
                         return old
                     }
                 }
-                cache.committed(zip(keys, batch).map { (key: $0, object: $1.object) })
+                cache.committed(zip(keys, batch).map { (key: $0, object: $1.object) }, commit: commit)
                 for (waiting, old) in zip(batch, replaced) { waiting.done.resume(returning: old) }
             } catch {
                 cache.changed(keys)
@@ -121,9 +123,9 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     ) async throws -> StoredObject? {
         let key = ObjectRecordCache.Key(bucket: bucket, name: name)
         do {
-            let updated = try await update(key, change)
+            let (updated, commit) = try await update(key, change)
             // Unchanged when there is no such object: nothing committed.
-            if updated != nil { cache.committed([(key: key, object: updated)]) }
+            if updated != nil { cache.committed([(key: key, object: updated)], commit: commit) }
             return updated
         } catch {
             cache.changed([key])
@@ -133,9 +135,9 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
 
     private func update(
         _ key: ObjectRecordCache.Key, _ change: @escaping @Sendable (inout StoredObject) throws -> Void
-    ) async throws -> StoredObject? {
+    ) async throws -> (StoredObject?, commit: UInt64) {
         let (bucket, name) = (key.bucket, key.name)
-        return try await write { db in
+        return try await writeInOrder { db in
             guard var object = try String.fetchOne(
                 db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
             ).map(Self.decode) else { return nil }
@@ -151,14 +153,14 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     public func remove(bucket: String, name: String) async throws -> StoredObject? {
         let key = ObjectRecordCache.Key(bucket: bucket, name: name)
         do {
-            let removed = try await write { db in
+            let (removed, commit) = try await writeInOrder { db in
                 let old = try String.fetchOne(
                     db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
                 ).map(Self.decode)
                 try db.execute(sql: "DELETE FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
                 return old
             }
-            cache.committed([(key: key, object: nil)])
+            cache.committed([(key: key, object: nil)], commit: commit)
             return removed
         } catch {
             cache.changed([key])
@@ -268,6 +270,15 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
 
     private static func decodeUpload(_ text: String) throws -> UploadSession {
         try JSONDecoder().decode(UploadSession.self, from: Data(text.utf8))
+    }
+
+    /// ``write(_:)`` that also returns the transaction's place in the commit order (numbered inside the
+    /// writer, which runs one transaction at a time), for ``ObjectRecordCache/committed(_:commit:)``.
+    private func writeInOrder<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> (T, commit: UInt64) {
+        try await write { db in
+            let result = try body(db)
+            return (result, self.commits.add(1, ordering: .relaxed).newValue)
+        }
     }
 
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

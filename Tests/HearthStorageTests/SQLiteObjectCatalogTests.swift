@@ -75,11 +75,23 @@ import Testing
     @Test func aCommittedRowIsWhatTheNextReadGetsAndEarlierFillsAreDropped() {
         let cache = ObjectRecordCache()
         guard case .miss(let ticket) = cache.lookup(bucket: "b", name: "x") else { return }
-        cache.committed([(key: .init(bucket: "b", name: "x"), object: object)])
+        cache.committed([(key: .init(bucket: "b", name: "x"), object: object)], commit: 1)
         cache.fill(bucket: "b", name: "x", nil, ticket: ticket)  // read before the commit: stale
         guard case .hit(object) = cache.lookup(bucket: "b", name: "x") else { Issue.record("not the committed row"); return }
-        cache.committed([(key: .init(bucket: "b", name: "x"), object: nil)])
+        cache.committed([(key: .init(bucket: "b", name: "x"), object: nil)], commit: 2)
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "x") else { Issue.record("a removal left the row"); return }
+    }
+
+    /// Two changes commit one after the other, but the later one reaches the cache first (each caller
+    /// resumes on its own): the earlier one's row must not replace it.
+    @Test func aChangeThatReachesTheCacheAfterALaterOneLeavesNoStaleRow() {
+        let cache = ObjectRecordCache()
+        let key = ObjectRecordCache.Key(bucket: "b", name: "x")
+        cache.committed([(key: key, object: nil)], commit: 2)  // deleted, second
+        cache.committed([(key: key, object: object)], commit: 1)  // uploaded, first
+        guard case .miss = cache.lookup(bucket: "b", name: "x") else { Issue.record("the earlier change's row was kept"); return }
+        cache.committed([(key: key, object: object)], commit: 3)
+        guard case .hit(object) = cache.lookup(bucket: "b", name: "x") else { Issue.record("a later change's row was not kept"); return }
     }
 
     @Test func absenceIsCachedAndAFullCacheEvictsAnEntryNotReadSinceTheHandPassed() {
@@ -135,11 +147,11 @@ import Testing
         cache.fill(bucket: "b", name: "z", nil, ticket: second)
         cache.changed([ObjectRecordCache.Key(bucket: "b", name: "a")])
         // `z` was never read, so only the slot `a` left makes room for `c` without evicting `z`.
-        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "c"), object: object)])
+        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "c"), object: object)], commit: 1)
         guard case .miss = cache.lookup(bucket: "b", name: "a") else { Issue.record("a failed change left the entry"); return }
         guard case .hit(nil) = cache.lookup(bucket: "b", name: "z") else { Issue.record("an entry was evicted with a free slot"); return }
         guard case .hit(object) = cache.lookup(bucket: "b", name: "c") else { Issue.record("the committed row is not the answer"); return }
-        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "z"), object: object)])
+        cache.committed([(key: ObjectRecordCache.Key(bucket: "b", name: "z"), object: object)], commit: 2)
         guard case .hit(object) = cache.lookup(bucket: "b", name: "z") else { Issue.record("the committed row is not the answer"); return }
         #expect(cache.count == 2)
     }

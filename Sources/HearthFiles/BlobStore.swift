@@ -77,6 +77,9 @@ final class BlobStore: Sendable {
         case io(String, Int32)
         /// The body was larger than the caller allowed.
         case tooLarge
+        /// A resumable upload's file is missing, or shorter than the bytes it had received (the server
+        /// stopped while making it an object): the upload cannot go on.
+        case uploadBytesGone
     }
 
     func blobPath(_ blob: String) -> String {
@@ -155,8 +158,21 @@ final class BlobStore: Sendable {
     where Body.Element == ByteBuffer {
         let path = uploadPath(id)
         let file = try await pool.runIfActive {
-            let file = try Self.open(path, flags: O_WRONLY | O_CREAT)
-            try Self.check(ftruncate(file, off_t(offset)), "ftruncate", path)
+            // Only the first chunk makes the file: a later one whose file is gone must not start over
+            // from zeros in place of the bytes received.
+            let file: Int32
+            do {
+                file = try Self.open(path, flags: offset == 0 ? O_WRONLY | O_CREAT : O_WRONLY)
+            } catch Failure.io(_, ENOENT) {
+                throw Failure.uploadBytesGone
+            }
+            do {
+                try Self.checkHolds(file, offset, path)
+                try Self.check(ftruncate(file, off_t(offset)), "ftruncate", path)
+            } catch {
+                close(file)
+                throw error
+            }
             return file
         }
         var digest = BlobDigest()
@@ -180,8 +196,14 @@ final class BlobStore: Sendable {
     func finishUpload(_ id: String, size: Int64) async throws -> Written {
         let path = uploadPath(id)
         let (md5, crc, total) = try await pool.runIfActive {
-            let file = try Self.open(path, flags: O_RDWR)
+            let file: Int32
+            do {
+                file = try Self.open(path, flags: O_RDWR)
+            } catch Failure.io(_, ENOENT) {
+                throw Failure.uploadBytesGone
+            }
             defer { close(file) }
+            try Self.checkHolds(file, size, path)
             try Self.check(ftruncate(file, off_t(size)), "ftruncate", path)
             var digest = BlobDigest()
             var buffer = [UInt8](repeating: 0, count: Self.writeBatch)
@@ -468,6 +490,13 @@ final class BlobStore: Sendable {
         #endif
         guard file >= 0 else { throw Failure.io("open \(path)", errno) }
         return file
+    }
+
+    /// Throws ``Failure/uploadBytesGone`` unless the file holds at least `size` bytes.
+    private static func checkHolds(_ file: Int32, _ size: Int64, _ path: String) throws {
+        var status = stat()
+        try check(fstat(file, &status), "fstat", path)
+        guard Int64(status.st_size) >= size else { throw Failure.uploadBytesGone }
     }
 
     private static func check(_ result: Int32, _ operation: String, _ path: String) throws {

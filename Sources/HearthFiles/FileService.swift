@@ -530,6 +530,8 @@ package final class FileService: Sendable {
         let limit = [serverLimit, session.expectedSize].compactMap { $0 }.min()
         do {
             session.received = try await blobs.append(upload: id, body, at: session.received, limit: limit)
+        } catch BlobStore.Failure.uploadBytesGone {
+            throw try await uploadBytesGone(id)
         } catch BlobStore.Failure.tooLarge {
             if let expected = session.expectedSize, expected == limit, expected < serverLimit ?? .max {
                 throw FilesError(400, "The upload announced \(expected) bytes; this chunk goes past that. Nothing of it was kept.")
@@ -544,7 +546,12 @@ package final class FileService: Sendable {
             try await catalog.saveUpload(session)
             throw FilesError(400, "The upload announced \(expected) bytes but \(session.received) arrived.")
         }
-        let written = try await blobs.finishUpload(id, size: session.received)
+        let written: BlobStore.Written
+        do {
+            written = try await blobs.finishUpload(id, size: session.received)
+        } catch BlobStore.Failure.uploadBytesGone {
+            throw try await uploadBytesGone(id)
+        }
         let metadata = try JSONValue(parsing: session.metadataJSON)
         let patch = try ObjectMetadataPatch(json: metadata)
         do {
@@ -564,12 +571,23 @@ package final class FileService: Sendable {
         }
     }
 
+    /// The upload's bytes are gone (the server stopped while it made them an object): the session ends,
+    /// and the client is told to start the upload again rather than have zeros stored in their place.
+    private func uploadBytesGone(_ id: String) async throws -> FilesError {
+        try await removeSession(id)
+        return FilesError(404, "The bytes of this upload were lost when the server stopped; start the upload again.")
+    }
+
     private func finishedObject(_ session: UploadSession, generation: Int64) async throws -> StoredObject? {
         let object = try await catalog.object(bucket: session.bucket, name: session.name)
         return object?.generation == generation ? object : nil
     }
 
     func cancelUpload(_ id: String) async throws {
+        // Not while a chunk is written: it would bring the session back over the removed file.
+        let claimed = busyUploads.withLock { $0.insert(id).inserted }
+        guard claimed else { throw FilesError(409, "Another request is writing to this upload; retry when it is done.") }
+        defer { _ = busyUploads.withLock { $0.remove(id) } }
         let session = try await uploadSession(id)
         if session.finalGeneration != nil { throw FilesError(400, "The upload is already finalized.") }
         try await removeSession(id)

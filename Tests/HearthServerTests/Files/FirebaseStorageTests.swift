@@ -181,6 +181,40 @@ import Testing
         }
     }
 
+    /// The server stopped while it made a resumable upload an object: at the restart its file is gone,
+    /// while the session, not yet marked final, still counts the bytes received before the last chunk.
+    /// The client's retry of that chunk must not store zeros in their place: the upload ends (404, start
+    /// again) and no object is stored.
+    @Test func aResumableUploadWhoseBytesAreGoneEndsInsteadOfStoringZeros() async throws {
+        let server = FilesTestServer(emulator: true)
+        let uploads = server.directory.appendingPathComponent("files/uploads")
+        try await server.run { files async throws in
+            let data = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+            let start = try await files.send(
+                .post, "/v0/b/\(FilesTestServer.bucket)/o?name=lost.bin", body: Array(#"{"name":"lost.bin"}"#.utf8),
+                headers: TestServer.admin.adding([
+                    HTTPField.Name("X-Goog-Upload-Protocol")!: "resumable", HTTPField.Name("X-Goog-Upload-Command")!: "start",
+                ])
+            )
+            let url = try #require(start.headers[HTTPField.Name("X-Goog-Upload-URL")!])
+            let path = String(url[try #require(url.range(of: "/v0/"))!.lowerBound...])
+            func chunk(_ range: Range<Int>, command: String) async throws -> Reply {
+                try await files.send(.post, path, body: Array(data[range]), headers: TestServer.admin.adding([
+                    HTTPField.Name("X-Goog-Upload-Command")!: command, HTTPField.Name("X-Goog-Upload-Offset")!: String(range.lowerBound),
+                ]))
+            }
+            #expect(try await chunk(0..<262_144, command: "upload").status == .ok)
+            for name in try FileManager.default.contentsOfDirectory(atPath: uploads.path) {
+                try FileManager.default.removeItem(at: uploads.appendingPathComponent(name))
+            }
+            let last = try await chunk(262_144..<data.count, command: "upload, finalize")
+            #expect(last.status == .notFound, "\(last.body)")
+            #expect(try await files.send(.get, FilesClient.objectPath("lost.bin")).status == .notFound)
+            let query = try await files.send(.post, path, headers: TestServer.admin.adding([HTTPField.Name("X-Goog-Upload-Command")!: "query"]))
+            #expect(query.status == .notFound)
+        }
+    }
+
     @Test func cancelledAndUnknownUploads() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             let start = try await files.send(

@@ -109,38 +109,16 @@ final class ServerReadiness: Sendable {
     }
 
     /// Asks the storage whether the probe's namespace exists: true if it answers within ``probeTimeout``.
-    /// Returns at the timeout even if the query does not end (a query may ignore cancellation).
+    /// ``Deadline`` returns at the timeout even if the query does not end (a query may ignore
+    /// cancellation); until it does end, no other query is started.
     private func queryStorage() async -> Bool {
         let storage = storage
         let namespace = probeNamespace
-        let timeout = probeTimeout
-        let outcome = ProbeOutcome()
         probe.withLock { $0.queryOutstanding = true }
-        return await withCheckedContinuation { continuation in
-            outcome.set(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                outcome.resume(false)
-            }
-            Task {
-                let answered = (try? await storage.contains(namespace: namespace)) != nil
-                self.probe.withLock { $0.queryOutstanding = false }
-                timer.cancel()
-                outcome.resume(answered)
-            }
+        let answered = try? await Deadline.run(probeTimeout) { [self] in
+            defer { probe.withLock { $0.queryOutstanding = false } }
+            return try await storage.contains(namespace: namespace)
         }
-    }
-
-    /// The continuation a probe waits on, resumed once: by the query's answer or by the timeout.
-    private final class ProbeOutcome: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-
-        func set(_ continuation: CheckedContinuation<Bool, Never>) {
-            self.continuation.withLock { $0 = continuation }
-        }
-
-        func resume(_ answered: Bool) {
-            continuation.withLock { $0.take() }?.resume(returning: answered)
-        }
+        return answered != nil
     }
 }

@@ -160,12 +160,7 @@ final class BlobStore: Sendable {
         let file = try await pool.runIfActive {
             // Only the first chunk makes the file: a later one whose file is gone must not start over
             // from zeros in place of the bytes received.
-            let file: Int32
-            do {
-                file = try Self.open(path, flags: offset == 0 ? O_WRONLY | O_CREAT : O_WRONLY)
-            } catch Failure.io(_, ENOENT) {
-                throw Failure.uploadBytesGone
-            }
+            let file = try Self.openUpload(path, flags: offset == 0 ? O_WRONLY | O_CREAT : O_WRONLY)
             do {
                 try Self.checkHolds(file, offset, path)
                 try Self.check(ftruncate(file, off_t(offset)), "ftruncate", path)
@@ -196,12 +191,7 @@ final class BlobStore: Sendable {
     func finishUpload(_ id: String, size: Int64) async throws -> Written {
         let path = uploadPath(id)
         let (md5, crc, total) = try await pool.runIfActive {
-            let file: Int32
-            do {
-                file = try Self.open(path, flags: O_RDWR)
-            } catch Failure.io(_, ENOENT) {
-                throw Failure.uploadBytesGone
-            }
+            let file = try Self.openUpload(path, flags: O_RDWR)
             defer { close(file) }
             try Self.checkHolds(file, size, path)
             try Self.check(ftruncate(file, off_t(size)), "ftruncate", path)
@@ -490,6 +480,15 @@ final class BlobStore: Sendable {
         #endif
         guard file >= 0 else { throw Failure.io("open \(path)", errno) }
         return file
+    }
+
+    /// Opens a resumable upload's file; one that is gone is ``Failure/uploadBytesGone``.
+    private static func openUpload(_ path: String, flags: Int32) throws -> Int32 {
+        do {
+            return try open(path, flags: flags)
+        } catch Failure.io(_, ENOENT) {
+            throw Failure.uploadBytesGone
+        }
     }
 
     /// Throws ``Failure/uploadBytesGone`` unless the file holds at least `size` bytes.

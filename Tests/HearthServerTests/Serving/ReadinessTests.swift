@@ -47,18 +47,21 @@ import Testing
         #expect(await readiness.check() == .notReady("unavailable"))
     }
 
-    /// Storage that counts its probes; the first takes `firstDelay` to answer, ignoring cancellation
-    /// (as a query on a connection that never answers may), the others answer at once.
+    /// Storage that counts its probes; the first answers only once `release()` is called (or after
+    /// `firstDelay`), ignoring cancellation as a query on a connection that never answers may; the
+    /// others answer at once.
     final class CountingStorage: DatabaseStorage, Sendable {
         let probes = Atomic<Int>(0)
         let firstFinished = Atomic<Bool>(false)
+        let released = Atomic<Bool>(false)
         let firstDelay: Duration
         init(firstDelay: Duration = .milliseconds(50)) { self.firstDelay = firstDelay }
+        func release() { released.store(true, ordering: .relaxed) }
         func namespaces() async throws -> [String] { [] }
         func contains(namespace: String) async throws -> Bool {
             guard probes.add(1, ordering: .relaxed).newValue == 1 else { return true }
             let end = ContinuousClock.now + firstDelay
-            while ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(10)) }
+            while ContinuousClock.now < end, !released.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(10)) }
             firstFinished.store(true, ordering: .relaxed)
             return true
         }
@@ -90,7 +93,9 @@ import Testing
     /// A probe whose query never ends (and ignores cancellation) answers "unavailable" at its timeout,
     /// and until that query ends no other is started: checks answer at once instead of piling up.
     @Test func aProbeWhoseQueryHangsGivesUpWithoutWaitingForIt() async throws {
-        let storage = CountingStorage(firstDelay: .seconds(2))
+        // The first query ends only when released: 60 s is a backstop, so that an implementation that
+        // waits for it fails instead of hanging.
+        let storage = CountingStorage(firstDelay: .seconds(60))
         let readiness = ServerReadiness(storage: storage, probeNamespace: "default", probeTimeout: .milliseconds(200), probeReuse: .milliseconds(50))
         readiness.serving()
         #expect(await readiness.check() == .notReady("unavailable"))
@@ -99,6 +104,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         #expect(await readiness.check() == .notReady("unavailable"))
         #expect(storage.probes.load(ordering: .relaxed) == 1)
+        storage.release()
         try await eventually { storage.firstFinished.load(ordering: .relaxed) }
         try await Task.sleep(for: .milliseconds(100))
         #expect(await readiness.check() == .ready)

@@ -100,7 +100,9 @@ package struct CloudStorageController: Sendable {
         switch request.method {
         case .get:
             let object = try await stored(bucket, name)
-            if api == "download" || query["alt"] == "media" { return try await FilesHTTP.media(object, request, blobs: files.blobs) }
+            if api == "download" || query["alt"] == "media" {
+                return try await FilesHTTP.media(object, request, blobs: files.blobs) { try await stored(bucket, name) }
+            }
             return FilesHTTP.json(ObjectMetadata.cloudStorage(object, base: origin))
         case .patch, .put:
             _ = try await stored(bucket, name)

@@ -150,7 +150,21 @@ enum FilesHTTP {
     }
 
     /// Streams an object's bytes (all, or `Range`), with Cloud Storage's download headers.
-    static func media(_ object: StoredObject, _ request: Request, blobs: BlobStore) async throws -> Response {
+    ///
+    /// An overwrite or a delete can unlink the object's blob between its lookup and the open. The
+    /// object is then looked up once more (`lookAgain`), so the download gets the new object or a 404
+    /// instead of a 500.
+    static func media(
+        _ object: StoredObject, _ request: Request, blobs: BlobStore, lookAgain: () async throws -> StoredObject
+    ) async throws -> Response {
+        do {
+            return try await media(object, request, blobs: blobs)
+        } catch BlobStore.Failure.io(_, ENOENT) {
+            return try await media(try await lookAgain(), request, blobs: blobs)
+        }
+    }
+
+    private static func media(_ object: StoredObject, _ request: Request, blobs: BlobStore) async throws -> Response {
         let range: ClosedRange<Int64>?
         do {
             range = try Self.range(request.headers[.range], size: object.size)

@@ -84,7 +84,11 @@ package struct FirebaseStorageController: Sendable {
         case .get:
             guard let object else { return try await list(bucket, query, requester) }
             let stored = try await files.object(bucket: bucket, name: object, requester)
-            if query["alt"] == "media" { return try await FilesHTTP.media(stored, request, blobs: files.blobs) }
+            if query["alt"] == "media" {
+                return try await FilesHTTP.media(stored, request, blobs: files.blobs) {
+                    try await files.object(bucket: bucket, name: object, requester)
+                }
+            }
             return FilesHTTP.json(ObjectMetadata.firebase(try await files.ensureDownloadToken(stored)))
         case .post, .put:
             if let id = query["upload_id"] { return try await chunk(request, id: id, requester) }

@@ -174,7 +174,12 @@ final class BlobStore: Sendable {
         do {
             var chunks = body.makeAsyncIterator()
             try await append([], then: &chunks, to: file, at: offset, digest: &digest, limit: limit.map { $0 - offset })
-            try await pool.runIfActive { try Self.check(fsync(file), "fsync", path) }
+            try await pool.runIfActive {
+                try Self.check(fsync(file), "fsync", path)
+                // The first chunk made the file: its name must be durable too, or a power cut can take
+                // the acknowledged bytes with it.
+                if offset == 0 { try Self.syncDirectory("\(self.rootPath)/uploads") }
+            }
         } catch {
             // Keep only what was durable before: a refused chunk (too large, cut off) leaves no bytes.
             _ = try? await pool.runIfActive {

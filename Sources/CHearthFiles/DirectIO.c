@@ -19,3 +19,13 @@ int hearth_set_direct_io(int fd, int on) {
     return -1;
 #endif
 }
+
+int hearth_has_direct_io(int fd) {
+#if defined(__linux__) && defined(O_DIRECT)
+    int flags = fcntl(fd, F_GETFL);
+    return flags != -1 && (flags & O_DIRECT) != 0;
+#else
+    (void)fd;
+    return 0;
+#endif
+}

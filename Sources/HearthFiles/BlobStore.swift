@@ -350,13 +350,15 @@ final class BlobStore: Sendable {
                 async let md5: Void = pool.runIfActive { batch.forEachPiece { hasher.md5.update(bufferPointer: $0) } }
                 try await pool.runIfActive {
                     var position = offset
+                    // Off if an earlier batch's write was refused (`write(_:to:at:direct:)`).
+                    var wentDirect = batch.isDirect && hearth_has_direct_io(file) == 1
                     try batch.forEachPiece { raw in
                         hasher.crc32c.update(raw)
                         hasher.size += Int64(raw.count)
-                        try Self.write(raw, to: file, at: position)
+                        wentDirect = try Self.write(raw, to: file, at: position, direct: wentDirect)
                         position += Int64(raw.count)
                     }
-                    if batch.isDirect {
+                    if wentDirect {
                         self.directBatches.add(1, ordering: .relaxed)
                     } else if offset >= Self.writebackAfter {
                         FileWriteback.start(file, offset: offset, count: Int(position - offset))
@@ -463,14 +465,25 @@ final class BlobStore: Sendable {
         try check(fsync(directory), "fsync", path)
     }
 
-    /// Writes all of `raw` at `offset` (pwrite may write less than asked).
-    private static func write(_ raw: UnsafeRawBufferPointer, to file: Int32, at offset: Int64) throws {
+    /// Writes all of `raw` at `offset` (pwrite may write less than asked). Returns whether it all went
+    /// with direct I/O: with `direct`, a write the file system refuses as misaligned (`EINVAL`; some
+    /// take `O_DIRECT` at `fcntl` and need a larger alignment than the buffers') turns direct I/O off
+    /// for the file and goes through the page cache instead of failing the upload.
+    @discardableResult
+    static func write(_ raw: UnsafeRawBufferPointer, to file: Int32, at offset: Int64, direct: Bool = false) throws -> Bool {
         var written = 0
+        var direct = direct
         while written < raw.count {
             let count = pwrite(file, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+            if count < 0, errno == EINVAL, direct {
+                guard hearth_set_direct_io(file, 0) == 0 else { throw Failure.io("fcntl", errno) }
+                direct = false
+                continue
+            }
             guard count > 0 else { throw Failure.io("write", errno) }
             written += count
         }
+        return direct
     }
 
     static func newIdentifier() -> String {

@@ -16,4 +16,7 @@ uint32_t hearth_crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t count
 /// system has no direct I/O; always -1 where the platform has none).
 int hearth_set_direct_io(int fd, int on);
 
+/// 1 if the file descriptor has direct I/O on, 0 if not (always 0 where the platform has none).
+int hearth_has_direct_io(int fd);
+
 #endif

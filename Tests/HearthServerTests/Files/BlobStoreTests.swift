@@ -156,6 +156,25 @@ struct BlobStoreTests {
         #endif
     }
 
+    /// A file system may take `O_DIRECT` at `fcntl` and refuse a write as misaligned (a block size
+    /// above the buffers' alignment): the write goes through the page cache instead, and direct I/O is
+    /// off for the rest of the file. Shown with a write whose length is no whole block.
+    @Test func aDirectWriteTheFileSystemRefusesGoesThroughThePageCache() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("file").path
+        let file = open(path, O_RDWR | O_CREAT, 0o600)
+        try #require(file >= 0)
+        defer { close(file) }
+        try #require(hearth_set_direct_io(file, 1) == 0, "the test machines' file systems take direct I/O")
+        let body = Self.bytes(1_000)
+        let wentDirect = try body.withUnsafeBytes { try BlobStore.write($0, to: file, at: 0, direct: true) }
+        #expect(!wentDirect)
+        #expect(hearth_has_direct_io(file) == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(body))
+    }
+
     @Test func aBodyOverTheLimitLeavesNothingOnTheDirectPathToo() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

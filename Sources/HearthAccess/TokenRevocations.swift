@@ -71,7 +71,8 @@ public final class TokenRevocations: Sendable {
         if status.ended { return true }
         guard let validSince = status.validSince else { return false }
         guard case .number(let issued)? = claims["iat"] else { return true }
-        return Int64(issued) < validSince
+        // Compared as doubles: `iat` can be any JSON number (an unsigned token's in emulator mode); NaN is refused.
+        return !(issued >= Double(validSince))
     }
 
     /// Refuses a revoked token as expired, so the SDKs refresh it (which fails for a revoked or

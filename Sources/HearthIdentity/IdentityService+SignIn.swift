@@ -134,7 +134,10 @@ extension IdentityService {
         let uid: String
         switch payload["uid"] ?? payload["user_id"] {
         case .string(let text)?: uid = text
-        case .number(let number)?: uid = String(Int64(number))
+        case .number(let number)?:
+            // A whole number (the Auth emulator takes one); anything else, or one out of range, is no uid.
+            guard number.isFinite, let whole = Int64(exactly: number) else { throw IdentityError.invalid("MISSING_IDENTIFIER") }
+            uid = String(whole)
         default: throw IdentityError.invalid("MISSING_IDENTIFIER")
         }
         guard !uid.isEmpty, uid.count <= 128 else { throw IdentityError.invalid("INVALID_CUSTOM_TOKEN : The uid must be 1 to 128 characters.") }

@@ -102,7 +102,8 @@ package struct IdentityService: Sendable {
             case .string(let uid)? = claims["sub"] ?? claims["user_id"]
         else { throw IdentityError.invalidIDToken }
         guard let user = try await store.user(project: project, localId: uid) else { throw IdentityError.userNotFound }
-        if let validSince = user.validSince, case .number(let issued)? = claims["iat"], Int64(issued) < validSince {
+        // Compared as doubles: a token's `iat` can be any JSON number (an unsigned token's in emulator mode).
+        if let validSince = user.validSince, case .number(let issued)? = claims["iat"], !(issued >= Double(validSince)) {
             throw IdentityError.tokenExpired
         }
         if user.disabled { throw IdentityError.userDisabled }

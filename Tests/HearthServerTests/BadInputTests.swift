@@ -13,6 +13,8 @@ import Testing
     }
 
     static let deep33 = String(repeating: #"{"k":"#, count: 33) + "1" + String(repeating: "}", count: 33)
+    /// A location 32 levels deep: a value there is allowed, one below it is not.
+    static let path32 = "/keep" + (2...32).map { "/k\($0)" }.joined()
 
     @Test(arguments: [
         ("PUT", "/keep.json", "{not json", "Invalid data; couldn't parse JSON object, array, or value."),
@@ -44,6 +46,17 @@ import Testing
         ("GET", "/keep.json?print=loud", nil, nil),
         ("GET", "/keep.json?timeout=soon", nil, nil),
         ("GET", "/keep.json?timeout=20min", nil, nil),
+        // A number of units past Int's range (once a crash).
+        ("GET", "/keep.json?timeout=100000000000000000s", nil, "timeout must be at most 15min"),
+        ("GET", "/keep.json?timeout=200000000000000min", nil, "timeout must be at most 15min"),
+        // Numbers past a double's range are no JSON value Firebase stores (they were stored as Infinity).
+        ("PUT", "/keep/n.json", "1e999", nil),
+        ("PUT", "/keep/n.json", #"{"a":1,".priority":-1e999}"#, nil),
+        ("PUT", "/keep/n/.priority.json", "1e999", nil),
+        ("PUT", "/keep/n.json", #"{".sv":{"increment":1e999}}"#, nil),
+        // A POST or a PATCH path one level below a location 32 deep.
+        ("POST", path32 + ".json", "1", "Invalid data; data must not be nested more than 32 levels deep"),
+        ("PATCH", path32.split(separator: "/").dropLast().map { "/" + $0 }.joined() + ".json", #"{"k32/x":1}"#, nil),
         ("PUT", "/keep.json?writeSizeLimit=huge", "1", nil),
         ("PUT", "/keep/%ZZ.json", "1", nil),
         // A GET with a malformed escape answers as a PUT does, not 200 null.

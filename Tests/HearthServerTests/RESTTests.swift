@@ -96,6 +96,12 @@ import Testing
             #expect(reply.json?["n"] == .number(5))
             try await client.call(.put, "/t/n.json", #"{".sv":{"increment":-7}}"#)
             #expect(try await client.call(.get, "/t/n.json").body == "-2")
+            // An increment whose sum is past a double's range is refused, and the value stays (it was
+            // stored as Infinity, which no JSON parser reads back).
+            try await client.call(.put, "/t/n.json", "1e308")
+            let overflow = try await client.call(.put, "/t/n.json", #"{".sv":{"increment":1e308}}"#)
+            #expect(overflow.status == .badRequest)
+            #expect(try await client.call(.get, "/t/n.json").body == "1e+308")
         }
     }
 

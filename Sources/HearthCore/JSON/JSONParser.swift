@@ -239,11 +239,15 @@ public struct JSONParser {
         }
         // strtod needs a terminated buffer; numbers are short, so copy onto the stack.
         let length = i - start
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+        let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
             for j in 0..<length { buffer[j] = CChar(bitPattern: bytes[start + j]) }
             buffer[length] = 0
             return strtod(buffer.baseAddress!, nil)
         }
+        // `1e999` is Infinity to strtod: no JSON value (nor one Firebase stores), and it would be written
+        // out as `Infinity`, which no JSON parser reads back.
+        guard value.isFinite else { throw JSONError("Number out of range", offset: start) }
+        return value
     }
 
     /// Parses a JSON string (the opening quote is at `offset`), checking that it is valid UTF-8.

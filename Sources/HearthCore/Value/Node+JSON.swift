@@ -120,7 +120,7 @@ extension Node {
     public static func convertPriority(_ json: JSONValue, context: ServerValueContext?) throws(DataError) -> Priority? {
         switch json {
         case .null: return nil
-        case .number(let n): return .number(n)
+        case .number(let n) where n.isFinite: return .number(n)
         case .string(let s): return .string(s)
         case .object(let members) where members.count == 1 && members[0].key == ".sv":
             switch try resolve(members[0].value, context: context, existing: nil) {
@@ -144,10 +144,17 @@ extension Node {
             guard case .number(let delta) = members[0].value else {
                 throw DataError(.invalidServerValue, "Invalid data; increment must be a number")
             }
+            let result: Node
             if case .leaf(.number(let current), let priority)? = existing {
-                return .leaf(.number(current + delta), priority: priority)
+                result = .leaf(.number(current + delta), priority: priority)
+            } else {
+                result = .leaf(.number(delta))
             }
-            return .leaf(.number(delta))
+            // A sum past the largest double is Infinity, which no JSON can hold: the write is refused.
+            guard case .leaf(.number(let sum), _) = result, sum.isFinite else {
+                throw DataError(.invalidServerValue, "Invalid data; the increment's result is out of range")
+            }
+            return result
         default:
             throw DataError(.invalidServerValue, "Invalid data; unknown server value \(serverValue.jsonText)")
         }

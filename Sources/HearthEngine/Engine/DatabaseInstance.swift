@@ -489,6 +489,11 @@ public final class DatabaseInstance: Sendable {
         "Data to write exceeds the maximum size that can be modified with a single request; raise writeSizeLimit or split the write"
 
     private func convert(_ json: JSONValue, depth: Int, now: Double, existing: Node) throws -> Node {
+        // A value's own location counts too: a leaf at 33 levels (a POST or a PATCH path under a deep
+        // location) is as deep as Firebase refuses.
+        guard json == .null || depth <= DatabasePath.maximumDepth else {
+            throw WriteError(.invalidData, "Invalid data; data must not be nested more than \(DatabasePath.maximumDepth) levels deep")
+        }
         do {
             return try Node(json: json, depth: depth, context: ServerValueContext(now: now, existing: existing))
         } catch {

@@ -112,8 +112,9 @@ public struct RESTParameters: Sendable {
         let units: [(suffix: String, factor: Int)] = [("ms", 1), ("min", 60_000), ("s", 1000)]
         for unit in units where text.hasSuffix(unit.suffix) {
             if let n = Int(text.dropLast(unit.suffix.count)), n >= 0 {
-                let ms = n * unit.factor
-                guard ms <= 900_000 else { throw RESTParameterError("timeout must be at most 15min") }
+                // Multiplied with a check: a client's number can overflow `Int` (which would trap).
+                let (ms, overflow) = n.multipliedReportingOverflow(by: unit.factor)
+                guard !overflow, ms <= 900_000 else { throw RESTParameterError("timeout must be at most 15min") }
                 return ms
             }
         }

@@ -233,6 +233,11 @@ final class LongPollTransport: RealtimeTransport {
                 guard segment.number - state.nextSegment < LongPollTransport.segmentLookahead else {
                     throw LongPollError("a segment far ahead of the next one expected")
                 }
+                // Nor is a message of more segments than could ever be waiting at once (and a total near
+                // Int.max would overflow the range of its segments below).
+                guard segment.total <= LongPollTransport.segmentLookahead else {
+                    throw LongPollError("a message of more segments than may wait at once")
+                }
                 if let previous = state.segments[segment.number] { state.segmentBytes -= previous.data.utf8.count }
                 // A copy, so a segment does not keep its whole request's query alive.
                 state.segments[segment.number] = Segment(total: segment.total, data: Substring(String(segment.data)))

@@ -190,6 +190,16 @@ import Testing
             #expect(try await auth.post("accounts:signInWithCustomToken", #"{"token":"\#(forbidden)"}"#).authError == "FORBIDDEN_CLAIM : sub")
             let noUID = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"aud":"\#(IdentityService.customTokenAudience)"}"#.utf8)) + "."
             #expect(try await auth.post("accounts:signInWithCustomToken", #"{"token":"\#(noUID)"}"#).authError == "MISSING_IDENTIFIER")
+            // A numeric uid past Int64's range, or not whole, is no uid (1e19 used to crash the server);
+            // a whole one is taken as its text.
+            for uid in ["1e19", "-1e300", "1.5"] {
+                let token = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"aud":"\#(IdentityService.customTokenAudience)","uid":\#(uid)}"#.utf8)) + "."
+                #expect(try await auth.post("accounts:signInWithCustomToken", #"{"token":"\#(token)"}"#).authError == "MISSING_IDENTIFIER", "uid \(uid)")
+            }
+            let whole = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"aud":"\#(IdentityService.customTokenAudience)","uid":42}"#.utf8)) + "."
+            let signedIn = try await auth.post("accounts:signInWithCustomToken", #"{"token":"\#(whole)"}"#)
+            #expect(signedIn.status == .ok, "\(signedIn.body)")
+            #expect(try jwtParts(signedIn.string("idToken")!).payload["sub"] == .string("42"))
         }
     }
 

@@ -12,6 +12,20 @@ import Testing
 /// Disabling, deleting or revoking a user ends its ID tokens in the database too, not only in the
 /// identity service: REST requests are refused and open WebSocket sessions are told with `ac`.
 @Suite struct TokenRevocationTests {
+    /// A token's `iat` is any JSON number (an unsigned token's, in emulator mode): one past Int64's range
+    /// is compared, not converted (that trapped), and one that is no number at all counts as revoked.
+    @Test func anIssuedAtOfAnySizeIsComparedWithoutATrap() throws {
+        let revocations = TokenRevocations()
+        revocations.update(project: "p", uid: "u", validSince: 1_000, ended: false)
+        func claims(iat: String) throws -> JSONValue {
+            try JSONValue(parsing: #"{"aud":"p","iss":"\#(TokenSigner.firebaseIssuerPrefix)p","sub":"u","iat":\#(iat)}"#)
+        }
+        #expect(!revocations.isRevoked(try claims(iat: "1e19")))
+        #expect(revocations.isRevoked(try claims(iat: "-1e19")))
+        #expect(revocations.isRevoked(try claims(iat: "999.5")))
+        #expect(!revocations.isRevoked(try claims(iat: "1000")))
+        #expect(revocations.isRevoked(try claims(iat: #""soon""#)))
+    }
     /// A WebSocket session on `demo`, past its handshake, signed in with `token` (request 1).
     static func signedIn(port: Int, token: String) async throws -> WireConnection {
         let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")

@@ -216,6 +216,10 @@ import Testing
             let (far, _) = try await Poller.start(port: port)
             #expect(try await far.poll(["seg0=\(LongPollTransport.segmentLookahead + 5)&ts0=1&d0=e30."]).status == .badRequest)
             #expect(try await far.poll().status == .notFound)
+            // Nor is a message of more segments than may wait at once: its total used to overflow (a crash).
+            let (long, _) = try await Poller.start(port: port)
+            #expect(try await long.poll(["seg0=0&ts0=1&d0=e30.&seg1=1&ts1=\(Int.max)&d1=x"]).status == .badRequest)
+            #expect(try await long.poll().status == .notFound)
             // Data that is not base64 of the protocol closes the connection.
             #expect(try await poller.poll(["seg0=0&ts0=1&d0=%%%%"]).status == .badRequest)
             #expect(try await poller.poll().status == .notFound)

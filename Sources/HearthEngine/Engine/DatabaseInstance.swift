@@ -382,7 +382,13 @@ public final class DatabaseInstance: Sendable {
 
     /// Whether `identity` may read `path` (with `query`, for query-based rules), on the current data.
     public func canRead(_ path: DatabasePath, _ identity: Identity, query: Query?) -> Bool {
-        rules.canRead(path, identity.ruleSubject, root: snapshot(), query: RuleQuery(query), now: clock())
+        canRead(path, identity, query: query, root: snapshot())
+    }
+
+    /// Whether `identity` may read `path` in the tree `root` (a read that answers from that same tree
+    /// checks its rules on it, so a write in between cannot show it data its rules then refused).
+    public func canRead(_ path: DatabasePath, _ identity: Identity, query: Query?, root: Node) -> Bool {
+        rules.canRead(path, identity.ruleSubject, root: root, query: RuleQuery(query), now: clock())
     }
 
     /// Checks a write as if it happened now, without applying it (onDisconnect writes are checked when
@@ -399,21 +405,21 @@ public final class DatabaseInstance: Sendable {
 
     /// Applies one write to a tree: compare-and-set, validation, server values, rules, size limit.
     ///
-    /// A failed precondition (`if-match`, a transaction's hash) is answered as such — the current value
-    /// with it — only to a client that may read the location: it tells the client about that data. Any
-    /// other client meets the rules first, so one they refuse gets the refusal whatever it guessed, and
-    /// a mismatch never tells it anything. (A reader whose stale write the rules would refuse on the
-    /// current data still gets the precondition answer, and so retries from the current value, as
-    /// Firebase's transactions expect.)
+    /// A precondition (`if-match`, a transaction's hash) is a question about the data at the location,
+    /// so only a client that may read it may ask: any other gets a refusal whether it guessed right or
+    /// not (else `ok` against `datastale` would tell a write-only client whether its guess of a hidden
+    /// value was right). A failed precondition is answered with the current value. (A reader whose stale
+    /// write the rules would refuse on the current data still gets the precondition answer, and so
+    /// retries from the current value, as Firebase's transactions expect.)
     func apply(_ request: WriteRequest, to root: Node, rules: RulesDocument) throws -> Applied {
         // Most writes are unconditional: they skip the lookup (a walk down a large map) as well.
         guard request.ifMatch != nil || request.expectedHash != nil else { return try applyUnconditionally(request, to: root, rules: rules) }
+        guard rules.canRead(request.path, request.identity.ruleSubject, root: root, now: clock()) else {
+            throw WriteError(.permissionDenied, "Permission denied")
+        }
         let current = root.child(at: request.path)
         let mismatched = request.ifMatch.map { current.etag != $0 } == true || request.expectedHash.map { current.hash != $0 } == true
         guard mismatched else { return try applyUnconditionally(request, to: root, rules: rules) }
-        if !rules.canRead(request.path, request.identity.ruleSubject, root: root, now: clock()) {
-            _ = try applyUnconditionally(request, to: root, rules: rules)
-        }
         return Applied(outcome: .preconditionFailed(current: current))
     }
 

@@ -135,8 +135,9 @@ public struct RESTController: Sendable {
             switch method {
             case .get:
                 try await database.readBarrier()
-                try authorizeRead(path, identity, database, parameters)
-                let node = database.snapshot().child(at: path)
+                let root = database.snapshot()
+                guard database.canRead(path, identity, query: parameters.query, root: root) else { throw RESTError.permissionDenied() }
+                let node = root.child(at: path)
                 return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
             case .put, .delete:
                 let json = method == .delete ? JSONValue.null : try await body(of: request)
@@ -198,14 +199,16 @@ public struct RESTController: Sendable {
     func read(_ request: Request, path: DatabasePath, _ parameters: RESTParameters, _ identity: Identity, _ database: DatabaseInstance) async throws -> Response {
         // In a cluster: every write committed before this read is in this node's tree first.
         try await database.readBarrier()
-        try authorizeRead(path, identity, database, parameters)
+        // One tree for the rules and the answer.
+        let root = database.snapshot()
+        guard database.canRead(path, identity, query: parameters.query, root: root) else { throw RESTError.permissionDenied() }
         let wantsETag = request.headers.value(of: RESTController.firebaseETag) == "true"
         let ifNoneMatch = request.headers.value(of: .ifNoneMatch)
         if parameters.shallow && (wantsETag || ifNoneMatch != nil) {
             throw RESTError(.badRequest, "ETags cannot be combined with shallow")
         }
         if let query = parameters.query { try checkIndex(query, at: path, database) }
-        let node = database.snapshot().child(at: path)
+        let node = root.child(at: path)
         var response: Response
         if let query = parameters.query, node.childCount > 0 {
             response = respond(bytes: RESTController.render(window: query.window(over: node), of: node, parameters), parameters)
@@ -215,7 +218,8 @@ public struct RESTController: Sendable {
             response = respond(result, parameters)
         }
         if wantsETag || ifNoneMatch != nil {
-            let etag = node.etag
+            // A query's ETag is its answer's: query rules may allow that window and not the rest.
+            let etag = (parameters.query.map { $0.evaluate(on: node) } ?? node).etag
             if let ifNoneMatch, ifNoneMatch == etag {
                 var headers = RESTController.jsonHeaders
                 headers[.eTag] = etag
@@ -324,7 +328,13 @@ public struct RESTController: Sendable {
                     response = respond(bytes: writer.bytes, parameters)
                 }
             }
-            if ifMatch != nil || request.headers.value(of: RESTController.firebaseETag) == "true" {
+            // After an update, the ETag hashes the whole location, which the writer may not read (after a
+            // set it hashes what the writer sent).
+            var isSet = false
+            if case .node = written { isSet = true }
+            if ifMatch != nil || request.headers.value(of: RESTController.firebaseETag) == "true",
+                isSet || database.canRead(writeRequest.path, identity, query: nil)
+            {
                 response.headers[.eTag] = value.etag
             }
             return response

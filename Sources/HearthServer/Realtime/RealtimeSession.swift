@@ -200,8 +200,14 @@ final class RealtimeSession: RealtimeListener {
                 status = "ok"
             case .success(.preconditionFailed(let current)):
                 // Make sure the client retries from the current value: resend it to a listen that covers it.
-                let covered = self.state.withLock { $0.listens.keys.contains { $0.tag == nil && $0.path.contains(path) } }
-                if covered { self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil)) }
+                // Only an unfiltered listen (a query's rules may allow its window alone, and an untagged
+                // `q` may carry a filter), and only while the writer may still read the location.
+                let covered = self.state.withLock {
+                    $0.listens.values.contains { $0.key.query.isDefault && $0.key.path.contains(path) }
+                }
+                if covered, database.canRead(path, write.identity, query: nil) {
+                    self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil))
+                }
                 reply = ServerMessage.response(number, status: "datastale", .text("Transaction hash does not match"))
                 status = "datastale"
             case .failure(let error):
@@ -376,8 +382,10 @@ final class RealtimeSession: RealtimeListener {
             } catch {
                 throw Failure(status: "unavailable", message: "The database is unavailable; try again")
             }
-            try authorizeRead(path, query?.query, database)
-            let node = database.snapshot().child(at: path)
+            // One tree for the rules and the answer.
+            let root = database.snapshot()
+            guard database.canRead(path, identity, query: query?.query, root: root) else { throw Failure.permissionDenied }
+            let node = root.child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)
         case .put, .merge:
             // Only reached when the database could not be opened.

@@ -101,6 +101,58 @@ import Testing
         }
     }
 
+    /// A compare-and-set (`p` with `h`) tells nothing past the rules: a client that may write a location
+    /// but not read it is refused whether its hash is right or not, and a failed one resends the current
+    /// value only to an unfiltered listen (an untagged `q` may carry a filter its query rules allow alone).
+    @Test func compareAndSetTellsNothingPastTheRules() async throws {
+        let server = TestServer()
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            try await database.replaceRules(try .init(source: #"""
+                {"rules": {
+                  "dropbox": {"$uid": {".write": "auth.uid === $uid"}},
+                  "baskets": {
+                    ".read": "auth.uid != null && query.orderByChild == 'owner' && query.equalTo == auth.uid",
+                    ".indexOn": "owner",
+                    "$b": {".write": "newData.child('owner').val() == auth.uid"}
+                  }
+                }}
+                """#))
+            _ = try await database.write(WriteRequest(.set(try DatabasePath("/dropbox/ada"), .string("hidden")), identity: .admin))
+            _ = try await database.write(WriteRequest(.set(try DatabasePath("/baskets/bob"), try JSONValue(parsing: #"{"owner":"bob","item":"secret"}"#)), identity: .admin))
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            let token = try server.tokens.mint(uid: "ada", claims: [], expiresIn: 3600, now: server.wallDate)
+            try await connection.send(Self.request(1, "auth", #"{"cred":"\#(token)"}"#))
+            #expect(try await connection.nextMessage()?.contains(#""s":"ok""#) == true)
+            // A right and a wrong guess of the hidden value: the same refusal.
+            let right = Node.leaf(.string("hidden")).hash
+            for (number, hash) in [(2, right), (3, "wrong")] {
+                try await connection.send(Self.request(number, "p", #"{"p":"/dropbox/ada","d":"hidden","h":"\#(hash)"}"#))
+                #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":\#(number),"b":{"s":"permission_denied","d":"Permission denied"}}}"#)
+            }
+            // A filtered listen without a tag, which only its query's rules allow, then a compare-and-set
+            // on another user's basket, which the write rules allow: refused (the basket may not be read
+            // whole), and the basket is not sent (it went to that listen as a `datastale`'s current value).
+            /// The messages up to and with the reply to request `number`.
+            func messages(untilReplyTo number: Int) async throws -> [String] {
+                var received: [String] = []
+                while let message = try await connection.nextMessage() {
+                    received.append(message)
+                    if message.contains(#""r":\#(number),"#) { break }
+                }
+                return received
+            }
+            try await connection.send(Self.request(4, "q", #"{"p":"/baskets","q":{"i":"owner","sp":"ada","ep":"ada"},"h":""}"#))
+            #expect(try await messages(untilReplyTo: 4).last?.contains(#""s":"ok""#) == true)
+            try await connection.send(Self.request(5, "p", #"{"p":"/baskets/bob","d":{"owner":"ada"},"h":"x"}"#))
+            let answers = try await messages(untilReplyTo: 5)
+            #expect(!answers.joined().contains("secret"), "\(answers)")
+            #expect(answers.last?.contains(#""s":"permission_denied""#) == true, "\(answers)")
+            await connection.close()
+        }
+    }
+
     @Test func silentConnectionsAreClosedAfterTheIdleTimeoutAndKeepAlivesPreventIt() async throws {
         // The default timeout (120 s); the reaper sweeps every 30 s of the server's clock, which the test
         // drives: nothing here waits for real time to pass.

@@ -237,8 +237,12 @@ enum PasswordReset {
     }
 
     struct Result: Sendable {
-        var email: String
+        /// Nil for an email sign-in code: its client must already know the address (the sign-in checks
+        /// it), so telling it would hand the account to whoever holds a leaked code.
+        var email: String?
         var requestType: String
+        /// The address an email-change code moves the account to.
+        var newEmail: String?
     }
 }
 

@@ -75,8 +75,12 @@ extension IdentityService {
                 ).stored
                 user.passwordUpdatedAt = now
             }
+            // The uid may be one deleted before: tokens issued before now stay refused (the Auth emulator
+            // sets the same), and the revocations learn the new account's state.
+            user.validSince = now / 1000
             do {
                 try await store.create(user, project: project, issuing: nil)
+                reportTokens(of: user, project: project)
             } catch UserStoreError.localIdExists {
                 fail("localId belongs to an existing account")
             } catch UserStoreError.emailExists {

@@ -118,7 +118,9 @@ extension IdentityService {
         guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
         guard let newPassword = request.newPassword else {
             let entry = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
-            return PasswordReset.Result(email: entry.email, requestType: entry.requestType)
+            return PasswordReset.Result(
+                email: entry.requestType == "EMAIL_SIGNIN" ? nil : entry.email, requestType: entry.requestType, newEmail: entry.newEmail
+            )
         }
         let hash = try await hashNewPassword(newPassword)
         guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "PASSWORD_RESET" else {
@@ -127,6 +129,8 @@ extension IdentityService {
         }
         let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
+            // The code was sent to an address: once the account has moved to another, it resets nothing.
+            guard user.email == entry.email else { throw IdentityError.invalid("INVALID_OOB_CODE") }
             user.passwordHash = hash
             user.passwordUpdatedAt = now.millis
             // Following the link proves the address.
@@ -152,6 +156,8 @@ extension IdentityService {
         let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
+                // A change requested for an address the account has since left applies no more.
+                guard user.email == entry.email else { throw IdentityError.invalid("INVALID_OOB_CODE") }
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
                 user.email = newEmail
                 user.validSince = now.seconds

@@ -43,8 +43,10 @@ extension IdentityService {
             if let phone = nonEmpty(request.phoneNumber) { user.phoneNumber = try validPhoneNumber(phone) }
             user.emailVerified = request.emailVerified ?? false
             user.disabled = request.disabled ?? false
+            // A uid chosen by the admin may be one deleted before: its old tokens stay refused (without a
+            // password, nothing above set when tokens start to count).
+            if request.namesLocalId, user.validSince == nil { user.validSince = now.seconds }
             try await store.create(user, project: project, issuing: nil)
-            // A uid chosen by the admin may be one deleted before: its old tokens stay refused.
             if request.namesLocalId || user.disabled { reportTokens(of: user, project: project) }
             return SignUp.Result(user: user, tokens: nil)
         }
@@ -116,9 +118,15 @@ extension IdentityService {
         let upgraded = hasher.needsRehash(stored) ? try await hasher.hash(password) : nil
         let refresh = makeRefreshToken(project: project, localId: found.localId, provider: "password", extraClaims: nil, now: now)
         let user = try await store.update(project: project, localId: found.localId, issuing: refresh.record) { user in
+            // The password was checked against the account as it was before the (slow) hash: if it changed
+            // since (a new password, a reset, a revocation, a disable), no tokens are issued, or they would
+            // carry the new generation and outlive the change.
+            guard user.passwordHash == stored, user.tokenGeneration == found.tokenGeneration, !user.disabled else {
+                throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
+            }
             user.lastLoginAt = now.millis
             user.lastRefreshAt = now.millis
-            if let upgraded, user.passwordHash == stored { user.passwordHash = upgraded }
+            if let upgraded { user.passwordHash = upgraded }
         }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))

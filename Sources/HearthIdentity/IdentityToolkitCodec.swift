@@ -251,10 +251,10 @@ enum IdentityToolkitCodec {
     }
 
     static func resetPasswordResponse(_ result: PasswordReset.Result) -> JSONValue {
-        .object([
-            ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", .string(result.email)),
-            ("requestType", .string(result.requestType)),
-        ])
+        .object(compact([
+            ("kind", .string("identitytoolkit#ResetPasswordResponse")), ("email", result.email.map(JSONValue.string)),
+            ("newEmail", result.newEmail.map(JSONValue.string)), ("requestType", .string(result.requestType)),
+        ]))
     }
 
     static func downloadAccountResponse(_ result: AccountDownload.Result) -> JSONValue {

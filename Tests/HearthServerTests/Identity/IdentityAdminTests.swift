@@ -70,6 +70,25 @@ import Testing
         }
     }
 
+    /// A deleted uid created again (by the admin without a password, or imported) starts a new account:
+    /// the old account's ID tokens stay refused.
+    @Test func aDeletedUIDCreatedAgainRefusesTheOldAccountsTokens() async throws {
+        try await IdentityTestServer().run { auth async throws in
+            for (uid, recreate) in [("made", "accounts"), ("imported", "accounts:batchCreate")] {
+                #expect(try await auth.admin("accounts", #"{"localId":"\#(uid)","email":"\#(uid)@example.com","password":"secret123"}"#).status == .ok)
+                let signedIn = try await auth.post("accounts:signInWithPassword", #"{"email":"\#(uid)@example.com","password":"secret123"}"#)
+                let oldToken = try #require(signedIn.string("idToken"))
+                // A second apart: tokens count from whole seconds.
+                try await Task.sleep(for: .milliseconds(1100))
+                #expect(try await auth.admin("accounts:delete", #"{"localId":"\#(uid)"}"#).status == .ok)
+                let body = recreate == "accounts" ? #"{"localId":"\#(uid)"}"# : #"{"users":[{"localId":"\#(uid)"}]}"#
+                let again = try await auth.admin(recreate, body)
+                #expect(again.status == .ok, "\(again.body)")
+                #expect(try await auth.post("accounts:lookup", #"{"idToken":"\#(oldToken)"}"#).authError == "TOKEN_EXPIRED", "\(recreate)")
+            }
+        }
+    }
+
     @Test func listingPagesByLocalID() async throws {
         try await IdentityTestServer().run { auth async throws in
             for id in ["c", "a", "b"] { try await auth.admin("accounts", #"{"localId":"\#(id)"}"#) }

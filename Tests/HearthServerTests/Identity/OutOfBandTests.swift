@@ -99,10 +99,32 @@ import Testing
             try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(idToken)","newEmail":"hopper@example.com"}"#)
             let change = try #require(try await Self.pending(auth).first { $0.type == "VERIFY_AND_CHANGE_EMAIL" })
             #expect(change.email == "hopper@example.com")
+            // Checking it tells both addresses (the JS SDK's checkActionCode needs `newEmail`).
+            let check = try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(change.code)"}"#)
+            #expect(check.string("email") == "grace@example.com" && check.string("newEmail") == "hopper@example.com", "\(check.body)")
             let changed = try await auth.post("accounts:update", #"{"oobCode":"\#(change.code)"}"#)
             #expect(changed.string("email") == "hopper@example.com")
             #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"hopper@example.com","password":"secret123"}"#).status == .ok)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"not-a-code"}"#).authError == "INVALID_OOB_CODE")
+        }
+    }
+
+    /// A code sent to an address does nothing once the account has moved to another: a reset (which
+    /// whoever held the old mailbox could use) and an email change.
+    @Test func codesForAnAddressTheAccountLeftApplyNoMore() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            let account = try await auth.signUp("old@example.com", "first-password")
+            let idToken = try #require(account["idToken"]?.stringValue)
+            try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"old@example.com"}"#)
+            try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(idToken)","newEmail":"third@example.com"}"#)
+            let codes = try await Self.pending(auth)
+            let reset = try #require(codes.first { $0.type == "PASSWORD_RESET" })
+            let change = try #require(codes.first { $0.type == "VERIFY_AND_CHANGE_EMAIL" })
+            let moved = try await auth.post("accounts:update", #"{"idToken":"\#(idToken)","email":"new@example.com"}"#)
+            #expect(moved.status == .ok, "\(moved.body)")
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(reset.code)","newPassword":"attacker-password"}"#).authError == "INVALID_OOB_CODE")
+            #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(change.code)"}"#).authError == "INVALID_OOB_CODE")
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"new@example.com","password":"first-password"}"#).status == .ok)
         }
     }
 
@@ -136,6 +158,10 @@ import Testing
             #expect(code.email == "new@example.com")
             let mail = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 1).first)
             #expect(mail.link.contains("mode=signIn&oobCode=\(code.code)") && mail.link.contains("continueUrl=https%3A%2F%2Fapp.example%2Ffinish"))
+            // Checking the code does not tell its address: the sign-in's check that the client knows it
+            // would be worth nothing.
+            let check = try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(code.code)"}"#)
+            #expect(check.string("requestType") == "EMAIL_SIGNIN" && check.json?["email"] == nil, "\(check.body)")
             // The code is for that address only, and a verification-by-code call does not use it up.
             #expect(try await auth.post("accounts:signInWithEmailLink", #"{"email":"other@example.com","oobCode":"\#(code.code)"}"#).authError?.hasPrefix("INVALID_EMAIL") == true)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(code.code)"}"#).authError == "INVALID_OOB_CODE")

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthRealtimeClient
 @testable import HearthEngine
 @testable import HearthServer
 import HearthSQLite
@@ -123,6 +124,34 @@ import Testing
             #expect(try await client.call(.get, "/users/u7.json").body == #"{"age":7,"name":"renamed"}"#)
             #expect(try await client.call(.get, "/users/u1499/age.json").body == "59")
             #expect(!database.snapshot().child(at: try DatabasePath("/users")).childEntries.isStored)
+        }
+    }
+
+    /// A listen waits for the loaded tree; if its connection closes meanwhile, it is not registered when
+    /// the load ends (the close had nothing to remove then, so the hub would keep the dead session).
+    @Test func aListenWhoseConnectionClosedWhileTheTreeLoadedIsNotKept() async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = GatedStorage(try SQLiteStorage(directory: directory))
+        let server = TestServer(emulator: true) {
+            $0.warmStartBytes = 0
+            $0.memoryLimit = nil
+        }
+        try await server.runLive(storage: storage) { _, port, registry in
+            let database = try await registry.database("default")
+            #expect(!database.isWarm)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=default")
+            _ = try await connection.nextMessage()
+            try await connection.send(RealtimeConnectionTests.request(1, "q", #"{"p":"/users","h":""}"#))
+            let sessions = try server.realtime.sessions
+            try await eventually { sessions.all.count == 1 }
+            await connection.close()
+            try await eventually { sessions.all.isEmpty }
+            storage.gate.open()
+            try await eventually { database.isWarm }
+            // The listen's task ends soon after the load: give it time to (wrongly) register.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(database.realtime.listenCount == 0)
         }
     }
 

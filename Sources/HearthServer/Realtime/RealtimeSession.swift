@@ -312,6 +312,8 @@ final class RealtimeSession: RealtimeListener {
         var message: String
 
         static let permissionDenied = Failure(status: "permission_denied", message: "Permission denied")
+        /// The connection closed while the request waited (no client reads the answer).
+        static let closed = Failure(status: "unavailable", message: "The connection closed")
 
         init(status: String, message: String) {
             self.status = status
@@ -388,26 +390,31 @@ final class RealtimeSession: RealtimeListener {
             let node = root.child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)
         case .put, .merge:
-            // Only reached when the database could not be opened.
+            // Only reached when the database could not be opened: the write fails with that error, even
+            // if a second try would open it (it was not submitted, and an `ok` would say it was).
             _ = try await database()
-            return .empty
+            throw Failure(status: "unavailable", message: "The database is unavailable; try again")
         case .onDisconnectPut(let path, let priority, let data):
             let database = try await database()
             let operation: WriteRequest.Operation = priority ? .setPriority(path, data) : .set(path, data)
             await database.waitUntilWarm()
             try database.check(WriteRequest(operation, identity: identity))
-            let writes = state.withLock { state in
+            let writes = state.withLock { state -> [OnDisconnectWrite]? in
+                // Closed while this waited: nothing would run or remove the write.
+                guard !state.closed else { return nil }
                 state.onDisconnect.removeAll { path.contains($0.path) }
                 state.onDisconnect.append(OnDisconnectWrite(path: path, operation: operation, group: nil))
                 return state.onDisconnect
             }
+            guard let writes else { throw Failure.closed }
             try await persistOnDisconnect(writes, database)
             return .empty
         case .onDisconnectMerge(let path, let items):
             let database = try await database()
             await database.waitUntilWarm()
             try database.check(WriteRequest(.update(path, items), identity: identity))
-            let writes = state.withLock { state in
+            let writes = state.withLock { state -> [OnDisconnectWrite]? in
+                guard !state.closed else { return nil }
                 state.onDisconnectGroups += 1
                 for item in items {
                     let target = path.appending(item.path)
@@ -418,6 +425,7 @@ final class RealtimeSession: RealtimeListener {
                 }
                 return state.onDisconnect
             }
+            guard let writes else { throw Failure.closed }
             try await persistOnDisconnect(writes, database)
             return .empty
         case .onDisconnectCancel(let path):
@@ -510,16 +518,21 @@ final class RealtimeSession: RealtimeListener {
         try authorizeRead(path, query?.query, database)
         let id = ListenID(path: path, tag: tag)
         let key = ListenKey(path: path, query: query?.query ?? .all, format: .export)
-        if let previous = state.withLock({ $0.listens.removeValue(forKey: id) }) {
-            database.realtime.unlisten(previous.key, session: self, tag: tag)
-        }
-        state.withLock { $0.listens[id] = Listen(key: key, query: query?.json) }
+        // Closed while this waited: the close unlistened what it found, and would not find this one.
+        guard let previous = state.withLock({ state -> Listen?? in
+            guard !state.closed else { return nil }
+            defer { state.listens[id] = Listen(key: key, query: query?.json) }
+            return .some(state.listens[id])
+        }) else { throw Failure.closed }
+        if let previous { database.realtime.unlisten(previous.key, session: self, tag: tag) }
         database.realtime.listen(key, session: self, tag: tag, snapshot: database.snapshot) { view in
             // The client's cache already holds exactly this data: only the `ok` is needed.
             if !hash.isEmpty, view.hash == hash { return }
             if hash.isEmpty, view.isEmpty { return }
             send(ByteBuffer(bytes: ServerMessage.Push.overwrite(path: path, data: view).encoded(tag: tag)))
         }
+        // Closed between the two: the close found the listen in the session, but before the hub had it.
+        if state.withLock({ $0.closed }) { database.realtime.unlisten(key, session: self, tag: tag) }
         let needsIndex = query?.query.index.indexOnName.map { !database.rules.hasIndex($0, at: path) } ?? false
         return .listenAcknowledged(noIndexWarning: needsIndex)
     }
@@ -649,6 +662,11 @@ final class RealtimeSession: RealtimeListener {
             try await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: payload)
         } catch {
             throw Failure(status: "unavailable", message: "The onDisconnect write could not be stored; try again")
+        }
+        // The connection closed while this was stored: its close already ran the writes and may have
+        // removed the stored copy before this put it back, which would run them again at the next start.
+        if state.withLock({ $0.closed }) {
+            try? await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: nil)
         }
     }
 

@@ -257,8 +257,15 @@ func makeApplication(
         )
         clusterServices.append(PushReceiver(context: clusterContext, registry: registry, readTimeout: cluster.pushReadTimeout))
     }
-    revocations.observe { [weak realtime] change in
+    revocations.observe { [weak realtime, weak registry] change in
         for session in realtime?.sessions.all ?? [] { session.credentialsRevoked(change, revocations) }
+        // Event streams too (with no grace: a stream cannot sign in again).
+        for database in registry?.openDatabases ?? [] {
+            database.hub.revoke { identity in
+                guard case .user(let auth) = identity, auth["uid"] == .string(change.uid) else { return false }
+                return revocations.isRevoked(auth["token"])
+            }
+        }
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
     let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll)

@@ -154,6 +154,22 @@ public final class SubscriptionHub: Sendable {
         for continuation in cancelled { continuation.finish() }
     }
 
+    /// Ends with `auth_revoked` the streams whose identity `isRevoked` says lost its tokens (its user's
+    /// tokens revoked, or the user disabled or deleted): a stream cannot sign in again, so at once.
+    package func revoke(where isRevoked: (Identity) -> Bool) {
+        let event = ByteBuffer(bytes: ServerSentEvent.authRevoked.encoded())
+        var ended: [AsyncStream<ByteBuffer>.Continuation] = []
+        state.withLock { state in
+            for group in state.groups.values {
+                for listener in group.listeners.values where isRevoked(listener.identity) {
+                    listener.continuation.yield(event)
+                    ended.append(listener.continuation)
+                }
+            }
+        }
+        for continuation in ended { continuation.finish() }
+    }
+
     /// Ends every stream (server shutdown).
     func finishAll() {
         let all = state.withLock { state in state.groups.values.flatMap { $0.listeners.values.map(\.continuation) } }

@@ -1,11 +1,13 @@
 import Foundation
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthRealtimeClient
 @testable import HearthServer
 import HearthSQLite
 import HearthStorage
 import HTTPTypes
+import HummingbirdTesting
 import Synchronization
 import Testing
 
@@ -89,6 +91,41 @@ import Testing
             try await connection.send(RealtimeConnectionTests.request(3, "auth", #"{"cred":"\#(token)"}"#))
             #expect(try await connection.nextMessage()?.contains(#""s":"expired_token""#) == true)
             await connection.close()
+        }
+    }
+
+    /// An event stream opened with a user's token ends with `auth_revoked` when the user is disabled (at
+    /// once: a stream cannot sign in again), as WebSocket sessions are told.
+    @Test func disablingAUserEndsItsEventStreams() async throws {
+        let server = IdentityTestServer()
+        let (app, registry, _, _, _) = try await makeApplication(
+            configuration: server.configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: TestServer.secret),
+            tokens: server.tokens, users: InMemoryUserStore()
+        )
+        try await app.test(.router) { client in
+            let auth = IdentityClient(client: client)
+            try await auth.send(.put, "/.settings/rules.json", Self.rules, headers: TestServer.admin)
+            let created = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).json)
+            let uid = try #require(created["localId"]?.stringValue)
+            let token = try #require(created["idToken"]?.stringValue)
+            let body = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    try await auth.send(.get, "/notes/\(uid).json?auth=\(token)", nil, headers: [.accept: "text/event-stream"]).body
+                }
+                // A stream that never ends fails the test instead of hanging it.
+                group.addTask {
+                    try await Task.sleep(for: .seconds(60))
+                    return nil
+                }
+                let database = try await registry.database(server.configuration.defaultNamespace)
+                try await eventually { database.hub.listenerCount == 1 }
+                try await auth.admin("accounts:update", #"{"localId":"\#(uid)","disableUser":true}"#)
+                let first = try await group.next()!
+                group.cancelAll()
+                return first
+            }
+            let events = try #require(body, "the stream did not end")
+            #expect(events.hasSuffix("event: auth_revoked\ndata: credential is no longer valid\n\n"), "\(events)")
         }
     }
 

@@ -280,7 +280,8 @@ struct RulesEvaluator {
         case "toUpperCase": return .string(s.uppercased())
         case "matches":
             guard arguments.count == 1, case .regex(let pattern, let caseInsensitive) = arguments[0] else { throw Failure() }
-            guard let regex = try? NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : []) else {
+            let icuPattern = RulesRegex.icuPattern(pattern)
+            guard let regex = try? NSRegularExpression(pattern: icuPattern, options: caseInsensitive ? [.caseInsensitive] : []) else {
                 throw Failure()
             }
             let range = NSRange(s.startIndex..., in: s)

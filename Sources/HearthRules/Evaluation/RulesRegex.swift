@@ -1,16 +1,16 @@
 import Foundation
 
-/// A rules regular expression (`matches(/…/)`), written in JavaScript's syntax, as the pattern ICU
-/// (`NSRegularExpression`) reads the same way.
+/// A rules regular expression (the database's `matches(/…/)`, in JavaScript's syntax; Storage rules'
+/// `matches()`, in RE2's), as the pattern ICU (`NSRegularExpression`) reads the same way.
 ///
 /// The two differ where it matters for validation: ICU's `\d` and `\w` match any Unicode digit and
 /// letter (`١٢٣٤`, `ñ`), JavaScript's only ASCII ones; and ICU's `$` also matches before a final line
 /// break, JavaScript's only at the end. So `/^\d{4}$/` would accept `"١٢٣٤"` and `/^[a-z]+$/` would
-/// accept `"abc\n"`, both of which Firebase refuses.
+/// accept `"abc\n"`, both of which Firebase refuses. RE2 (Storage rules) reads these as JavaScript does.
 ///
 /// For example: `RulesRegex.icuPattern("^\\d+$")` is `^[0-9]+\z`.
-enum RulesRegex {
-    static func icuPattern(_ javaScript: String) -> String {
+package enum RulesRegex {
+    package static func icuPattern(_ javaScript: String) -> String {
         let characters = Array(javaScript)
         var result = ""
         var inClass = false
@@ -34,8 +34,9 @@ enum RulesRegex {
                 if character == "]" { inClass = false }
             } else if character == "[" {
                 inClass = true
-            } else if character == "$", index == characters.count - 1 {
-                // The parser allows `$` only here: the very end of the input.
+            } else if character == "$" {
+                // Without the multi-line flag (which neither rules language has), `$` is the end of the
+                // input. (The database rules' parser allows it only at the end of a pattern.)
                 result += "\\z"
                 index += 1
                 continue

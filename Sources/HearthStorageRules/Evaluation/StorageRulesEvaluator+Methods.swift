@@ -1,4 +1,5 @@
 import Foundation
+import HearthRules
 
 /// The methods of values: `name.matches('.*\\.png')`, `list.hasAny(['a'])`, `metadata.diff(old).affectedKeys()`.
 extension StorageRulesEvaluator {
@@ -218,10 +219,12 @@ extension StorageRulesEvaluator {
     /// A regular expression for `matches()` (whole string), `split()` and `replace()`.
     ///
     /// Firebase uses RE2; ICU (NSRegularExpression) accepts a superset, which only matters for patterns
-    /// Firebase would refuse.
+    /// Firebase would refuse. Where the two read a pattern differently (`\\d`, `\\w`, `$`), it is
+    /// rewritten to mean what RE2 reads (``RulesRegex``).
     static func regex(_ pattern: String, anchored: Bool) throws(EvaluationError) -> NSRegularExpression {
+        let icuPattern = RulesRegex.icuPattern(pattern)
         do {
-            return try NSRegularExpression(pattern: anchored ? "\\A(?:\(pattern))\\z" : pattern)
+            return try NSRegularExpression(pattern: anchored ? "\\A(?:\(icuPattern))\\z" : icuPattern)
         } catch {
             throw EvaluationError("invalid regular expression '\(pattern)'")
         }

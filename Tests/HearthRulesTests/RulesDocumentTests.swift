@@ -138,6 +138,21 @@ import Testing
         let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"
         _ = try RulesDocument(source: source)
     }
+
+    /// A chain of operators is built as deep as it is long, and checked and evaluated by recursion: a
+    /// long one is refused at upload like deep nesting, instead of exhausting the stack (100,000 `||`
+    /// crashed the server). Chains of a hundred, which real rules reach, are taken and evaluated.
+    @Test(arguments: [" || ", " && ", " + ", " == ", " < "])
+    func longOperatorChainsAreRefusedAndShortOnesEvaluated(_ separator: String) throws {
+        let operand = separator == " || " || separator == " && " ? "true" : "1"
+        let long = Array(repeating: operand, count: 100_000).joined(separator: separator)
+        #expect(throws: RulesError.self) { try RulesDocument(source: "{\"rules\": {\".write\": \(JSONValue.string(long + " == true").jsonText)}}") }
+        let members = String(repeating: ".val()", count: 100_000)
+        #expect(throws: RulesError.self) { try RulesDocument(source: "{\"rules\": {\".write\": \(JSONValue.string("data" + members + " == 1").jsonText)}}") }
+        let allowed = Array(repeating: "true", count: 100).joined(separator: " && ")
+        let rules = try RulesDocument(source: "{\"rules\": {\".read\": \(JSONValue.string(allowed).jsonText)}}")
+        #expect(rules.canRead(.root, .auth(.null), root: .empty, now: 0))
+    }
 }
 
 @Suite struct RulesTestSuiteTests {

@@ -31,10 +31,18 @@ public struct Parser: RulesScanner {
 
     // MARK: Grammar
 
-    mutating func conditional() throws(Diagnostic) -> Expression {
+    /// One level deeper in the tree being built: a nested expression, or one more operator of a chain
+    /// (`a || b || c` is built left-nested, as deep as it is long; the checker and the evaluator recurse
+    /// through it).
+    mutating func deepen() throws(Diagnostic) {
         depth += 1
-        defer { depth -= 1 }
-        guard depth < Parser.maximumDepth else { throw error("expression nested too deeply") }
+        guard depth < Parser.maximumDepth else { throw error("expression too long or nested too deeply") }
+    }
+
+    mutating func conditional() throws(Diagnostic) -> Expression {
+        let entry = depth
+        defer { depth = entry }
+        try deepen()
         let test = try logicalOr()
         guard take("?") else { return test }
         let yes = try conditional()
@@ -45,19 +53,32 @@ public struct Parser: RulesScanner {
 
     mutating func logicalOr() throws(Diagnostic) -> Expression {
         var left = try logicalAnd()
-        while take("||") { left = .binary(.or, left, try logicalAnd()) }
+        let entry = depth
+        defer { depth = entry }
+        while take("||") {
+            try deepen()
+            left = .binary(.or, left, try logicalAnd())
+        }
         return left
     }
 
     mutating func logicalAnd() throws(Diagnostic) -> Expression {
         var left = try equality()
-        while take("&&") { left = .binary(.and, left, try equality()) }
+        let entry = depth
+        defer { depth = entry }
+        while take("&&") {
+            try deepen()
+            left = .binary(.and, left, try equality())
+        }
         return left
     }
 
     mutating func equality() throws(Diagnostic) -> Expression {
         var left = try relational()
+        let entry = depth
+        defer { depth = entry }
         while true {
+            try deepen()
             if take("===") || take("==") {
                 left = .binary(.equal, left, try relational())
             } else if take("!==") || take("!=") {
@@ -70,7 +91,10 @@ public struct Parser: RulesScanner {
 
     mutating func relational() throws(Diagnostic) -> Expression {
         var left = try additive()
+        let entry = depth
+        defer { depth = entry }
         while true {
+            try deepen()
             if take("<=") {
                 left = .binary(.lessOrEqual, left, try additive())
             } else if take(">=") {
@@ -87,7 +111,10 @@ public struct Parser: RulesScanner {
 
     mutating func additive() throws(Diagnostic) -> Expression {
         var left = try multiplicative()
+        let entry = depth
+        defer { depth = entry }
         while true {
+            try deepen()
             if take("+") {
                 left = .binary(.add, left, try multiplicative())
             } else if take("-") {
@@ -100,7 +127,10 @@ public struct Parser: RulesScanner {
 
     mutating func multiplicative() throws(Diagnostic) -> Expression {
         var left = try unary()
+        let entry = depth
+        defer { depth = entry }
         while true {
+            try deepen()
             if peek("**") { throw error("'**' is not supported") }
             if take("*") {
                 left = .binary(.multiply, left, try unary())
@@ -115,9 +145,9 @@ public struct Parser: RulesScanner {
     }
 
     mutating func unary() throws(Diagnostic) -> Expression {
-        depth += 1
-        defer { depth -= 1 }
-        guard depth < Parser.maximumDepth else { throw error("expression nested too deeply") }
+        let entry = depth
+        defer { depth = entry }
+        try deepen()
         if take("!") { return .not(try unary()) }
         if take("-") { return .negate(try unary()) }
         if peek("+") { throw error("unary '+' is not supported") }
@@ -126,7 +156,10 @@ public struct Parser: RulesScanner {
 
     mutating func postfix() throws(Diagnostic) -> Expression {
         var expression = try primary()
+        let entry = depth
+        defer { depth = entry }
         while true {
+            try deepen()
             if take(".") {
                 skipSpace()
                 guard let name = identifierText() else { throw error("expected a member name after '.'") }

@@ -68,6 +68,13 @@ extension IdentityService {
         let displayName = nonEmpty(request.displayName)
         let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, now: now)
         let user = try await store.update(project: project, localId: current.localId, issuing: refresh.record) { user in
+            // An account that had an email or a password gets new ones, as `accounts:update` would give
+            // them: its other sessions end, and the first address is kept.
+            if user.email != nil || user.passwordHash != nil {
+                if user.initialEmail == nil, user.email != nil, user.email != email { user.initialEmail = user.email }
+                user.validSince = now.seconds
+                user.tokenGeneration += 1
+            }
             user.email = email
             user.passwordHash = hash
             user.passwordUpdatedAt = now.millis
@@ -75,6 +82,7 @@ extension IdentityService {
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
         }
+        if user.tokenGeneration != current.tokenGeneration { reportTokens(of: user, project: project) }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return SignUp.Result(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }

@@ -60,6 +60,22 @@ import Testing
             #expect(linked.string("localId") == uid)
             let signIn = try await auth.post("accounts:signInWithPassword", #"{"email":"lin@example.com","password":"secret123"}"#)
             #expect(signIn.string("localId") == uid)
+            // The same call on an account that already has an email and a password changes them as
+            // `accounts:update` does: the account's other sessions end.
+            let other = try #require(signIn.string("refreshToken"))
+            let relinked = try await auth.post("accounts:signUp", #"{"idToken":"\#(linked.string("idToken")!)","email":"new@example.com","password":"another123"}"#)
+            #expect(relinked.status == .ok, "\(relinked.body)")
+            let refresh = try await auth.send(
+                .post, "/securetoken.googleapis.com/v1/token?key=\(IdentityClient.key)", "grant_type=refresh_token&refresh_token=\(other)",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(refresh.authError == "TOKEN_EXPIRED")
+            let kept = try await auth.send(
+                .post, "/securetoken.googleapis.com/v1/token?key=\(IdentityClient.key)",
+                "grant_type=refresh_token&refresh_token=\(try #require(relinked.string("refreshToken")))",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(kept.status == .ok, "\(kept.body)")
         }
     }
 

@@ -37,6 +37,17 @@ public struct IdentityConfiguration: Sendable {
     /// in emulator mode; 0: no limit.
     public var signUpsPerAddressLimit: Int?
     public var signUpsPerAddressWindow: Duration = .seconds(3600)
+    /// Account emails (`accounts:sendOobCode`: password resets, verifications, email changes, sign-in
+    /// links) an app may ask for per client address within ``accountEmailsWindow``; further requests get
+    /// `TOO_MANY_ATTEMPTS_TRY_LATER`. Admin requests do not count. Nil: 50 in the default mode, no limit in
+    /// emulator mode; 0: no limit.
+    public var accountEmailsPerAddressLimit: Int?
+    /// Account emails one address may be sent at an app's request within ``accountEmailsWindow``, so
+    /// nobody can flood someone's inbox through the server; further requests get
+    /// `RESET_PASSWORD_EXCEED_LIMIT` (a reset) or `TOO_MANY_ATTEMPTS_TRY_LATER`. Nil: 10 in the default
+    /// mode, no limit in emulator mode; 0: no limit.
+    public var accountEmailsPerRecipientLimit: Int?
+    public var accountEmailsWindow: Duration = .seconds(3600)
     /// Take the client's address from the last entry of `X-Forwarded-For` (the one the proxy in front of
     /// Hearth appended) instead of the connection's peer. Only turn this on behind a proxy that sets the
     /// header: otherwise any client can claim any address and evade the per-address limits. Off: the

@@ -46,9 +46,19 @@ extension IdentityService {
     }
 
     /// `accounts:sendOobCode`.
-    func sendOobCode(_ request: SendOobCode.Request, project: String, caller: IdentityCaller, links: ActionLinks) async throws -> SendOobCode.Result {
+    ///
+    /// An app's requests are limited per client address and per recipient (an email each, sent to
+    /// someone else's inbox, and a code kept for an hour).
+    func sendOobCode(
+        _ request: SendOobCode.Request, project: String, caller: IdentityCaller, links: ActionLinks, address: String? = nil
+    ) async throws -> SendOobCode.Result {
         let now = OperationInstant()
         guard let requestType = request.requestType else { throw IdentityError.invalid("MISSING_REQ_TYPE") }
+        if caller == .client, let accountEmailsPerAddress {
+            guard accountEmailsPerAddress.reserve(Self.addressKey(address), now: serverClock.elapsed) else {
+                throw IdentityError.tooManyAttemptsFromAddress
+            }
+        }
         // The page may send the user on to `continueUrl`: only to an authorized domain (Firebase's rule).
         let continueURL = nonEmpty(request.continueUrl)
         if let continueURL {
@@ -98,6 +108,12 @@ extension IdentityService {
             entry = .init(project: project, localId: existing?.localId ?? "", email: email, requestType: requestType)
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
+        }
+        if caller == .client, let accountEmailsPerRecipient {
+            let recipient = project + "/" + (entry.newEmail ?? entry.email)
+            guard accountEmailsPerRecipient.reserve(recipient, now: serverClock.elapsed) else {
+                throw requestType == "PASSWORD_RESET" ? IdentityError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : IdentityError.tooManyAttemptsFromAddress
+            }
         }
         let code = oobCodes.issue(entry, now: now.millis)
         let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: request.apiKey, continueURL: continueURL)

@@ -31,6 +31,9 @@ package struct IdentityService: Sendable {
     let failedSignInsPerAddress: AddressRateLimit?
     /// Client sign-ups per client address; nil when not limited.
     let signUpsPerAddress: AddressRateLimit?
+    /// Account emails asked for by apps, per client address and per recipient.
+    let accountEmailsPerAddress: AddressRateLimit?
+    let accountEmailsPerRecipient: AddressRateLimit?
     /// The server's clock, which the per-address windows run on.
     let serverClock: ServerClock
     /// Sends the outbox's emails when an SMTP server is configured.
@@ -52,12 +55,14 @@ package struct IdentityService: Sendable {
         mailer = configuration.smtp.map { MailDelivery(configuration: $0, clock: clock, logger: logger) }
         let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
         throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }
-        func perAddress(_ configured: Int?, _ window: Duration) -> AddressRateLimit? {
-            let limit = configured ?? (emulatorMode ? 0 : 100)
+        func perAddress(_ configured: Int?, _ window: Duration, default: Int = 100) -> AddressRateLimit? {
+            let limit = configured ?? (emulatorMode ? 0 : `default`)
             return limit > 0 ? AddressRateLimit(limit: limit, window: window) : nil
         }
         failedSignInsPerAddress = perAddress(configuration.failedSignInsPerAddressLimit, configuration.failedSignInsPerAddressWindow)
         signUpsPerAddress = perAddress(configuration.signUpsPerAddressLimit, configuration.signUpsPerAddressWindow)
+        accountEmailsPerAddress = perAddress(configuration.accountEmailsPerAddressLimit, configuration.accountEmailsWindow, default: 50)
+        accountEmailsPerRecipient = perAddress(configuration.accountEmailsPerRecipientLimit, configuration.accountEmailsWindow, default: 10)
     }
 
     var hasher: PasswordHasher { configuration.passwordHashing }

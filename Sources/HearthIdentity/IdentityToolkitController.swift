@@ -197,7 +197,7 @@ package struct IdentityToolkitController: Sendable {
             return Codec.getAccountInfoResponse(try await service.lookup(Codec.accountLookup(body), project: project, caller: caller))
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
             let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
-            let sent = try await service.sendOobCode(Codec.sendOobCode(body, apiKey: apiKey), project: project, caller: caller, links: links)
+            let sent = try await service.sendOobCode(Codec.sendOobCode(body, apiKey: apiKey), project: project, caller: caller, links: links, address: address)
             return Codec.getOobConfirmationCodeResponse(sent)
         case ("accounts:signInWithEmailLink", .post):
             return Codec.emailLinkSigninResponse(try await service.signInWithEmailLink(Codec.signInWithEmailLink(body), project: project))

@@ -36,6 +36,9 @@ final class OobCodeBook: Sendable {
 
     static let lifetimeMillis: Int64 = 60 * 60 * 1000
     private let entries = Mutex<[String: Entry]>([:])
+    /// When expired codes were last swept (ms since 1970): at most once a minute, not at every issue,
+    /// which made a flood of requests quadratic under the lock.
+    private let lastSweep = Mutex<Int64>(0)
 
     /// Issues a code for `entry`; `now` in ms since 1970.
     func issue(_ entry: Entry, now: Int64) -> String {
@@ -45,8 +48,13 @@ final class OobCodeBook: Sendable {
         let code = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         var stored = entry
         stored.issuedAt = now
+        let sweep = lastSweep.withLock { last in
+            guard now - last >= 60_000 else { return false }
+            last = now
+            return true
+        }
         entries.withLock { entries in
-            entries = entries.filter { now - $0.value.issuedAt < Self.lifetimeMillis }
+            if sweep { entries = entries.filter { now - $0.value.issuedAt < Self.lifetimeMillis } }
             entries[code] = stored
         }
         return code

@@ -127,6 +127,18 @@ struct ServeCommand: AsyncParsableCommand {
     var signUpsPerAddress: Int?
 
     @Option(help: ArgumentHelp(
+        "Account emails (resets, verifications, sign-in links) apps may ask for per client address per hour (default 50; 0: no limit; emulator: no limit).",
+        valueName: "n"
+    ))
+    var accountEmailsPerAddress: Int?
+
+    @Option(help: ArgumentHelp(
+        "Account emails apps may have sent to one address per hour (default 10; 0: no limit; emulator: no limit).",
+        valueName: "n"
+    ))
+    var accountEmailsPerRecipient: Int?
+
+    @Option(help: ArgumentHelp(
         "Failed password sign-ins per client address per 15 minutes (default 100; 0: no limit; emulator: no limit).",
         valueName: "n"
     ))
@@ -207,6 +219,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if importReplace, importDirectory == nil { throw ValidationError("--import-replace goes with --import DIR") }
         if let signUpsPerAddress, signUpsPerAddress < 0 { throw ValidationError("--sign-ups-per-address must be 0 or more") }
+        if let accountEmailsPerAddress, accountEmailsPerAddress < 0 { throw ValidationError("--account-emails-per-address must be 0 or more") }
+        if let accountEmailsPerRecipient, accountEmailsPerRecipient < 0 {
+            throw ValidationError("--account-emails-per-recipient must be 0 or more")
+        }
         if let failedSignInsPerAddress, failedSignInsPerAddress < 0 { throw ValidationError("--failed-sign-ins-per-address must be 0 or more") }
         if let requestReadTimeout, requestReadTimeout < 1 { throw ValidationError("--request-read-timeout must be at least 1 second") }
         if let url = resolvedPublicURL {
@@ -422,6 +438,8 @@ struct ServeCommand: AsyncParsableCommand {
             )
         }
         configuration.identity.signUpsPerAddressLimit = signUpsPerAddress
+        configuration.identity.accountEmailsPerAddressLimit = accountEmailsPerAddress
+        configuration.identity.accountEmailsPerRecipientLimit = accountEmailsPerRecipient
         configuration.identity.failedSignInsPerAddressLimit = failedSignInsPerAddress
         let environment = ProcessInfo.processInfo.environment
         if let url = smtpUrl ?? environment["HEARTH_SMTP_URL"].flatMap({ $0.isEmpty ? nil : $0 }) {

@@ -128,6 +128,28 @@ import Testing
         }
     }
 
+    /// An app's requests for account emails are limited per recipient (nobody floods someone's inbox
+    /// through the server) and per client address; the admin's are not.
+    @Test func accountEmailsAreLimitedPerRecipientAndPerAddress() async throws {
+        let server = IdentityTestServer {
+            $0.identity.accountEmailsPerRecipientLimit = 2
+            $0.identity.accountEmailsPerAddressLimit = 3
+        }
+        try await server.run { auth async throws in
+            try await auth.signUp("inbox@example.com")
+            try await auth.signUp("other@example.com")
+            let reset = #"{"requestType":"PASSWORD_RESET","email":"inbox@example.com"}"#
+            #expect(try await auth.post("accounts:sendOobCode", reset).status == .ok)
+            #expect(try await auth.post("accounts:sendOobCode", reset).status == .ok)
+            #expect(try await auth.post("accounts:sendOobCode", reset).authError == "RESET_PASSWORD_EXCEED_LIMIT")
+            // The admin is not limited.
+            #expect(try await auth.send(.post, "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", reset, headers: TestServer.admin).status == .ok)
+            // Another recipient, once the client's address has asked three times (refusals count).
+            let other = #"{"requestType":"PASSWORD_RESET","email":"other@example.com"}"#
+            #expect(try await auth.post("accounts:sendOobCode", other).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
     @Test func theAdminGetsTheLinkAndUnknownAddressesFollowEnumerationProtection() async throws {
         try await IdentityTestServer().run { auth async throws in
             try await auth.signUp("alan@example.com")

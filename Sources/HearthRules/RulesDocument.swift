@@ -256,7 +256,9 @@ final class RuleNode: Sendable {
     let write: CompiledRule?
     let validate: CompiledRule?
     let indexOn: [String]
-    let children: [String: RuleNode]
+    /// By ``Key``, which compares bytes: Swift's `String` would take `e\u{301}` for `é`, and Firebase
+    /// does not.
+    let children: [Key: RuleNode]
     let wildcard: (name: String, node: RuleNode)?
     /// Where this node sits in the document (`rules/users/$uid`), for explanations.
     let location: String
@@ -267,7 +269,7 @@ final class RuleNode: Sendable {
         self.location = location
         var read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?
         var indexOn: [String] = []
-        var children: [String: RuleNode] = [:]
+        var children: [Key: RuleNode] = [:]
         var wildcard: (name: String, node: RuleNode)?
         guard case .object(let members) = json else {
             diagnostics.append(Diagnostic(location: location, column: 1, message: "rules must be objects"))
@@ -304,7 +306,7 @@ final class RuleNode: Sendable {
                     }
                     wildcard = (name, RuleNode(value, location: here, variables: variables.union([name]), diagnostics: &diagnostics))
                 } else {
-                    children[name] = RuleNode(value, location: here, variables: variables, diagnostics: &diagnostics)
+                    children[Key(name)] = RuleNode(value, location: here, variables: variables, diagnostics: &diagnostics)
                 }
             }
         }
@@ -340,7 +342,7 @@ final class RuleNode: Sendable {
 
     /// The rules for child `key`: the literal child, else the wildcard (binding its variable).
     func child(_ key: Key, _ variables: inout [String: String]) -> RuleNode? {
-        if let literal = children[key.string] { return literal }
+        if let literal = children[key] { return literal }
         guard let wildcard else { return nil }
         variables[wildcard.name] = key.string
         return wildcard.node

@@ -25,6 +25,14 @@ import Testing
         }
         """#
 
+    /// A literal rule applies to a key of the same bytes only: `e` + a combining accent is another key
+    /// than `é` (as Firebase compares), so it gets the wildcard's rules.
+    @Test func literalRulesMatchKeysByTheirBytes() throws {
+        let rules = try RulesDocument(source: #"{"rules": {"\u00e9": {".read": false}, "$other": {".read": true}}}"#)
+        #expect(!rules.canRead(try DatabasePath("/\u{e9}"), .auth(.null), root: .empty, now: 0))
+        #expect(rules.canRead(try DatabasePath("/e\u{301}"), .auth(.null), root: .empty, now: 0))
+    }
+
     @Test func readsCascadeAndAreNotFilters() throws {
         let rules = try RulesDocument(source: #"{"rules": {"public": {".read": true}, "users": {"$uid": {".read": "$uid === auth.uid"}}}}"#)
         let root = Node.empty

@@ -537,7 +537,11 @@ public final class DatabaseInstance: Sendable {
     /// Sorted key by key, a path comes right before its descendants, so checking neighbours finds
     /// every overlap: O(n log n), which matters for updates of a million children.
     static func checkOverlaps(_ paths: [DatabasePath]) throws {
-        let sorted = paths.sorted { a, b in a.keys.lexicographicallyPrecedes(b.keys) { $0.string < $1.string } }
+        // By bytes, as keys compare: String's order takes canonically equivalent keys (`é`, `e\u{301}`)
+        // for equal, so an ancestor could sort away from its descendant.
+        let sorted = paths.sorted { a, b in
+            a.keys.lexicographicallyPrecedes(b.keys) { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
+        }
         for (shorter, longer) in zip(sorted, sorted.dropFirst()) where shorter.contains(longer) {
             throw WriteError(
                 .invalidData,

@@ -552,8 +552,13 @@ final class RealtimeSession: RealtimeListener {
     /// Ends one listen with a `c` push (read permission lost).
     func revoke(_ key: ListenKey, tag: Int?) {
         let id = ListenID(path: key.path, tag: tag)
-        guard let listen = state.withLock({ $0.listens.removeValue(forKey: id) }) else { return }
-        state.withLock { $0.database }?.realtime.unlisten(key, session: self, tag: tag)
+        // Only the listen that was checked: one that replaced it meanwhile (another query at the same
+        // path and tag) stays, and is checked on its own.
+        guard let listen = state.withLock({ state -> Listen? in
+            guard state.listens[id]?.key == key else { return nil }
+            return state.listens.removeValue(forKey: id)
+        }) else { return }
+        state.withLock { $0.database }?.realtime.unlisten(listen.key, session: self, tag: tag)
         send(ServerMessage.listenRevoked(path: key.path, query: listen.query))
     }
 

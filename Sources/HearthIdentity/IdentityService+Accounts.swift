@@ -42,7 +42,7 @@ extension IdentityService {
     }
 
     /// `accounts:update`: profile, email, password, custom claims, disabling, revocation.
-    func update(_ request: AccountUpdate.Request, project: String, caller: IdentityCaller) async throws -> AccountUpdate.Result {
+    func update(_ request: AccountUpdate.Request, project: String, caller: IdentityCaller, address: String? = nil) async throws -> AccountUpdate.Result {
         let now = OperationInstant()
         let localId: String
         var provider: String?
@@ -64,6 +64,13 @@ extension IdentityService {
         }
         // Everything that can fail on its own is checked before the transaction.
         let email = try request.email.map(validEmail)
+        if caller == .client, email != nil, let signUpsPerAddress {
+            // An email change answers EMAIL_EXISTS for a taken address: probing with it counts as
+            // signing up does.
+            guard signUpsPerAddress.reserve(Self.addressKey(address), now: serverClock.elapsed) else {
+                throw IdentityError.tooManyAttemptsFromAddress
+            }
+        }
         var passwordHash: String?
         if let password = request.password { passwordHash = try await hashNewPassword(password) }
         let customAttributes = try (caller == .admin ? request.customAttributes : nil).map(validCustomClaims)

@@ -14,14 +14,15 @@ extension IdentityService {
     func signUp(_ request: SignUp.Request, project: String, caller: IdentityCaller, address: String? = nil) async throws -> SignUp.Result {
         let now = OperationInstant()
         if caller == .client, request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
+        if caller == .client, let signUpsPerAddress {
+            // Every attempt counts, failed ones too: probing for taken emails by signing up (or by linking
+            // an email to an account) is limited alike.
+            let key = Self.addressKey(address)
+            guard signUpsPerAddress.reserve(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
+        }
         if let idToken = request.idToken {
             if request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
             return try await link(request, idToken: idToken, project: project, now: now)
-        }
-        if caller == .client, let signUpsPerAddress {
-            // Every attempt counts, failed ones too: probing for taken emails by signing up is limited alike.
-            let key = Self.addressKey(address)
-            guard signUpsPerAddress.reserve(key, now: serverClock.elapsed) else { throw IdentityError.tooManyAttemptsFromAddress }
         }
         let emailMode = request.isPasswordAccount
         var user = UserRecord(localId: try newLocalID(caller == .admin ? request.localId : nil), createdAt: now.millis)

@@ -204,7 +204,7 @@ package struct IdentityToolkitController: Sendable {
         case ("accounts:resetPassword", .post):
             return Codec.resetPasswordResponse(try await service.resetPassword(Codec.passwordReset(body), project: project))
         case ("accounts:update", .post):
-            return Codec.setAccountInfoResponse(try await service.update(Codec.accountUpdate(body), project: project, caller: caller))
+            return Codec.setAccountInfoResponse(try await service.update(Codec.accountUpdate(body), project: project, caller: caller, address: address))
         case ("accounts:delete", .post):
             try await service.delete(Codec.accountDeletion(body), project: project, caller: caller)
             return Codec.deleteAccountResponse

@@ -114,6 +114,18 @@ import Testing
         #expect(!limit.allows("192.0.2.1", now: .seconds(3)))
     }
 
+    /// An email change (`accounts:update`) or a link (`accounts:signUp` with an ID token) answers
+    /// EMAIL_EXISTS for a taken address, so it counts against the sign-up limit as a sign-up does.
+    @Test func emailChangesAndLinksCountAsSignUps() async throws {
+        try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 3 }.run { auth async throws in
+            let account = try #require(try await auth.post("accounts:signUp", Self.anonymous).json)
+            let idToken = try #require(account["idToken"]?.stringValue)
+            #expect(try await auth.post("accounts:update", #"{"idToken":"\#(idToken)","email":"probe1@example.com"}"#).status == .ok)
+            #expect(try await auth.post("accounts:signUp", #"{"idToken":"\#(idToken)","email":"probe2@example.com","password":"secret123"}"#).status == .ok)
+            #expect(try await auth.post("accounts:update", #"{"idToken":"\#(idToken)","email":"probe3@example.com"}"#).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
     @Test func forwardedForIsIgnoredUnlessTrusted() async throws {
         try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 2 }.run { auth async throws in
             // Untrusted, the header cannot move a client to a fresh address: all three count as one.

@@ -11,39 +11,44 @@ import Foundation
 /// For example: `RulesRegex.icuPattern("^\\d+$")` is `^[0-9]+\z`.
 package enum RulesRegex {
     package static func icuPattern(_ javaScript: String) -> String {
-        let characters = Array(javaScript)
-        var result = ""
+        // Scalars, not Characters: a bracket followed by a combining mark is still a bracket.
+        let scalars = Array(javaScript.unicodeScalars)
+        var result = String.UnicodeScalarView()
         var inClass = false
         var index = 0
-        while index < characters.count {
-            let character = characters[index]
-            if character == "\\", index + 1 < characters.count {
-                let escaped = characters[index + 1]
+        func append(_ text: String) { result.append(contentsOf: text.unicodeScalars) }
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "\\", index + 1 < scalars.count {
+                let escaped = scalars[index + 1]
                 index += 2
                 switch escaped {
-                // Inside a set, a nested set (ICU's union) stands for the class.
-                case "d": result += inClass ? "0-9" : "[0-9]"
-                case "D": result += "[^0-9]"
-                case "w": result += inClass ? "A-Za-z0-9_" : "[A-Za-z0-9_]"
-                case "W": result += "[^A-Za-z0-9_]"
-                default: result += "\\\(escaped)"
+                // Always a set of its own (inside a set, ICU's nested set, a union): as bare ranges inside
+                // a set, a following `-` would make a range of the class's last character (`[\w-.]`).
+                case "d": append("[0-9]")
+                case "D": append("[^0-9]")
+                case "w": append("[A-Za-z0-9_]")
+                case "W": append("[^A-Za-z0-9_]")
+                default:
+                    result.append("\\")
+                    result.append(escaped)
                 }
                 continue
             }
             if inClass {
-                if character == "]" { inClass = false }
-            } else if character == "[" {
+                if scalar == "]" { inClass = false }
+            } else if scalar == "[" {
                 inClass = true
-            } else if character == "$" {
+            } else if scalar == "$" {
                 // Without the multi-line flag (which neither rules language has), `$` is the end of the
                 // input. (The database rules' parser allows it only at the end of a pattern.)
-                result += "\\z"
+                append("\\z")
                 index += 1
                 continue
             }
-            result.append(character)
+            result.append(scalar)
             index += 1
         }
-        return result
+        return String(result)
     }
 }

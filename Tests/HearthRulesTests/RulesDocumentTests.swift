@@ -147,19 +147,23 @@ import Testing
         _ = try RulesDocument(source: source)
     }
 
-    /// A chain of operators is built as deep as it is long, and checked and evaluated by recursion: a
-    /// long one is refused at upload like deep nesting, instead of exhausting the stack (100,000 `||`
-    /// crashed the server). Chains of a hundred, which real rules reach, are taken and evaluated.
+    /// A chain of operators is built as deep as it is long: a very long one is refused at upload instead
+    /// of exhausting the stack (100,000 `||` crashed the server). Chains of `||` and `&&` are checked and
+    /// evaluated along the chain: a whitelist of 5,000 values is taken and evaluated, on a task's thread
+    /// as requests are.
     @Test(arguments: [" || ", " && ", " + ", " == ", " < "])
-    func longOperatorChainsAreRefusedAndShortOnesEvaluated(_ separator: String) throws {
+    func longOperatorChainsAreRefusedAndShortOnesEvaluated(_ separator: String) async throws {
         let operand = separator == " || " || separator == " && " ? "true" : "1"
         let long = Array(repeating: operand, count: 100_000).joined(separator: separator)
         #expect(throws: RulesError.self) { try RulesDocument(source: "{\"rules\": {\".write\": \(JSONValue.string(long + " == true").jsonText)}}") }
         let members = String(repeating: ".val()", count: 100_000)
         #expect(throws: RulesError.self) { try RulesDocument(source: "{\"rules\": {\".write\": \(JSONValue.string("data" + members + " == 1").jsonText)}}") }
-        let allowed = Array(repeating: "true", count: 100).joined(separator: " && ")
-        let rules = try RulesDocument(source: "{\"rules\": {\".read\": \(JSONValue.string(allowed).jsonText)}}")
-        #expect(rules.canRead(.root, .auth(.null), root: .empty, now: 0))
+        let whitelist = (0..<5_000).map { "root.child('v').val() == 'value\($0)'" }.joined(separator: " || ")
+        let rules = try RulesDocument(source: "{\"rules\": {\".read\": \(JSONValue.string(whitelist).jsonText)}}")
+        let listed = try Node(json: try JSONValue(parsing: #"{"v":"value4999"}"#))
+        let unlisted = try Node(json: try JSONValue(parsing: #"{"v":"other"}"#))
+        #expect(try await Task { rules.canRead(.root, .auth(.null), root: listed, now: 0) }.value)
+        #expect(try await Task { !rules.canRead(.root, .auth(.null), root: unlisted, now: 0) }.value)
     }
 }
 

@@ -60,6 +60,8 @@ struct RulesEvaluator {
         case .negate(let operand):
             guard case .number(let n) = try value(operand) else { throw Failure() }
             return .number(-n)
+        case .binary(let op, _, _) where op == .and || op == .or:
+            return try logicalChain(op, expression)
         case .binary(let op, let left, let right):
             return try binary(op, left, right)
         case .conditional(let test, let yes, let no):
@@ -93,6 +95,24 @@ struct RulesEvaluator {
         case .string(let s): .string(s)
         case .array, .object: .json(json)
         }
+    }
+
+    /// `a || b || c` (or `&&`), left-nested as deep as it is long: evaluated along the chain, left to
+    /// right with JavaScript's short circuit, instead of by recursion down it (a whitelist of thousands
+    /// of values would exhaust the stack).
+    func logicalChain(_ op: BinaryOperator, _ expression: Expression) throws -> Value {
+        var operands: [Expression] = []
+        var current = expression
+        while case .binary(let next, let left, let right) = current, next == op {
+            operands.append(right)
+            current = left
+        }
+        operands.append(current)
+        for operand in operands.reversed() {
+            guard case .bool(let b) = try value(operand) else { throw Failure() }
+            if b == (op == .or) { return .bool(b) }
+        }
+        return .bool(op == .and)
     }
 
     func binary(_ op: BinaryOperator, _ leftExpression: Expression, _ rightExpression: Expression) throws -> Value {

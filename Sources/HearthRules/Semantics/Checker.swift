@@ -75,6 +75,15 @@ struct Checker {
             let t = try type(of: operand)
             guard t == .number || t == .any else { throw Diagnostic(column: 1, message: "unary '-' needs a number") }
             return .number
+        case .binary(let op, _, _) where op == .and || op == .or:
+            // Along the chain, not down it (as the evaluator walks it).
+            var current = expression
+            while case .binary(let next, let left, let right) = current, next == op {
+                try requireBooleanish(try type(of: right), op.rawValue)
+                current = left
+            }
+            try requireBooleanish(try type(of: current), op.rawValue)
+            return .boolean
         case .binary(let op, let left, let right):
             let (l, r) = (try type(of: left), try type(of: right))
             switch op {

@@ -9,7 +9,15 @@ public struct Parser: RulesScanner {
     package var offset = 0
     /// Nesting beyond this is rejected, so hostile rules cannot exhaust the stack.
     static let maximumDepth = 200
+    /// The tree's depth beyond this is rejected too: a chain (`a + b + c`, `a.b().c()`) is built
+    /// left-nested, as deep as it is long, and the checker and the evaluator recurse through it
+    /// (100,000 operators had exhausted the stack). Chains of `||` and `&&` are walked along instead, and
+    /// have a limit of their own (``maximumLogicalOperands``).
+    static let maximumTreeDepth = 200
+    /// Operands of one `||` or `&&` chain: a whitelist of ten thousand values.
+    static let maximumLogicalOperands = 10_000
     var depth = 0
+    var treeDepth = 0
 
     /// `<` is not `<=`, `!` is not `!=`, `*` is not `**` (which rules reject).
     package static let longerOperators: [StaticString] = ["<=", ">=", "!=", "**"]
@@ -31,17 +39,22 @@ public struct Parser: RulesScanner {
 
     // MARK: Grammar
 
-    /// One level deeper in the tree being built: a nested expression, or one more operator of a chain
-    /// (`a || b || c` is built left-nested, as deep as it is long; the checker and the evaluator recurse
-    /// through it).
+    /// One level of nesting deeper (the tree one level deeper too).
     mutating func deepen() throws(Diagnostic) {
         depth += 1
-        guard depth < Parser.maximumDepth else { throw error("expression too long or nested too deeply") }
+        guard depth < Parser.maximumDepth else { throw error("expression nested too deeply") }
+        try lengthen()
+    }
+
+    /// One more operator of a chain: the tree one level deeper.
+    mutating func lengthen() throws(Diagnostic) {
+        treeDepth += 1
+        guard treeDepth < Parser.maximumTreeDepth else { throw error("expression too long") }
     }
 
     mutating func conditional() throws(Diagnostic) -> Expression {
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         try deepen()
         let test = try logicalOr()
         guard take("?") else { return test }
@@ -53,10 +66,12 @@ public struct Parser: RulesScanner {
 
     mutating func logicalOr() throws(Diagnostic) -> Expression {
         var left = try logicalAnd()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
+        var operands = 1
         while take("||") {
-            try deepen()
+            operands += 1
+            guard operands <= Parser.maximumLogicalOperands else { throw error("expression too long") }
             left = .binary(.or, left, try logicalAnd())
         }
         return left
@@ -64,10 +79,12 @@ public struct Parser: RulesScanner {
 
     mutating func logicalAnd() throws(Diagnostic) -> Expression {
         var left = try equality()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
+        var operands = 1
         while take("&&") {
-            try deepen()
+            operands += 1
+            guard operands <= Parser.maximumLogicalOperands else { throw error("expression too long") }
             left = .binary(.and, left, try equality())
         }
         return left
@@ -75,10 +92,10 @@ public struct Parser: RulesScanner {
 
     mutating func equality() throws(Diagnostic) -> Expression {
         var left = try relational()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         while true {
-            try deepen()
+            try lengthen()
             if take("===") || take("==") {
                 left = .binary(.equal, left, try relational())
             } else if take("!==") || take("!=") {
@@ -91,10 +108,10 @@ public struct Parser: RulesScanner {
 
     mutating func relational() throws(Diagnostic) -> Expression {
         var left = try additive()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         while true {
-            try deepen()
+            try lengthen()
             if take("<=") {
                 left = .binary(.lessOrEqual, left, try additive())
             } else if take(">=") {
@@ -111,10 +128,10 @@ public struct Parser: RulesScanner {
 
     mutating func additive() throws(Diagnostic) -> Expression {
         var left = try multiplicative()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         while true {
-            try deepen()
+            try lengthen()
             if take("+") {
                 left = .binary(.add, left, try multiplicative())
             } else if take("-") {
@@ -127,10 +144,10 @@ public struct Parser: RulesScanner {
 
     mutating func multiplicative() throws(Diagnostic) -> Expression {
         var left = try unary()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         while true {
-            try deepen()
+            try lengthen()
             if peek("**") { throw error("'**' is not supported") }
             if take("*") {
                 left = .binary(.multiply, left, try unary())
@@ -145,8 +162,8 @@ public struct Parser: RulesScanner {
     }
 
     mutating func unary() throws(Diagnostic) -> Expression {
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         try deepen()
         if take("!") { return .not(try unary()) }
         if take("-") { return .negate(try unary()) }
@@ -156,10 +173,10 @@ public struct Parser: RulesScanner {
 
     mutating func postfix() throws(Diagnostic) -> Expression {
         var expression = try primary()
-        let entry = depth
-        defer { depth = entry }
+        let entry = (depth, treeDepth)
+        defer { (depth, treeDepth) = entry }
         while true {
-            try deepen()
+            try lengthen()
             if take(".") {
                 skipSpace()
                 guard let name = identifierText() else { throw error("expected a member name after '.'") }

@@ -62,6 +62,12 @@ public final class TokenRevocations: Sendable {
         observers.withLock { $0.append(observer) }
     }
 
+    /// Whether the user's tokens have a status here: it was disabled, deleted or had tokens revoked
+    /// since the server started (or before, for users still stored).
+    package func isTracked(project: String, uid: String) -> Bool {
+        statuses.withLock { $0[TokenRevocations.key(project, uid)] != nil }
+    }
+
     /// Whether a token with these claims (the `auth.token` the rules see) must be refused.
     public func isRevoked(_ claims: JSONValue?) -> Bool {
         guard let claims, case .string(let project)? = claims["aud"], case .string(let iss)? = claims["iss"],

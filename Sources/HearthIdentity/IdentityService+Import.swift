@@ -75,12 +75,14 @@ extension IdentityService {
                 ).stored
                 user.passwordUpdatedAt = now
             }
-            // The uid may be one deleted before: tokens issued before now stay refused (the Auth emulator
-            // sets the same), and the revocations learn the new account's state.
-            user.validSince = now / 1000
+            // The uid may be one deleted before: its tokens issued before now stay refused, and the
+            // revocations learn the new account's state. (Only then: the emulator's mock tokens, issued at
+            // 0, of a new uid stay accepted, and an import of many users tells nothing to every session.)
+            let reused = signer.revocations?.isTracked(project: project, uid: localId) == true
+            if reused { user.validSince = now / 1000 }
             do {
                 try await store.create(user, project: project, issuing: nil)
-                reportTokens(of: user, project: project)
+                if reused || user.disabled { reportTokens(of: user, project: project) }
             } catch UserStoreError.localIdExists {
                 fail("localId belongs to an existing account")
             } catch UserStoreError.emailExists {

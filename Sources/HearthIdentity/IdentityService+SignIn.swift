@@ -45,10 +45,12 @@ extension IdentityService {
             user.emailVerified = request.emailVerified ?? false
             user.disabled = request.disabled ?? false
             // A uid chosen by the admin may be one deleted before: its old tokens stay refused (without a
-            // password, nothing above set when tokens start to count).
-            if request.namesLocalId, user.validSince == nil { user.validSince = now.seconds }
+            // password, nothing above set when tokens start to count). Only then: the emulator's mock
+            // tokens (issued at 0) of a new uid stay accepted.
+            let reused = request.namesLocalId && signer.revocations?.isTracked(project: project, uid: user.localId) == true
+            if reused, user.validSince == nil { user.validSince = now.seconds }
             try await store.create(user, project: project, issuing: nil)
-            if request.namesLocalId || user.disabled { reportTokens(of: user, project: project) }
+            if reused || user.disabled { reportTokens(of: user, project: project) }
             return SignUp.Result(user: user, tokens: nil)
         }
         user.lastLoginAt = now.millis
@@ -129,13 +131,16 @@ extension IdentityService {
         let user = try await store.update(project: project, localId: found.localId, issuing: refresh.record) { user in
             // The password was checked against the account as it was before the (slow) hash: if it changed
             // since (a new password, a reset, a revocation, a disable), no tokens are issued, or they would
-            // carry the new generation and outlive the change.
-            guard user.passwordHash == stored, user.tokenGeneration == found.tokenGeneration, !user.disabled else {
+            // carry the new generation and outlive the change. (A concurrent sign-in's upgrade of the
+            // same password's hash is no change.)
+            guard user.passwordUpdatedAt == found.passwordUpdatedAt, user.tokenGeneration == found.tokenGeneration,
+                user.validSince == found.validSince, !user.disabled
+            else {
                 throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
             }
             user.lastLoginAt = now.millis
             user.lastRefreshAt = now.millis
-            if let upgraded { user.passwordHash = upgraded }
+            if let upgraded, user.passwordHash == stored { user.passwordHash = upgraded }
         }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return SignInResult(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))

@@ -19,7 +19,8 @@ enum EventStreamController {
         _ parameters: RESTParameters,
         _ authentication: Authentication,
         _ database: DatabaseInstance,
-        _ configuration: ServerConfiguration
+        _ configuration: ServerConfiguration,
+        isRevoked: (Identity) -> Bool = { _ in false }
     ) throws -> Response {
         let identity = authentication.identity
         try RESTController.authorizeRead(path, identity, database, query: parameters.query)
@@ -28,6 +29,9 @@ enum EventStreamController {
         }
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
         let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
+        // Revoked while the request waited (for the database, or its tree): the revocation's sweep of
+        // the streams ran before this one was there to end.
+        if isRevoked(identity) { database.hub.finish(subscription, with: .authRevoked) }
         // A stream opened with an ID token ends with auth_revoked when the token expires.
         let clock = configuration.clock
         let expiry: Duration? = authentication.expires.map { clock.elapsed + clock.duration(untilWallSeconds: $0) }

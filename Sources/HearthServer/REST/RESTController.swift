@@ -153,7 +153,11 @@ public struct RESTController: Sendable {
                 if request.headers.value(of: .accept)?.contains("text/event-stream") == true {
                     // A stream holds its data for long: it starts from the loaded tree, not from the file.
                     await database.waitUntilWarm()
-                    return try EventStreamController.stream(path: path, parameters, authentication, database, configuration)
+                    let revocations = authenticator.tokens?.revocations
+                    return try EventStreamController.stream(path: path, parameters, authentication, database, configuration) { identity in
+                        guard case .user(let auth) = identity else { return false }
+                        return revocations?.isRevoked(auth["token"]) == true
+                    }
                 }
                 return try await read(request, path: path, parameters, identity, database)
             case .put:

@@ -89,6 +89,21 @@ import Testing
         }
     }
 
+    /// A uid the server never saw before gets no `validSince` when the admin creates or imports it: the
+    /// emulator's mock tokens (firebase-admin's, rules-unit-testing's), issued at 0, stay accepted.
+    @Test func aNewUIDsMockTokensIssuedAtZeroStayAccepted() async throws {
+        try await IdentityTestServer(emulator: true).run { auth async throws in
+            #expect(try await auth.admin("accounts", #"{"localId":"fresh"}"#).status == .ok)
+            #expect(try await auth.admin("accounts:batchCreate", #"{"users":[{"localId":"imported"}]}"#).status == .ok)
+            for uid in ["fresh", "imported"] {
+                let payload = #"{"aud":"\#(IdentityTestServer.project)","iss":"\#(TokenSigner.firebaseIssuerPrefix)\#(IdentityTestServer.project)","sub":"\#(uid)","iat":0,"exp":9999999999}"#
+                let token = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + Base64URL.encode(Array(payload.utf8)) + "."
+                let lookup = try await auth.post("accounts:lookup", #"{"idToken":"\#(token)"}"#)
+                #expect(lookup.status == .ok, "\(uid): \(lookup.body)")
+            }
+        }
+    }
+
     @Test func listingPagesByLocalID() async throws {
         try await IdentityTestServer().run { auth async throws in
             for id in ["c", "a", "b"] { try await auth.admin("accounts", #"{"localId":"\#(id)"}"#) }

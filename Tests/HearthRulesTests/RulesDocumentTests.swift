@@ -141,6 +141,9 @@ import Testing
         "root.child('a/b').val() == 'x' || !data.exists()", "newData.hasChildren(['a', 'b'])", "auth['uid'] == 'a'",
         "(1 + 2) * 3 % 2 == 1", "'a' + 1 == 'a1'", "-(1) < 0", "data.child('n').val() / 0 != 1",
         "data.val().matches(/^[^$^]+\\$$/)",
+        // Nesting and chains well within the limits: 60 parentheses deep, 75 child() calls long.
+        String(repeating: "(", count: 60) + "true" + String(repeating: ")", count: 60),
+        "root" + String(repeating: ".child('a')", count: 75) + ".exists()",
     ])
     func validRulesAreAccepted(_ rule: String) throws {
         let source = "{\"rules\": {\".write\": \(JSONValue.string(rule).jsonText)}}"

@@ -95,10 +95,11 @@ public struct Parser: RulesScanner {
         let entry = (depth, treeDepth)
         defer { (depth, treeDepth) = entry }
         while true {
-            try lengthen()
             if take("===") || take("==") {
+                try lengthen()
                 left = .binary(.equal, left, try relational())
             } else if take("!==") || take("!=") {
+                try lengthen()
                 left = .binary(.notEqual, left, try relational())
             } else {
                 return left
@@ -111,14 +112,17 @@ public struct Parser: RulesScanner {
         let entry = (depth, treeDepth)
         defer { (depth, treeDepth) = entry }
         while true {
-            try lengthen()
             if take("<=") {
+                try lengthen()
                 left = .binary(.lessOrEqual, left, try additive())
             } else if take(">=") {
+                try lengthen()
                 left = .binary(.greaterOrEqual, left, try additive())
             } else if take("<") {
+                try lengthen()
                 left = .binary(.less, left, try additive())
             } else if take(">") {
+                try lengthen()
                 left = .binary(.greater, left, try additive())
             } else {
                 return left
@@ -131,10 +135,11 @@ public struct Parser: RulesScanner {
         let entry = (depth, treeDepth)
         defer { (depth, treeDepth) = entry }
         while true {
-            try lengthen()
             if take("+") {
+                try lengthen()
                 left = .binary(.add, left, try multiplicative())
             } else if take("-") {
+                try lengthen()
                 left = .binary(.subtract, left, try multiplicative())
             } else {
                 return left
@@ -147,13 +152,15 @@ public struct Parser: RulesScanner {
         let entry = (depth, treeDepth)
         defer { (depth, treeDepth) = entry }
         while true {
-            try lengthen()
             if peek("**") { throw error("'**' is not supported") }
             if take("*") {
+                try lengthen()
                 left = .binary(.multiply, left, try unary())
             } else if take("/") {
+                try lengthen()
                 left = .binary(.divide, left, try unary())
             } else if take("%") {
+                try lengthen()
                 left = .binary(.remainder, left, try unary())
             } else {
                 return left
@@ -176,14 +183,15 @@ public struct Parser: RulesScanner {
         let entry = (depth, treeDepth)
         defer { (depth, treeDepth) = entry }
         while true {
-            try lengthen()
             if take(".") {
                 skipSpace()
                 guard let name = identifierText() else { throw error("expected a member name after '.'") }
+                try lengthen()
                 expression = .member(expression, name)
             } else if take("[") {
                 let index = try conditional()
                 guard take("]") else { throw error("expected ']'") }
+                try lengthen()
                 expression = .index(expression, index)
             } else if take("(") {
                 var arguments: [Expression] = []
@@ -191,6 +199,7 @@ public struct Parser: RulesScanner {
                     repeat { arguments.append(try argument()) } while take(",")
                     guard take(")") else { throw error("expected ')'") }
                 }
+                try lengthen()
                 expression = .call(expression, arguments)
             } else {
                 return expression

@@ -73,6 +73,9 @@ extension IdentityService {
         case "PASSWORD_RESET":
             guard let raw = request.email else { throw IdentityError.missingEmail }
             let email = try validEmail(raw)
+            // Counted before the lookup: an address without an account reaches the limit alike, so the
+            // limit tells nothing about whether the account exists.
+            try limitRecipient(email, project: project, caller: caller, requestType: requestType)
             guard let user = try await store.user(project: project, email: email) else {
                 // With enumeration protection the answer does not tell whether the account exists.
                 if enumerationProtection && caller == .client { return SendOobCode.Result(email: email) }
@@ -109,11 +112,8 @@ extension IdentityService {
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
-        if caller == .client, let accountEmailsPerRecipient {
-            let recipient = project + "/" + (entry.newEmail ?? entry.email)
-            guard accountEmailsPerRecipient.reserve(recipient, now: serverClock.elapsed) else {
-                throw requestType == "PASSWORD_RESET" ? IdentityError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : IdentityError.tooManyAttemptsFromAddress
-            }
+        if requestType != "PASSWORD_RESET" {
+            try limitRecipient(entry.newEmail ?? entry.email, project: project, caller: caller, requestType: requestType)
         }
         let code = oobCodes.issue(entry, now: now.millis)
         let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: request.apiKey, continueURL: continueURL)
@@ -185,6 +185,14 @@ extension IdentityService {
         }
         if entry.newEmail != nil { reportTokens(of: user, project: project) }
         return user
+    }
+
+    /// Counts an app's account email to `email` (``IdentityConfiguration/accountEmailsPerRecipientLimit``).
+    private func limitRecipient(_ email: String, project: String, caller: IdentityCaller, requestType: String) throws {
+        guard caller == .client, let accountEmailsPerRecipient else { return }
+        guard accountEmailsPerRecipient.reserve(project + "/" + email, now: serverClock.elapsed) else {
+            throw requestType == "PASSWORD_RESET" ? IdentityError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : IdentityError.tooManyAttemptsFromAddress
+        }
     }
 
     static func valid(_ lookup: OobCodeBook.Lookup, project: String) throws -> OobCodeBook.Entry {

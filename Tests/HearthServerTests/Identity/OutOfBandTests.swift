@@ -148,6 +148,14 @@ import Testing
             let other = #"{"requestType":"PASSWORD_RESET","email":"other@example.com"}"#
             #expect(try await auth.post("accounts:sendOobCode", other).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
         }
+        // An address without an account reaches the per-recipient limit alike: the limit does not tell
+        // whether an account exists (enumeration protection is on by default).
+        try await IdentityTestServer { $0.identity.accountEmailsPerRecipientLimit = 2 }.run { auth async throws in
+            let nobody = #"{"requestType":"PASSWORD_RESET","email":"nobody@example.com"}"#
+            #expect(try await auth.post("accounts:sendOobCode", nobody).status == .ok)
+            #expect(try await auth.post("accounts:sendOobCode", nobody).status == .ok)
+            #expect(try await auth.post("accounts:sendOobCode", nobody).authError == "RESET_PASSWORD_EXCEED_LIMIT")
+        }
     }
 
     @Test func theAdminGetsTheLinkAndUnknownAddressesFollowEnumerationProtection() async throws {

@@ -65,27 +65,24 @@ public struct Parser: RulesScanner {
     }
 
     mutating func logicalOr() throws(Diagnostic) -> Expression {
-        var left = try logicalAnd()
-        let entry = (depth, treeDepth)
-        defer { (depth, treeDepth) = entry }
-        var operands = 1
-        while take("||") {
-            operands += 1
-            guard operands <= Parser.maximumLogicalOperands else { throw error("expression too long") }
-            left = .binary(.or, left, try logicalAnd())
-        }
-        return left
+        try logicalChain("||", .or) { parser throws(Diagnostic) in try parser.logicalAnd() }
     }
 
     mutating func logicalAnd() throws(Diagnostic) -> Expression {
-        var left = try equality()
-        let entry = (depth, treeDepth)
-        defer { (depth, treeDepth) = entry }
+        try logicalChain("&&", .and) { parser throws(Diagnostic) in try parser.equality() }
+    }
+
+    /// `operand (token operand)*`, left-nested. The checker and the evaluator walk such a chain along
+    /// rather than down, so it costs no depth; it has its own limit (``maximumLogicalOperands``).
+    mutating func logicalChain(
+        _ token: StaticString, _ op: BinaryOperator, _ operand: (inout Parser) throws(Diagnostic) -> Expression
+    ) throws(Diagnostic) -> Expression {
+        var left = try operand(&self)
         var operands = 1
-        while take("&&") {
+        while take(token) {
             operands += 1
             guard operands <= Parser.maximumLogicalOperands else { throw error("expression too long") }
-            left = .binary(.and, left, try equality())
+            left = .binary(op, left, try operand(&self))
         }
         return left
     }

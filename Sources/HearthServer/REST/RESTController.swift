@@ -136,7 +136,7 @@ public struct RESTController: Sendable {
             case .get:
                 try await database.readBarrier()
                 let root = database.snapshot()
-                guard database.canRead(path, identity, query: parameters.query, root: root) else { throw RESTError.permissionDenied() }
+                try RESTController.authorizeRead(path, identity, database, query: parameters.query, in: root)
                 let node = root.child(at: path)
                 return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
             case .put, .delete:
@@ -205,7 +205,7 @@ public struct RESTController: Sendable {
         try await database.readBarrier()
         // One tree for the rules and the answer.
         let root = database.snapshot()
-        guard database.canRead(path, identity, query: parameters.query, root: root) else { throw RESTError.permissionDenied() }
+        try RESTController.authorizeRead(path, identity, database, query: parameters.query, in: root)
         let wantsETag = request.headers.value(of: RESTController.firebaseETag) == "true"
         let ifNoneMatch = request.headers.value(of: .ifNoneMatch)
         if parameters.shallow && (wantsETag || ifNoneMatch != nil) {
@@ -264,10 +264,6 @@ public struct RESTController: Sendable {
         try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
     }
 
-    func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: DatabaseInstance, _ parameters: RESTParameters) throws {
-        try RESTController.authorizeRead(path, identity, database, query: parameters.query)
-    }
-
     /// `orderBy` on a child or `$value` needs `.indexOn` in the rules, as Firebase requires (REST reads and streams).
     static func checkIndex(_ query: Query, at path: DatabasePath, _ database: DatabaseInstance, enforce: Bool) throws {
         guard enforce, let name = query.index.indexOnName else { return }
@@ -276,9 +272,10 @@ public struct RESTController: Sendable {
         }
     }
 
-    /// `.read` at the path or above, evaluated on the current data with the request's query (reads and streams).
-    static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: DatabaseInstance, query: Query?) throws {
-        guard database.canRead(path, identity, query: query) else { throw RESTError.permissionDenied() }
+    /// `.read` at the path or above, with the request's query, evaluated on `root` (the tree a read
+    /// answers from; the current one when not given) (reads and streams).
+    static func authorizeRead(_ path: DatabasePath, _ identity: Identity, _ database: DatabaseInstance, query: Query?, in root: Node? = nil) throws {
+        guard database.canRead(path, identity, query: query, root: root ?? database.snapshot()) else { throw RESTError.permissionDenied() }
     }
 
     // MARK: Writing

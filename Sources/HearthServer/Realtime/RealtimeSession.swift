@@ -386,7 +386,7 @@ final class RealtimeSession: RealtimeListener {
             }
             // One tree for the rules and the answer.
             let root = database.snapshot()
-            guard database.canRead(path, identity, query: query?.query, root: root) else { throw Failure.permissionDenied }
+            try authorizeRead(path, query?.query, database, in: root)
             let node = root.child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)
         case .put, .merge:
@@ -507,8 +507,9 @@ final class RealtimeSession: RealtimeListener {
 
     // MARK: Listens
 
-    private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: DatabaseInstance) throws {
-        guard database.canRead(path, identity, query: query) else { throw Failure.permissionDenied }
+    /// Refuses a read the rules do not allow, evaluated on `root` (the current tree when not given).
+    private func authorizeRead(_ path: DatabasePath, _ query: Query?, _ database: DatabaseInstance, in root: Node? = nil) throws {
+        guard database.canRead(path, identity, query: query, root: root ?? database.snapshot()) else { throw Failure.permissionDenied }
     }
 
     private func listen(_ path: DatabasePath, _ query: WireQuery?, tag: Int?, hash: String) async throws -> ServerMessage.Payload {

@@ -167,7 +167,7 @@ final class RealtimeSession: RealtimeListener {
                 await handle(request)
             case .authExpired(let generation):
                 await writesSettled()
-                authExpired(generation)
+                await authExpired(generation)
             }
         }
     }
@@ -358,7 +358,9 @@ final class RealtimeSession: RealtimeListener {
         case .invalid(let status, let message):
             throw Failure(status: status, message: message)
         case .auth(let credential, let override):
-            return try authenticate(credential, override: override)
+            let answer = try authenticate(credential, override: override)
+            await storeOnDisconnectAgain()
+            return answer
         case .unauth:
             state.withLock { state in
                 state.identity = .anonymous
@@ -367,6 +369,7 @@ final class RealtimeSession: RealtimeListener {
                 state.expiryTimer = nil
             }
             if let database = state.withLock({ $0.database }) { recheckListens(database) }
+            await storeOnDisconnectAgain()
             return .text("unauthenticated")
         case .listen(let path, let query, let tag, let hash):
             return try await listen(path, query, tag: tag, hash: hash)
@@ -493,7 +496,7 @@ final class RealtimeSession: RealtimeListener {
     }
 
     /// The credential expired: the connection is unauthenticated from now on, and is told so with `ac`.
-    private func authExpired(_ generation: Int) {
+    private func authExpired(_ generation: Int) async {
         let current = state.withLock { state -> Bool in
             guard state.authGeneration == generation else { return false }
             state.identity = .anonymous
@@ -503,6 +506,7 @@ final class RealtimeSession: RealtimeListener {
         guard current else { return }
         send(ServerMessage.authRevoked(status: "expired_token", reason: "Auth token is expired."))
         if let database = state.withLock({ $0.database }) { recheckListens(database) }
+        await storeOnDisconnectAgain()
     }
 
     // MARK: Listens
@@ -620,7 +624,7 @@ final class RealtimeSession: RealtimeListener {
         // Leaves the directory only once its onDisconnect writes are queued: a shutdown waits for the
         // directory to empty before it stops the writers, and a write queued after that is refused.
         defer { services.sessions.remove(self) }
-        let (listens, writes, database) = state.withLock { state in
+        let (listens, writes, identity, database) = state.withLock { state in
             state.closed = true
             state.expiryTimer?.cancel()
             state.expiryTimer = nil
@@ -630,13 +634,13 @@ final class RealtimeSession: RealtimeListener {
                 state.listens = [:]
                 state.onDisconnect = []
             }
-            return (state.listens, state.onDisconnect, state.database)
+            return (state.listens, state.onDisconnect, state.identity, state.database)
         }
         accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }
         guard !writes.isEmpty else { return }
-        let requests = RealtimeSession.requests(of: writes)
+        let requests = RealtimeSession.requests(of: writes, identity: identity)
         // Queued now, in order (not from a task that might start after a shutdown has stopped the writer).
         let logger = services.logger
         let remaining = Mutex(requests.count)
@@ -663,7 +667,8 @@ final class RealtimeSession: RealtimeListener {
     /// even if this node dies with the connection. The client's `ok` waits for it.
     private func persistOnDisconnect(_ writes: [OnDisconnectWrite], _ database: DatabaseInstance) async throws {
         guard let shared = database.replica?.cluster.storage else { return }
-        let payload = writes.isEmpty ? nil : ForwardedWrites.encode(RealtimeSession.requests(of: writes))
+        let identity = state.withLock { $0.identity }
+        let payload = writes.isEmpty ? nil : ForwardedWrites.encode(RealtimeSession.requests(of: writes, identity: identity))
         do {
             try await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: payload)
         } catch {
@@ -676,15 +681,30 @@ final class RealtimeSession: RealtimeListener {
         }
     }
 
-    /// The writes to run when the connection ends: checked against the rules when they were queued,
-    /// applied as the server with `.sv` resolved then. The keys of one `om` go together as one update.
-    static func requests(of writes: [OnDisconnectWrite]) -> [WriteRequest] {
+    /// The connection's identity changed: in a cluster, the stored copy of its onDisconnect writes (run
+    /// by another node if this one dies) carries the identity they run as, so it is stored again.
+    private func storeOnDisconnectAgain() async {
+        let (writes, database) = state.withLock { ($0.onDisconnect, $0.database) }
+        guard !writes.isEmpty, let database, database.replica != nil else { return }
+        do {
+            try await persistOnDisconnect(writes, database)
+        } catch {
+            services.logger.info("The onDisconnect writes could not be stored again", metadata: ["hearth.error": "\(error)"])
+        }
+    }
+
+    /// The writes to run when the connection ends, as `identity` (the connection's then), with `.sv`
+    /// resolved then. They were checked against the rules when they were queued, and the writer checks
+    /// them again, as Firebase does ("the server checks security a second time"): a write-once location
+    /// written meanwhile, or a write queued before `unauth`, is refused then. The keys of one `om` go
+    /// together as one update, refused as a whole.
+    static func requests(of writes: [OnDisconnectWrite], identity: Identity) -> [WriteRequest] {
         var requests: [WriteRequest] = []
         var index = 0
         while index < writes.count {
             let write = writes[index]
             guard let group = write.group else {
-                requests.append(WriteRequest(write.operation, identity: .admin))
+                requests.append(WriteRequest(write.operation, identity: identity))
                 index += 1
                 continue
             }
@@ -693,7 +713,7 @@ final class RealtimeSession: RealtimeListener {
                 items.append((target, value))
                 index += 1
             }
-            requests.append(WriteRequest(.update(.root, items), identity: .admin))
+            requests.append(WriteRequest(.update(.root, items), identity: identity))
         }
         return requests
     }

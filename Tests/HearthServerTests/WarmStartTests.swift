@@ -155,6 +155,64 @@ import Testing
         }
     }
 
+    /// A client pipelining writes while its database loads: the server stops reading its socket once
+    /// about ``RealtimeSession/inboundRequestLimit`` requests are queued or in flight (one read's worth
+    /// more at most), and reads again as they are answered; every write is acknowledged, in order.
+    @Test func aConnectionIsNotReadWhileItsRequestsPileUp() async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = GatedStorage(try SQLiteStorage(directory: directory))
+        let server = TestServer(emulator: true) {
+            $0.warmStartBytes = 0
+            $0.memoryLimit = nil
+        }
+        try await server.runLive(storage: storage) { _, port, registry in
+            let database = try await registry.database("default")
+            #expect(!database.isWarm)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=default")
+            _ = try await connection.nextMessage()
+            let sessions = try server.realtime.sessions
+            let writes = 24_000
+            // Sent from a task: once the socket buffers fill, a send waits for the server to read again.
+            let sending = connection.sender
+            let sent = Atomic<Int>(0)
+            let sender = Task {
+                for number in 1...writes {
+                    try await sending.send(RealtimeConnectionTests.request(number, "p", #"{"p":"/pipelined/w\#(number)","d":\#(number)}"#))
+                    sent.add(1, ordering: .relaxed)
+                }
+            }
+            // While the client sends (until it is done, or held back for 2 s by the socket's buffers),
+            // the requests queued or in flight stay near the limit: the limit, plus at most one read's
+            // requests (4 reads of up to 64 KiB, about 3,700 of these). Without the pause, all 24,000.
+            var most = 0
+            var stalled = 0
+            var lastSent = -1
+            while stalled < 40 {
+                try await Task.sleep(for: .milliseconds(50))
+                most = max(most, sessions.all.first?.inboundLoad.requests ?? 0)
+                let now = sent.load(ordering: .relaxed)
+                stalled = now == lastSent ? stalled + 1 : 0
+                lastSent = now
+                if now == writes, stalled >= 6 { break }
+            }
+            #expect(sessions.all.first?.inboundLoad.paused == true)
+            #expect(most >= RealtimeSession.inboundRequestLimit && most < RealtimeSession.inboundRequestLimit + 4_000, "\(most) requests held")
+            storage.gate.open()
+            var acknowledged = 0
+            while acknowledged < writes {
+                let message = try #require(try await connection.receive(), "the connection ended after \(acknowledged) acknowledgements")
+                guard message.contains(#""s":"ok""#) else { continue }
+                acknowledged += 1
+                #expect(message.contains(#""r":\#(acknowledged),"#), "acknowledgement \(acknowledged) out of order: \(message)")
+            }
+            try await sender.value
+            #expect(database.snapshot().child(at: try DatabasePath("/pipelined")).childCount == writes)
+            #expect(sessions.all.first?.inboundLoad.requests == 0)
+            await connection.close()
+        }
+    }
+
     @Test func aSmallDatabaseLoadsBeforeItAnswers() async throws {
         let directory = try await seededDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

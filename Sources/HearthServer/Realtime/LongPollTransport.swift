@@ -132,6 +132,11 @@ final class LongPollTransport: RealtimeTransport {
         close(code: .goingAway)
     }
 
+    /// Long polls are not paused: each poll holds at most the look-ahead's segments, but a client that
+    /// sends polls faster than its requests are answered is not held back (the browsers' fallback,
+    /// which the official SDK did not use in our runs).
+    func refreshReading(isPaused: @escaping @Sendable () -> Bool) {}
+
     // MARK: Polls
 
     /// The first answer: the connection's id and password, then response 0 (the handshake).
@@ -186,7 +191,7 @@ final class LongPollTransport: RealtimeTransport {
                 switch message {
                 case .ping: session.send(ServerMessage.pong)
                 case .control: break  // `n` (end of transmission) and the like: nothing to do without an upgrade
-                case .request(let request): session.enqueue(.request(request))
+                case .request(let request): session.enqueue(.request(request, bytes: 0))
                 }
             }
             if let now { continuation.resume(returning: now) }

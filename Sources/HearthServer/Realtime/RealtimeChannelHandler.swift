@@ -49,7 +49,7 @@ final class RealtimeChannelHandler: ChannelInboundHandler, RemovableChannelHandl
                 switch try ClientMessage(parsing: message) {
                 case .ping: session.send(ServerMessage.pong)
                 case .control: break
-                case .request(let request): requests.append(.request(request))
+                case .request(let request): requests.append(.request(request, bytes: message.utf8.count))
                 }
             }
         } catch {

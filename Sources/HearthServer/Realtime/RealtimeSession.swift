@@ -37,9 +37,17 @@ final class RealtimeSession: RealtimeListener {
     }
 
     enum Job {
-        case request(WireRequest)
+        /// A request, and the size of its message (what holding it costs, for ``inboundByteLimit``).
+        case request(WireRequest, bytes: Int)
         case authExpired(generation: Int)
     }
+
+    /// Inbound backpressure: a WebSocket is not read while this many of its requests are queued or in
+    /// flight (a client may pipeline faster than its database answers, or while it loads), and is read
+    /// again once at most a quarter are. The writer's group commits need far fewer at once.
+    static let inboundRequestLimit = 4096
+    /// The same for the bytes of their messages.
+    static let inboundByteLimit = 16 << 20
 
     /// A write queued for when the connection ends. The keys of one `om` share a group and are applied
     /// together, as one update.
@@ -61,6 +69,11 @@ final class RealtimeSession: RealtimeListener {
         var outboxBytes = 0
         var flushScheduled = false
         var closed = false
+        /// Requests queued or in flight (see ``inboundRequestLimit``), their messages' bytes, and whether
+        /// the transport was told to stop reading.
+        var inboundRequests = 0
+        var inboundBytes = 0
+        var readingPaused = false
         var database: DatabaseInstance?
         /// Replies of writes in flight, in request order; each is sent once it and all before it are known.
         var writeReplies: Deque<(number: Int, message: [UInt8]?)> = []
@@ -141,15 +154,50 @@ final class RealtimeSession: RealtimeListener {
     /// Queues requests that arrived together: one lock, and at most one task started to drain them.
     func enqueue(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
-        let start = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let (start, pause) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
             state.jobs.append(contentsOf: jobs)
-            if state.processing { return false }
+            for case .request(_, let bytes) in jobs {
+                state.inboundRequests += 1
+                state.inboundBytes += bytes
+            }
+            var pause = false
+            if !state.readingPaused,
+                state.inboundRequests >= RealtimeSession.inboundRequestLimit || state.inboundBytes >= RealtimeSession.inboundByteLimit
+            {
+                state.readingPaused = true
+                pause = true
+            }
+            if state.processing { return (false, pause) }
             state.processing = true
-            return true
+            return (true, pause)
         }
+        if pause { refreshReading() }
         if start { Task { await self.drain() } }
     }
+
+    /// A request is answered: once few enough are left, the transport reads again.
+    private func released(bytes: Int) {
+        let resume = state.withLock { state -> Bool in
+            state.inboundRequests -= 1
+            state.inboundBytes -= bytes
+            guard state.readingPaused, state.inboundRequests <= RealtimeSession.inboundRequestLimit / 4,
+                state.inboundBytes <= RealtimeSession.inboundByteLimit / 4
+            else { return false }
+            state.readingPaused = false
+            return true
+        }
+        if resume { refreshReading() }
+    }
+
+    /// Tells the transport to read or not, as the state is when it gets to it (pauses and resumes
+    /// decided on different threads may reach it out of order).
+    private func refreshReading() {
+        transport.refreshReading { [weak self] in self?.state.withLock { $0.readingPaused } ?? false }
+    }
+
+    /// Requests queued or in flight, and whether the transport is paused (for tests).
+    var inboundLoad: (requests: Int, paused: Bool) { state.withLock { ($0.inboundRequests, $0.readingPaused) } }
 
     private func drain() async {
         while let job = state.withLock({ state -> Job? in
@@ -160,11 +208,12 @@ final class RealtimeSession: RealtimeListener {
             return state.jobs.removeFirst()
         }) {
             switch job {
-            case .request(let request):
-                if case .put = request.action, await submitWrite(request) { continue }
-                if case .merge = request.action, await submitWrite(request) { continue }
+            case .request(let request, let bytes):
+                if case .put = request.action, await submitWrite(request, bytes: bytes) { continue }
+                if case .merge = request.action, await submitWrite(request, bytes: bytes) { continue }
                 await writesSettled()
                 await handle(request)
+                released(bytes: bytes)
             case .authExpired(let generation):
                 await writesSettled()
                 await authExpired(generation)
@@ -174,7 +223,7 @@ final class RealtimeSession: RealtimeListener {
 
     /// Queues a put or merge to the database without waiting for it; false if it must be handled the
     /// ordinary way (the database cannot be opened).
-    private func submitWrite(_ request: WireRequest) async -> Bool {
+    private func submitWrite(_ request: WireRequest, bytes: Int) async -> Bool {
         guard let database = try? await database() else { return false }
         let write: WriteRequest
         let path: DatabasePath
@@ -217,6 +266,7 @@ final class RealtimeSession: RealtimeListener {
             }
             self.recordActivity(request.action, status: status, started: started)
             self.completeWrite(number, reply)
+            self.released(bytes: bytes)
         }
         return true
     }

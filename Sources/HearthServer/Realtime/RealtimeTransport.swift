@@ -16,6 +16,8 @@ protocol RealtimeTransport: Sendable {
     func close(code: WebSocketErrorCode)
     /// Ends the connection at once (the client does not keep up).
     func abort()
+    /// Reads from the client, or stops (backpressure), as `isPaused` says when the transport gets to it.
+    func refreshReading(isPaused: @escaping @Sendable () -> Bool)
 }
 
 /// A WebSocket channel: each message is a text frame, split into the protocol's fragments past
@@ -56,5 +58,15 @@ struct WebSocketRealtimeTransport: RealtimeTransport {
 
     func abort() {
         channel.close(promise: nil)
+    }
+
+    /// Stops or restarts the socket's reads (TCP then holds the client back).
+    func refreshReading(isPaused: @escaping @Sendable () -> Bool) {
+        let channel = self.channel
+        channel.eventLoop.execute {
+            let paused = isPaused()
+            try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: !paused)
+            if !paused { channel.read() }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAccess
 import HearthCore
 import HearthEngine
 import HearthStorage
@@ -190,6 +191,19 @@ package final class ClusterCoordinator: Service, Sendable {
         await runOrphanedOnDisconnects()
     }
 
+    /// The writes of a dead node's connection run as it was, unauthenticated if its token has expired
+    /// since (the rules check them as the writes fire, as on the connection's own node).
+    static func unauthenticatingExpired(_ requests: [WriteRequest], now: Double) -> [WriteRequest] {
+        requests.map { request in
+            guard case .user(let auth) = request.identity, case .number(let expires)? = auth["token"]?["exp"], expires <= now else {
+                return request
+            }
+            var anonymous = request
+            anonymous.identity = .anonymous
+            return anonymous
+        }
+    }
+
     /// Runs the onDisconnect writes of connections whose node died with them (taken by one node only),
     /// once this node has been alive for ``orphanGrace`` without a break.
     func runOrphanedOnDisconnects() async {
@@ -213,7 +227,9 @@ package final class ClusterCoordinator: Service, Sendable {
         for connection in orphaned {
             do {
                 let database = try await registry.database(connection.namespace)
-                let requests = try ForwardedWrites.decodeRequests(connection.payload)
+                let requests = ClusterCoordinator.unauthenticatingExpired(
+                    try ForwardedWrites.decodeRequests(connection.payload), now: Date().timeIntervalSince1970
+                )
                 // In order, and again while the database is between owners (these writes are idempotent:
                 // running one twice leaves what running it once does).
                 Task {

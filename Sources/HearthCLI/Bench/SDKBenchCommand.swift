@@ -27,7 +27,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Children in the multi-path REST PATCH whose child_added events are counted (0: no PATCH).")
     var patchChildren = 100_000
 
-    @Option(help: "Single writes streamed, issued without waiting, then all acknowledged: by a second client while the first counts their events (stream), and by the client that observes them (echo).")
+    @Option(help: "Single writes streamed, issued without waiting, then all acknowledged: by one client with no listener anywhere (write), by a second client while the first counts their events (stream), and by the client that observes them (echo).")
     var writes = 100_000
 
     @Option(help: "Idle listeners opened to measure the client's memory per listener.")
@@ -39,8 +39,8 @@ struct SDKBenchCommand: AsyncParsableCommand {
     @Option(help: "Writes made offline, then flushed when the client reconnects.")
     var offlineWrites = 10_000
 
-    @Option(help: "The parts to run, comma-separated: bulk, rest, stream, echo, idle, warm, offline (all by default).")
-    var only = "bulk,rest,stream,echo,idle,warm,offline"
+    @Option(help: "The parts to run, comma-separated: bulk, rest, write, stream, echo, idle, warm, offline (all by default).")
+    var only = "bulk,rest,write,stream,echo,idle,warm,offline"
 
     func run() async throws {
         let run = UUID().uuidString.prefix(8)
@@ -48,6 +48,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
         say("Hearth SDK benchmark against \(url) (run \(run))")
         if parts.contains("bulk") { try await bulkEvents(root: "bulk-\(run)") }
         if parts.contains("rest") { try await restBursts(root: "rest-\(run)") }
+        if parts.contains("write") { try await streamedWrites(root: "write-\(run)") }
         if parts.contains("stream") { try await streamedEvents(root: "stream-\(run)") }
         if parts.contains("echo") { try await streamedOwnWrites(root: "echo-\(run)") }
         if parts.contains("idle") { try await memoryPerListener(root: "idle-\(run)") }
@@ -132,6 +133,25 @@ struct SDKBenchCommand: AsyncParsableCommand {
             report("  of which delivery at the client (first event to last)", events: count - 1, span)
         }
         reader.goOffline()
+    }
+
+    /// Many single writes streamed by one client (each `setValue` issued without waiting for the one
+    /// before), timed until the server has acknowledged every one, with no listener anywhere: the
+    /// writing client and the server alone (issue 30's "streamed writes/s from one SDK client").
+    private func streamedWrites(root: String) async throws {
+        let writer = try client()
+        _ = try await writer.reference(withPath: "\(root)-writer-ready").setValue(true)
+        let keys = (0..<writes).map { String(format: "w%07d", $0) }
+        let started = ContinuousClock.now
+        let (acknowledged, failures) = issueWrites(keys, to: writer.reference(withPath: root))
+        let issued = ContinuousClock.now
+        try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
+        let allAcknowledged = ContinuousClock.now
+        let failed = failures.seen
+        if failed > 0 { throw CLIError("\(failed) of the \(writes) streamed writes failed") }
+        report("\(writes) streamed writes from one SDK client, no listener, all acknowledged (first setValue to last ack)", events: writes, allAcknowledged - started, unit: "writes")
+        report("  of which issuing the setValue calls", events: writes, issued - started, unit: "writes")
+        writer.goOffline()
     }
 
     /// Many single writes streamed by one client (each `setValue` issued without waiting for the one

@@ -58,7 +58,29 @@ final class RealtimeSession: RealtimeListener {
     }
 
     struct State {
+        /// The identity the connection's onDisconnect writes run as when it closes: its identity, unless
+        /// a change of it is still queued (`auth`, `unauth`, an expiry: they take effect in order, after
+        /// the requests before them) or its credential has expired or been revoked by `now` (wall
+        /// seconds); then unauthenticated, never more than the connection may do.
+        func identityAtClose(now: Double, isRevoked: (JSONValue?) -> Bool) -> Identity {
+            let changePending = jobs.contains { job in
+                switch job {
+                case .authExpired(let generation): return generation == authGeneration
+                case .request(let request, _):
+                    if case .auth = request.action { return true }
+                    if case .unauth = request.action { return true }
+                    return false
+                }
+            }
+            if changePending { return .anonymous }
+            if let identityExpires, identityExpires <= now { return .anonymous }
+            if case .user(let auth) = identity, isRevoked(auth["token"]) { return .anonymous }
+            return identity
+        }
+
         var identity: Identity = .anonymous
+        /// When the identity's credential expires (wall seconds); nil for none.
+        var identityExpires: Double?
         var authGeneration = 0
         var listens: [ListenID: Listen] = [:]
         var onDisconnect: [OnDisconnectWrite] = []
@@ -124,8 +146,9 @@ final class RealtimeSession: RealtimeListener {
     }
 
     /// Closes the connection if the client has sent nothing since `cutoff` (elapsed nanoseconds).
+    /// A connection that is not being read (backpressure) is not silent: its keep-alives wait unread.
     func closeIfSilent(since cutoff: Int64) {
-        guard lastActivity.load(ordering: .relaxed) <= cutoff else { return }
+        guard lastActivity.load(ordering: .relaxed) <= cutoff, !state.withLock({ $0.readingPaused }) else { return }
         guard !closedForIdleness.exchange(true, ordering: .relaxed) else { return }
         services.logger.debug("Closing a silent WebSocket", metadata: ["hearth.session": "\(id)"])
         close(code: .goingAway)
@@ -187,7 +210,11 @@ final class RealtimeSession: RealtimeListener {
             state.readingPaused = false
             return true
         }
-        if resume { refreshReading() }
+        if resume {
+            // The keep-alives that waited unread count from now.
+            touch()
+            refreshReading()
+        }
     }
 
     /// Tells the transport to read or not, as the state is when it gets to it (pauses and resumes
@@ -414,6 +441,7 @@ final class RealtimeSession: RealtimeListener {
         case .unauth:
             state.withLock { state in
                 state.identity = .anonymous
+                state.identityExpires = nil
                 state.authGeneration += 1
                 state.expiryTimer?.cancel()
                 state.expiryTimer = nil
@@ -517,6 +545,7 @@ final class RealtimeSession: RealtimeListener {
         }
         let generation = state.withLock { state in
             state.identity = authentication.identity
+            state.identityExpires = authentication.expires
             state.authGeneration += 1
             return state.authGeneration
         }
@@ -550,6 +579,7 @@ final class RealtimeSession: RealtimeListener {
         let current = state.withLock { state -> Bool in
             guard state.authGeneration == generation else { return false }
             state.identity = .anonymous
+            state.identityExpires = nil
             state.authGeneration += 1
             return true
         }
@@ -674,7 +704,10 @@ final class RealtimeSession: RealtimeListener {
         // Leaves the directory only once its onDisconnect writes are queued: a shutdown waits for the
         // directory to empty before it stops the writers, and a write queued after that is refused.
         defer { services.sessions.remove(self) }
+        let now = services.configuration.clock.wallMilliseconds / 1000
+        let revocations = services.authenticator.tokens?.revocations
         let (listens, writes, identity, database) = state.withLock { state in
+            let identity = state.identityAtClose(now: now) { revocations?.isRevoked($0) == true }
             state.closed = true
             state.expiryTimer?.cancel()
             state.expiryTimer = nil
@@ -684,7 +717,7 @@ final class RealtimeSession: RealtimeListener {
                 state.listens = [:]
                 state.onDisconnect = []
             }
-            return (state.listens, state.onDisconnect, state.identity, state.database)
+            return (state.listens, state.onDisconnect, identity, state.database)
         }
         accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }
@@ -719,16 +752,19 @@ final class RealtimeSession: RealtimeListener {
         guard let shared = database.replica?.cluster.storage else { return }
         let identity = state.withLock { $0.identity }
         let payload = writes.isEmpty ? nil : ForwardedWrites.encode(RealtimeSession.requests(of: writes, identity: identity))
+        // The connection closed while this was stored: its close already ran the writes and may have
+        // removed the stored copy before this put it back, which would run them again at the next start.
+        // Also when the save failed: it may have been stored all the same (a timeout).
+        var stored = true
         do {
             try await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: payload)
         } catch {
-            throw Failure(status: "unavailable", message: "The onDisconnect write could not be stored; try again")
+            stored = false
         }
-        // The connection closed while this was stored: its close already ran the writes and may have
-        // removed the stored copy before this put it back, which would run them again at the next start.
         if state.withLock({ $0.closed }) {
             try? await shared.saveOnDisconnect(namespace: database.namespace, connection: id, payload: nil)
         }
+        if !stored { throw Failure(status: "unavailable", message: "The onDisconnect write could not be stored; try again") }
     }
 
     /// The connection's identity changed: in a cluster, the stored copy of its onDisconnect writes (run
@@ -739,7 +775,10 @@ final class RealtimeSession: RealtimeListener {
         do {
             try await persistOnDisconnect(writes, database)
         } catch {
-            services.logger.info("The onDisconnect writes could not be stored again", metadata: ["hearth.error": "\(error)"])
+            // The stored copy may still say the earlier identity, which another node would run the writes
+            // as: the connection ends instead, so this node runs them now (and removes the copy).
+            services.logger.info("The onDisconnect writes could not be stored again; closing the connection", metadata: ["hearth.error": "\(error)"])
+            close(code: .goingAway)
         }
     }
 

@@ -651,8 +651,10 @@ package final class FileService: Sendable {
         try await requireBucket(source.bucket)
         try await requireBucket(target.bucket)
         try Self.checkName(target.name)
-        guard let original = try await catalog.object(bucket: source.bucket, name: source.name) else { throw FilesError.notFound }
-        let blob = try await blobs.copy(original.blob)
+        guard let found = try await catalog.object(bucket: source.bucket, name: source.name) else { throw FilesError.notFound }
+        let (original, blob) = try await Self.copyBlob(of: found, blobs: blobs) {
+            try await catalog.object(bucket: source.bucket, name: source.name)
+        }
         let now = Int64(clock.wallMilliseconds)
         var object = original
         object.bucket = target.bucket
@@ -672,6 +674,20 @@ package final class FileService: Sendable {
             throw error
         }
         return object
+    }
+
+    /// A copy of `object`'s blob, and the object it is of. An overwrite or a delete can unlink the blob
+    /// between the object's lookup and the copy: the object is then looked up once more (`lookAgain`),
+    /// so the copy is of the object as it is now, or not found, instead of a 500.
+    static func copyBlob(
+        of object: StoredObject, blobs: BlobStore, lookAgain: () async throws -> StoredObject?
+    ) async throws -> (object: StoredObject, blob: String) {
+        do {
+            return (object, try await blobs.copy(object.blob))
+        } catch BlobStore.Failure.io(_, ENOENT) {
+            guard let current = try await lookAgain() else { throw FilesError.notFound }
+            return (current, try await blobs.copy(current.blob))
+        }
     }
 
     /// Adds a download token (admin only) or removes one; removing the last creates a replacement.

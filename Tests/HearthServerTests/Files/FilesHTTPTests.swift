@@ -73,4 +73,22 @@ struct FilesHTTPTests {
             _ = try await FilesHTTP.media(Self.object(old, generation: 1), request, blobs: blobs) { throw FilesError.notFound }
         }
     }
+    /// A server-side copy (`copyTo`, `rewriteTo`) whose source an overwrite replaced between the lookup
+    /// and the copy copies the new object; one whose source was deleted is not found.
+    @Test func aCopyWhoseSourceBlobWasRemovedCopiesTheObjectAsItIsNow() async throws {
+        let (blobs, root) = try BlobStoreTests.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let oldBytes = BlobStoreTests.bytes(1_000), newBytes = Array(oldBytes.reversed())
+        let old = try await blobs.write(BlobStoreTests.Chunks(bytes: oldBytes, chunk: 1_000))
+        let new = try await blobs.write(BlobStoreTests.Chunks(bytes: newBytes, chunk: 1_000))
+        await blobs.remove(old.blob)
+        let (copied, blob) = try await FileService.copyBlob(of: Self.object(old, generation: 1), blobs: blobs) {
+            Self.object(new, generation: 2)
+        }
+        #expect(copied.generation == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blobs.blobPath(blob))) == Data(newBytes))
+        await #expect(throws: FilesError.notFound) {
+            _ = try await FileService.copyBlob(of: Self.object(old, generation: 1), blobs: blobs) { nil }
+        }
+    }
 }

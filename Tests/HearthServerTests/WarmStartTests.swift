@@ -210,8 +210,60 @@ import Testing
             }
             try await sender.value
             #expect(database.snapshot().child(at: try DatabasePath("/pipelined")).childCount == writes)
-            #expect(sessions.all.first?.inboundLoad.requests == 0)
+            try await eventually { sessions.all.first?.inboundLoad.requests == 0 }
             await connection.close()
+        }
+    }
+
+    /// The same over long polling, which cannot stop reading a socket: a poll bringing more requests
+    /// waits (holding its client back) while the session is paused, and goes on once it has room.
+    @Test func aLongPollWaitsWhileItsRequestsPileUp() async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = GatedStorage(try SQLiteStorage(directory: directory))
+        let server = TestServer(emulator: true) {
+            $0.warmStartBytes = 0
+            $0.memoryLimit = nil
+        }
+        try await server.runLive(storage: storage) { _, port, registry in
+            let database = try await registry.database("default")
+            var (poller, _) = try await LongPollTests.Poller.start(port: port, namespace: "default")
+            let session = try #require(try server.realtime.sessions.session(poller.id))
+            // 230 polls of 20 writes each, sent one after another without waiting for their answers (a
+            // poll is held until the next one releases it).
+            let perPoll = 20, polls = 230
+            var pending: [Task<LongPollTests.Poller.Answer, any Error>] = []
+            for batch in 0..<polls {
+                let segments = poller.segments((1...perPoll).map { index in
+                    let number = batch * perPoll + index
+                    return LongPollTests.request(number, "p", #"{"p":"/lp/w\#(number)","d":\#(number)}"#)
+                })
+                let sending = poller
+                pending.append(Task { try await sending.poll(segments) })
+                if session.inboundLoad.paused { break }
+                try await eventually { session.inboundLoad.requests == (batch + 1) * perPoll }
+            }
+            #expect(session.inboundLoad.paused)
+            // A few more polls arrive meanwhile: their requests are not taken.
+            let held = session.inboundLoad.requests
+            for batch in pending.count..<pending.count + 3 {
+                let segments = poller.segments((1...perPoll).map { index in
+                    let number = batch * perPoll + index
+                    return LongPollTests.request(number, "p", #"{"p":"/lp/w\#(number)","d":\#(number)}"#)
+                })
+                let sending = poller
+                pending.append(Task { try await sending.poll(segments) })
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(session.inboundLoad.requests == held)
+            #expect(held >= RealtimeSession.inboundRequestLimit && held < RealtimeSession.inboundRequestLimit + perPoll)
+            storage.gate.open()
+            let writes = pending.count * perPoll
+            let list = try DatabasePath("/lp")
+            try await eventually { database.snapshot().child(at: list).childCount == writes }
+            try await eventually { session.inboundLoad.requests == 0 }
+            _ = try await poller.poll()
+            for task in pending { _ = try await task.value }
         }
     }
 

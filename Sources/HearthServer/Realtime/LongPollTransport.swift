@@ -132,9 +132,8 @@ final class LongPollTransport: RealtimeTransport {
         close(code: .goingAway)
     }
 
-    /// Long polls are not paused: each poll holds at most the look-ahead's segments, but a client that
-    /// sends polls faster than its requests are answered is not held back (the browsers' fallback,
-    /// which the official SDK did not use in our runs).
+    /// Nothing to stop: a poll bringing messages waits in ``poll(segments:)`` instead, while the
+    /// session is paused.
     func refreshReading(isPaused: @escaping @Sendable () -> Bool) {}
 
     // MARK: Polls
@@ -153,6 +152,9 @@ final class LongPollTransport: RealtimeTransport {
     /// session, so their replies come on it: handing them over first let a fast reply land on the poll
     /// about to be released, and leave this one held with nothing coming.
     func poll(segments: [(number: Int, total: Int, data: Substring)]) async throws(LongPollError) -> String? {
+        // Backpressure: while the session has too many requests queued or in flight, a poll bringing more
+        // waits (and with it the client, whose next poll it holds back) until it has room again.
+        if !segments.isEmpty, let session = state.withLock({ $0.session }) { await session.whileReadingPaused() }
         let received = try accept(segments)
         let session = state.withLock { state in
             state.polls += 1
@@ -160,12 +162,12 @@ final class LongPollTransport: RealtimeTransport {
         }
         guard let session else { return nil }
         session.touch()
-        var messages: [ClientMessage] = []
+        var messages: [(message: ClientMessage, bytes: Int)] = []
         for message in received {
             guard let parsed = try? ClientMessage(parsing: message) else {
                 throw LongPollError("a message is not valid JSON of the protocol")
             }
-            messages.append(parsed)
+            messages.append((parsed, message.utf8.count))
         }
         return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let (now, released): (String?, CheckedContinuation<String, Never>?) = state.withLock { state in
@@ -187,11 +189,11 @@ final class LongPollTransport: RealtimeTransport {
             }
             // Empty, as the lock found the outbox: anything queued since goes to the poll held now.
             released?.resume(returning: "")
-            for message in messages {
+            for (message, bytes) in messages {
                 switch message {
                 case .ping: session.send(ServerMessage.pong)
                 case .control: break  // `n` (end of transmission) and the like: nothing to do without an upgrade
-                case .request(let request): session.enqueue(.request(request, bytes: 0))
+                case .request(let request): session.enqueue(.request(request, bytes: bytes))
                 }
             }
             if let now { continuation.resume(returning: now) }

@@ -96,6 +96,8 @@ final class RealtimeSession: RealtimeListener {
         var inboundRequests = 0
         var inboundBytes = 0
         var readingPaused = false
+        /// Long polls holding their messages back until reading resumes (``whileReadingPaused()``).
+        var readingWaiters: [CheckedContinuation<Void, Never>] = []
         var database: DatabaseInstance?
         /// Replies of writes in flight, in request order; each is sent once it and all before it are known.
         var writeReplies: Deque<(number: Int, message: [UInt8]?)> = []
@@ -201,15 +203,17 @@ final class RealtimeSession: RealtimeListener {
 
     /// A request is answered: once few enough are left, the transport reads again.
     private func released(bytes: Int) {
-        let resume = state.withLock { state -> Bool in
+        let (resume, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             state.inboundRequests -= 1
             state.inboundBytes -= bytes
             guard state.readingPaused, state.inboundRequests <= RealtimeSession.inboundRequestLimit / 4,
                 state.inboundBytes <= RealtimeSession.inboundByteLimit / 4
-            else { return false }
+            else { return (false, []) }
             state.readingPaused = false
-            return true
+            defer { state.readingWaiters = [] }
+            return (true, state.readingWaiters)
         }
+        for waiter in waiters { waiter.resume() }
         if resume {
             // The keep-alives that waited unread count from now.
             touch()
@@ -221,6 +225,20 @@ final class RealtimeSession: RealtimeListener {
     /// decided on different threads may reach it out of order).
     private func refreshReading() {
         transport.refreshReading { [weak self] in self?.state.withLock { $0.readingPaused } ?? false }
+    }
+
+    /// Returns once the connection is read again (at once unless paused, or once it closed): for a
+    /// transport that cannot stop reading, so a long poll holds its messages (and the client's request)
+    /// back instead.
+    func whileReadingPaused() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state -> Bool in
+                guard state.readingPaused, !state.closed else { return false }
+                state.readingWaiters.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
     }
 
     /// Requests queued or in flight, and whether the transport is paused (for tests).
@@ -706,8 +724,10 @@ final class RealtimeSession: RealtimeListener {
         defer { services.sessions.remove(self) }
         let now = services.configuration.clock.wallMilliseconds / 1000
         let revocations = services.authenticator.tokens?.revocations
-        let (listens, writes, identity, database) = state.withLock { state in
+        let (listens, writes, identity, database, readingWaiters) = state.withLock { state in
             let identity = state.identityAtClose(now: now) { revocations?.isRevoked($0) == true }
+            let readingWaiters = state.readingWaiters
+            state.readingWaiters = []
             state.closed = true
             state.expiryTimer?.cancel()
             state.expiryTimer = nil
@@ -717,8 +737,9 @@ final class RealtimeSession: RealtimeListener {
                 state.listens = [:]
                 state.onDisconnect = []
             }
-            return (state.listens, state.onDisconnect, identity, state.database)
+            return (state.listens, state.onDisconnect, identity, state.database, readingWaiters)
         }
+        for waiter in readingWaiters { waiter.resume() }
         accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }
         for (id, listen) in listens { database.realtime.unlisten(listen.key, session: self, tag: id.tag) }

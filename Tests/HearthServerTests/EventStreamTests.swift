@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
 /// REST streaming. A stream ends when rules take read access away (`cancel`), which lets a test collect
@@ -125,10 +126,29 @@ import Testing
         }
     }
 
+    /// The read rules are checked on the tree the first event is taken from; refused, nothing is
+    /// registered (a rules change between the request's check and the registration).
+    @Test func aStreamIsCheckedOnTheTreeItsFirstEventComesFrom() async throws {
+        let hub = SubscriptionHub(bufferLimit: 4)
+        let key = ListenKey(path: try DatabasePath("/a"))
+        let tree = Node.empty.setting(.leaf(.string("secret")), at: try DatabasePath("/a"))
+        let checked = Mutex<Node?>(nil)
+        #expect(hub.subscribe(key, identity: .anonymous, snapshot: { tree }, canRead: { root in
+            checked.withLock { $0 = root }
+            return false
+        }) == nil)
+        #expect(checked.withLock { $0 } == tree)
+        #expect(hub.listenerCount == 0)
+        let allowed = try #require(hub.subscribe(key, identity: .anonymous, snapshot: { tree }, canRead: { _ in true }))
+        #expect(hub.listenerCount == 1)
+        var events = allowed.events.makeAsyncIterator()
+        #expect(await events.next().map { String(buffer: $0) }?.contains("secret") == true)
+    }
+
     @Test func slowConsumersAreCutOffNotBuffered() async throws {
         let hub = SubscriptionHub(bufferLimit: 4)
         let key = ListenKey(path: try DatabasePath("/a"))
-        let subscription = hub.subscribe(key, identity: .anonymous) { .empty }
+        let subscription = try #require(hub.subscribe(key, identity: .anonymous) { .empty })
         var root = Node.empty
         for i in 0..<10 {
             let path = try DatabasePath("/a/k\(i)")

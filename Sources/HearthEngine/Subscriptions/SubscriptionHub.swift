@@ -72,16 +72,28 @@ public final class SubscriptionHub: Sendable {
 
     /// Registers a listener. The initial snapshot is read under the hub's lock, so no change is missed
     /// or delivered twice.
-    package func subscribe(_ key: ListenKey, identity: Identity, snapshot: () -> Node) -> Subscription {
+    /// Registers a listener and queues its first event, the data at `key` in `snapshot()`. With
+    /// `canRead`, the read rules are checked on that same tree, under the lock publishes and rule
+    /// rechecks take too: a rules change either comes after and rechecks this listener, or comes before
+    /// and this check sees it. Nil when `canRead` refuses.
+    package func subscribe(
+        _ key: ListenKey, identity: Identity, snapshot: () -> Node, canRead: ((Node) -> Bool)? = nil
+    ) -> Subscription? {
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(bufferLimit))
-        let id: UInt64 = state.withLock { state in
+        let id: UInt64? = state.withLock { state in
+            let root = snapshot()
+            if let canRead, !canRead(root) { return nil }
             state.nextID += 1
             let id = state.nextID
-            let initial = ServerSentEvent.put(path: .root, data: key.view(of: snapshot()), format: key.format)
+            let initial = ServerSentEvent.put(path: .root, data: key.view(of: root), format: key.format)
             continuation.yield(ByteBuffer(bytes: initial.encoded()))
             state.groups[key, default: Group()].listeners[id] = Listener(identity: identity, continuation: continuation)
             state.count += 1
             return id
+        }
+        guard let id else {
+            continuation.finish()
+            return nil
         }
         continuation.onTermination = { [weak self] _ in self?.remove(id, key) }
         return Subscription(id: id, key: key, events: stream)

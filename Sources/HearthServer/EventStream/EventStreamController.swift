@@ -28,7 +28,14 @@ enum EventStreamController {
             try RESTController.checkIndex(query, at: path, database, enforce: configuration.enforceIndexes)
         }
         let key = ListenKey(path: path, query: parameters.query ?? .all, format: parameters.format, shallow: parameters.shallow)
-        let subscription = database.hub.subscribe(key, identity: identity) { database.snapshot() }
+        // The rules again, on the tree the first event is taken from, against a rules change in between.
+        let query = parameters.query
+        guard
+            let subscription = database.hub.subscribe(
+                key, identity: identity, snapshot: { database.snapshot() },
+                canRead: { root in database.canRead(path, identity, query: query, root: root) }
+            )
+        else { throw RESTError.permissionDenied() }
         // Revoked while the request waited (for the database, or its tree): the revocation's sweep of
         // the streams ran before this one was there to end.
         if isRevoked(identity) { database.hub.finish(subscription, with: .authRevoked) }

@@ -42,7 +42,9 @@ package struct Authenticator: Sendable {
             try tokens.revocations?.check(cached.auth)
             return Authentication(identity: .user(cached.auth), expires: cached.expires)
         }
-        var isAdmin = (emulatorMode && token == "owner") || (consoleSessions?.isValid(token) ?? false)
+        // A console session acts as the admin until it expires or is signed out, on connections too.
+        let consoleExpiry = consoleSessions?.expiry(of: token)
+        var isAdmin = (emulatorMode && token == "owner") || consoleExpiry != nil
         if !isAdmin, let adminSecret {
             switch RequestClient.checkAdminSecret(token, against: adminSecret) {
             case .admin: isAdmin = true
@@ -59,11 +61,17 @@ package struct Authenticator: Sendable {
             try tokens.revocations?.check(verified.auth)
             return Authentication(identity: .user(verified.auth), expires: verified.expires)
         }
+        var authentication: Authentication
         switch override {
-        case nil: return Authentication(identity: .admin)
-        case .null?: return Authentication(identity: .anonymous)
-        case let override?: return Authentication(identity: .user(override))
+        case nil: authentication = Authentication(identity: .admin)
+        case .null?: authentication = Authentication(identity: .anonymous)
+        case let override?: authentication = Authentication(identity: .user(override))
         }
+        if let consoleExpiry {
+            authentication.expires = consoleExpiry / 1000
+            authentication.consoleSession = ConsoleSessions.hash(token)
+        }
+        return authentication
     }
 
     /// The token from an `Authorization: Bearer <token>` header value.
@@ -118,6 +126,9 @@ package final class VerifiedTokenCache: Sendable {
 package struct Authentication: Sendable {
     package var identity: Identity
     package var expires: Double?
+    /// The hash of the console session whose token this is (``ConsoleSessions/hash(_:)``): connections
+    /// and streams opened with it end when it is signed out.
+    package var consoleSession: Data?
 
     package init(identity: Identity, expires: Double? = nil) {
         self.identity = identity

@@ -17,6 +17,7 @@ package final class ConsoleSessions: Sendable {
     package let lifetime: Duration
     package let clock: ServerClock
     private let sessions = Mutex<[Data: Double]>([:])
+    private let closeObservers = Mutex<[@Sendable (Data) -> Void]>([])
     /// How session tokens begin, so they are never mistaken for guesses of the secret.
     package static let tokenPrefix = "hcs_"
 
@@ -43,12 +44,31 @@ package final class ConsoleSessions: Sendable {
     }
 
     package func isValid(_ token: String) -> Bool {
-        guard token.hasPrefix(Self.tokenPrefix) else { return false }
-        let now = clock.wallMilliseconds
-        return sessions.withLock { ($0[Self.hash(token)] ?? 0) > now }
+        expiry(of: token) != nil
     }
 
+    /// When a live session's token expires (milliseconds since 1970); nil for anything else.
+    package func expiry(of token: String) -> Double? {
+        guard token.hasPrefix(Self.tokenPrefix) else { return nil }
+        let now = clock.wallMilliseconds
+        return sessions.withLock { $0[Self.hash(token)].flatMap { $0 > now ? $0 : nil } }
+    }
+
+    /// Ends a session; connections and streams opened with its token are told (``observeClose(_:)``).
     package func close(_ token: String) {
-        _ = sessions.withLock { $0.removeValue(forKey: Self.hash(token)) }
+        let hash = Self.hash(token)
+        guard sessions.withLock({ $0.removeValue(forKey: hash) }) != nil else { return }
+        for observer in closeObservers.withLock({ $0 }) { observer(hash) }
+    }
+
+    /// Whether the session with this ``hash(_:)`` is live (not expired, not signed out).
+    package func isLive(hash: Data) -> Bool {
+        let now = clock.wallMilliseconds
+        return sessions.withLock { ($0[hash] ?? 0) > now }
+    }
+
+    /// Calls `observer` with a session's ``hash(_:)`` when it is signed out.
+    package func observeClose(_ observer: @escaping @Sendable (Data) -> Void) {
+        closeObservers.withLock { $0.append(observer) }
     }
 }

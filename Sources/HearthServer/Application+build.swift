@@ -267,6 +267,11 @@ func makeApplication(
             }
         }
     }
+    // A console session signed out: connections and event streams opened with its token end too.
+    consoleSessions.observeClose { [weak realtime, weak registry] hash in
+        for session in realtime?.sessions.all ?? [] { session.consoleSessionClosed(hash) }
+        for database in registry?.openDatabases ?? [] { database.hub.revoke(consoleSession: hash) }
+    }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
     let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll)
     // More ports (firebase.json's emulators): the same responder behind another server each. They stop

@@ -1,5 +1,10 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HearthAccess
 import HearthCore
+import HearthEngine
 import HearthIdentity
 import HearthRealtimeClient
 import HummingbirdTesting
@@ -22,6 +27,52 @@ import Testing
             await server.advance(by: .seconds(3601))
             #expect(try await client.call(.put, "/a.json", "2", headers: bearer).status == .unauthorized)
             #expect(try await client.call(.get, "/.console/info", headers: bearer).status == .unauthorized)
+        }
+    }
+
+    /// A WebSocket signed in with a session's token, and an event stream opened with it, end when the
+    /// session is signed out (before, they kept the admin's access for as long as they stayed open).
+    @Test func signingOutEndsTheSessionsConnectionsAndStreams() async throws {
+        try await TestServer().runLive { client, port, registry in
+            let token = try #require(try await client.call(.post, "/.console/session", #"{"secret":"\#(TestServer.secret)"}"#, headers: [:]).json?["token"]?.stringValue)
+            let bearer: HTTPFields = [.authorization: "Bearer \(token)"]
+            #expect(try await client.call(.put, "/secret.json?ns=demo", #""top""#, headers: bearer).status == .ok)
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(RealtimeConnectionTests.request(1, "auth", #"{"cred":"\#(token)"}"#))
+            #expect(try await connection.nextMessage()?.contains(#""r":1,"b":{"s":"ok""#) == true)
+            try await connection.send(RealtimeConnectionTests.request(2, "q", #"{"p":"/secret","h":""}"#))
+            #expect(try await connection.nextMessage()?.contains(#""d":"top""#) == true)
+            #expect(try await connection.nextMessage()?.contains(#""r":2,"b":{"s":"ok""#) == true)
+            let database = try await registry.database("demo")
+            let stream = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    try await client.call(.get, "/secret.json?ns=demo&auth=\(token)", headers: [.accept: "text/event-stream"]).body
+                }
+                // A stream that never ends fails the test instead of hanging it.
+                group.addTask {
+                    try await Task.sleep(for: .seconds(60))
+                    return nil
+                }
+                try await eventually { database.hub.listenerCount == 1 }
+                // Signed out on a connection of its own: the test client's one connection carries the stream.
+                var signOut = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/.console/session")))
+                signOut.httpMethod = "DELETE"
+                signOut.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                let (_, response) = try await URLSession.shared.data(for: signOut)
+                #expect((response as? HTTPURLResponse)?.statusCode == 204)
+                let first = try await group.next()!
+                group.cancelAll()
+                return first
+            }
+            let events = try #require(stream, "the stream did not end")
+            #expect(events.hasSuffix("event: auth_revoked\ndata: credential is no longer valid\n\n"), "\(events)")
+            // The connection is told, and its listen of a location only the admin may read is revoked.
+            #expect(try await connection.nextMessage()?.contains(#""a":"ac""#) == true)
+            #expect(try await connection.nextMessage()?.contains(#""a":"c","b":{"p":"secret""#) == true)
+            try await connection.send(RealtimeConnectionTests.request(3, "p", #"{"p":"/secret","d":"changed"}"#))
+            #expect(try await connection.nextMessage()?.contains("permission_denied") == true)
+            await connection.close()
         }
     }
 

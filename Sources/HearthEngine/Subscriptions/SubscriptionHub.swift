@@ -1,3 +1,4 @@
+import Foundation
 import HashTreeCollections
 import HearthAccess
 public import HearthCore
@@ -37,6 +38,8 @@ public final class SubscriptionHub: Sendable {
     struct Listener {
         var identity: Identity
         var continuation: AsyncStream<ByteBuffer>.Continuation
+        /// The console session the stream was opened with, if any (it ends at sign-out).
+        var consoleSession: Data? = nil
     }
 
     struct Group {
@@ -77,7 +80,7 @@ public final class SubscriptionHub: Sendable {
     /// rechecks take too: a rules change either comes after and rechecks this listener, or comes before
     /// and this check sees it. Nil when `canRead` refuses.
     package func subscribe(
-        _ key: ListenKey, identity: Identity, snapshot: () -> Node, canRead: ((Node) -> Bool)? = nil
+        _ key: ListenKey, identity: Identity, consoleSession: Data? = nil, snapshot: () -> Node, canRead: ((Node) -> Bool)? = nil
     ) -> Subscription? {
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(bufferLimit))
         let id: UInt64? = state.withLock { state in
@@ -87,7 +90,9 @@ public final class SubscriptionHub: Sendable {
             let id = state.nextID
             let initial = ServerSentEvent.put(path: .root, data: key.view(of: root), format: key.format)
             continuation.yield(ByteBuffer(bytes: initial.encoded()))
-            state.groups[key, default: Group()].listeners[id] = Listener(identity: identity, continuation: continuation)
+            state.groups[key, default: Group()].listeners[id] = Listener(
+                identity: identity, continuation: continuation, consoleSession: consoleSession
+            )
             state.count += 1
             return id
         }
@@ -169,11 +174,20 @@ public final class SubscriptionHub: Sendable {
     /// Ends with `auth_revoked` the streams whose identity `isRevoked` says lost its tokens (its user's
     /// tokens revoked, or the user disabled or deleted): a stream cannot sign in again, so at once.
     package func revoke(where isRevoked: (Identity) -> Bool) {
+        revokeListeners { isRevoked($0.identity) }
+    }
+
+    /// Ends the streams opened with a console session, signed out (`auth_revoked`).
+    package func revoke(consoleSession: Data) {
+        revokeListeners { $0.consoleSession == consoleSession }
+    }
+
+    private func revokeListeners(where isRevoked: (Listener) -> Bool) {
         let event = ByteBuffer(bytes: ServerSentEvent.authRevoked.encoded())
         var ended: [AsyncStream<ByteBuffer>.Continuation] = []
         state.withLock { state in
             for group in state.groups.values {
-                for listener in group.listeners.values where isRevoked(listener.identity) {
+                for listener in group.listeners.values where isRevoked(listener) {
                     listener.continuation.yield(event)
                     ended.append(listener.continuation)
                 }

@@ -32,7 +32,7 @@ enum EventStreamController {
         let query = parameters.query
         guard
             let subscription = database.hub.subscribe(
-                key, identity: identity, snapshot: { database.snapshot() },
+                key, identity: identity, consoleSession: authentication.consoleSession, snapshot: { database.snapshot() },
                 canRead: { root in database.canRead(path, identity, query: query, root: root) }
             )
         else { throw RESTError.permissionDenied() }

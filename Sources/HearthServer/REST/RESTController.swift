@@ -154,7 +154,10 @@ public struct RESTController: Sendable {
                     // A stream holds its data for long: it starts from the loaded tree, not from the file.
                     await database.waitUntilWarm()
                     let revocations = authenticator.tokens?.revocations
+                    let consoleSessions = authenticator.consoleSessions
+                    let consoleSession = authentication.consoleSession
                     return try EventStreamController.stream(path: path, parameters, authentication, database, configuration) { identity in
+                        if let consoleSession { return consoleSessions?.isLive(hash: consoleSession) != true }
                         guard case .user(let auth) = identity else { return false }
                         return revocations?.isRevoked(auth["token"]) == true
                     }

@@ -81,6 +81,8 @@ final class RealtimeSession: RealtimeListener {
         var identity: Identity = .anonymous
         /// When the identity's credential expires (wall seconds); nil for none.
         var identityExpires: Double?
+        /// The console session the identity comes from, if any (it ends at sign-out).
+        var consoleSession: Data?
         var authGeneration = 0
         var listens: [ListenID: Listen] = [:]
         var onDisconnect: [OnDisconnectWrite] = []
@@ -460,6 +462,7 @@ final class RealtimeSession: RealtimeListener {
             state.withLock { state in
                 state.identity = .anonymous
                 state.identityExpires = nil
+                state.consoleSession = nil
                 state.authGeneration += 1
                 state.expiryTimer?.cancel()
                 state.expiryTimer = nil
@@ -564,6 +567,7 @@ final class RealtimeSession: RealtimeListener {
         let generation = state.withLock { state in
             state.identity = authentication.identity
             state.identityExpires = authentication.expires
+            state.consoleSession = authentication.consoleSession
             state.authGeneration += 1
             return state.authGeneration
         }
@@ -598,6 +602,7 @@ final class RealtimeSession: RealtimeListener {
             guard state.authGeneration == generation else { return false }
             state.identity = .anonymous
             state.identityExpires = nil
+            state.consoleSession = nil
             state.authGeneration += 1
             return true
         }
@@ -830,6 +835,13 @@ final class RealtimeSession: RealtimeListener {
 }
 
 extension RealtimeSession {
+    /// A console session was signed out: if this connection signed in with its token, it becomes
+    /// unauthenticated and is told with `ac`, as when a token expires.
+    func consoleSessionClosed(_ hash: Data) {
+        let generation = state.withLock { $0.consoleSession == hash ? $0.authGeneration : nil }
+        if let generation { enqueue(.authExpired(generation: generation)) }
+    }
+
     /// The identity service revoked tokens of `change.uid`: if this session is signed in with one of them,
     /// it becomes unauthenticated and is told with `ac`, as when its token expires.
     func credentialsRevoked(_ change: TokenRevocations.Change, _ revocations: TokenRevocations) {

@@ -69,6 +69,14 @@ package final class AdminSecretGuard: Sendable {
         return token.utf8.lazy.filter { $0 == UInt8(ascii: ".") }.count != 2
     }
 
+    /// Why `secret` cannot be the admin secret, or nil: one shaped like an ID token (exactly two dots)
+    /// or a console session token is compared without counting, so the guessing limit would never
+    /// apply to it.
+    package static func problem(withSecret secret: String) -> String? {
+        guard !isSecretGuess(secret) else { return nil }
+        return "HEARTH_ADMIN_SECRET must not look like a token (exactly two dots, or starting with \(ConsoleSessions.tokenPrefix)): guesses of such a secret would not be limited. Choose another secret."
+    }
+
     /// Compares `candidate` with the secret for the client at `address` (nil: unknown, counted together).
     /// Credentials that are not secret guesses (``isSecretGuess(_:)``) are compared without counting.
     package func check(_ candidate: String, against secret: AdminSecret, from address: String?) -> Verdict {

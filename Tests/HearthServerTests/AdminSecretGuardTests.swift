@@ -93,6 +93,14 @@ import Testing
         }
     }
 
+    /// A secret shaped like a token would never be counted as guessed: `hearth serve` refuses it.
+    @Test func secretsShapedLikeTokensAreRefused() {
+        #expect(AdminSecretGuard.problem(withSecret: "prod.admin.key2026") != nil)
+        #expect(AdminSecretGuard.problem(withSecret: "hcs_mysecret") != nil)
+        #expect(AdminSecretGuard.problem(withSecret: "prod.admin.key.2026") == nil)
+        #expect(AdminSecretGuard.problem(withSecret: TestServer.secret) == nil)
+    }
+
     @Test func guessesSentAtOnceGetOnlyTheLimitsWorthOfChecks() async throws {
         try await AddressRateLimitTests.server(clock: TestClock<Duration>()) { _ in }.run { auth async throws in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in

@@ -297,7 +297,7 @@ struct ServeCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             scratchDirectory = scratch
             files = FileStorage(directory: scratch.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: scratch))
-            if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
+            if let secret = try Self.adminSecretFromEnvironment(), !secret.isEmpty {
                 adminSecret = AdminSecret(hashing: secret)
             } else {
                 let (secret, stored) = AdminSecret.generate()
@@ -307,7 +307,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else if let postgres {
             // A cluster node: the databases, the admin secret and the token key are shared; users and
             // files stay in this node's data directory (docs/cluster.md).
-            guard let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty else {
+            guard let secret = try Self.adminSecretFromEnvironment(), !secret.isEmpty else {
                 throw CLIError("--postgres needs HEARTH_ADMIN_SECRET in the environment, the same on every node (the nodes authenticate to each other with it)")
             }
             guard !inMemory else { throw CLIError("--postgres and --in-memory do not go together") }
@@ -546,10 +546,17 @@ struct ServeCommand: AsyncParsableCommand {
         publicUrl ?? ProcessInfo.processInfo.environment["HEARTH_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// HEARTH_ADMIN_SECRET, if set; an error for one the guessing limit could not count.
+    static func adminSecretFromEnvironment() throws -> String? {
+        guard let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"] else { return nil }
+        if let problem = AdminSecretGuard.problem(withSecret: secret) { throw CLIError(problem) }
+        return secret
+    }
+
     /// Reads the stored admin secret hash, or sets one from HEARTH_ADMIN_SECRET, or generates one.
     func loadAdminSecret(in directory: URL) throws -> (AdminSecret, String?) {
         let file = directory.appendingPathComponent("admin-secret")
-        if let secret = ProcessInfo.processInfo.environment["HEARTH_ADMIN_SECRET"], !secret.isEmpty {
+        if let secret = try Self.adminSecretFromEnvironment(), !secret.isEmpty {
             let stored = AdminSecret(hashing: secret)
             try write(stored, to: file)
             return (stored, nil)

@@ -340,7 +340,7 @@ package final class FileService: Sendable {
                 bucket: bucket, name: name, blob: written.blob, size: written.size, contentType: contentType, md5Hash: written.md5Hash,
                 crc32c: written.crc32c, generation: nextGeneration(), time: now
             )
-            patch.apply(to: &object)
+            patch.forRequester(requester).apply(to: &object)
             try Self.checkCustomMetadata(object.metadata)
             if object.contentType == nil { object.contentType = "application/octet-stream" }
             if firebaseTokens, object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
@@ -622,6 +622,7 @@ package final class FileService: Sendable {
             try authorize(.update, bucket: bucket, name: name, requester, resource: nil)
             throw FilesError.notFound
         }
+        let patch = patch.forRequester(requester)
         var proposed = existing
         patch.apply(to: &proposed)
         try authorize(.update, bucket: bucket, name: name, requester, resource: existing, requestResource: proposed)
@@ -688,6 +689,12 @@ package final class FileService: Sendable {
             guard let current = try await lookAgain() else { throw FilesError.notFound }
             return (current, try await blobs.copy(current.blob))
         }
+    }
+
+    /// Whether `requester` may read `object` (the admin, or the rules' `get`): only such a client is
+    /// shown its download tokens, which read it.
+    func mayRead(_ object: StoredObject, _ requester: FileRequester) -> Bool {
+        (try? authorize(.get, bucket: object.bucket, name: object.name, requester, resource: object)) != nil
     }
 
     /// Adds a download token (admin only) or removes one; removing the last creates a replacement.

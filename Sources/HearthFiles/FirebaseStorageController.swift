@@ -102,7 +102,7 @@ package struct FirebaseStorageController: Sendable {
             guard let object else { throw FilesError(400, "PATCH needs an object: /v0/b/{bucket}/o/{object}.") }
             let patch = try ObjectMetadataPatch(json: try await Self.jsonBody(request))
             let updated = try await files.updateMetadata(bucket: bucket, name: object, patch: patch, requester)
-            return FilesHTTP.json(ObjectMetadata.firebase(updated))
+            return FilesHTTP.json(ObjectMetadata.firebase(updated, tokens: files.mayRead(updated, requester)))
         case .delete:
             guard let object else { throw FilesError(400, "DELETE needs an object: /v0/b/{bucket}/o/{object}.") }
             try await files.delete(bucket: bucket, name: object, requester)
@@ -152,13 +152,13 @@ package struct FirebaseStorageController: Sendable {
             let multipart = MultipartUpload(body: request.body, boundary: boundary)
             // The metadata part precedes the data, so it is known by the time the upload commits.
             let stored = try await files.uploadMultipart(multipart, bucket: bucket, name: name, requester, firebaseTokens: true)
-            return FilesHTTP.json(ObjectMetadata.firebase(stored))
+            return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
         }
         let stored = try await files.upload(
             bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: contentType, body: request.body, requester,
             firebaseTokens: true
         )
-        return FilesHTTP.json(ObjectMetadata.firebase(stored))
+        return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
     }
 
     func startResumable(_ request: Request, bucket: String, name: String, credential: String?, _ requester: FileRequester) async throws
@@ -210,7 +210,7 @@ package struct FirebaseStorageController: Sendable {
             finalize: commands.contains("finalize"), starter
         )
         if let object = outcome.object {
-            return FilesHTTP.json(ObjectMetadata.firebase(object), headers: [Self.uploadStatus: "final"])
+            return FilesHTTP.json(ObjectMetadata.firebase(object, tokens: files.mayRead(object, starter)), headers: [Self.uploadStatus: "final"])
         }
         if outcome.session.finalGeneration != nil {
             // Finalized before, and replaced since: the upload is over either way.

@@ -82,6 +82,16 @@ struct ObjectMetadataPatch: Sendable {
         }
     }
 
+    /// The change as `requester` may make it: download tokens (`firebaseStorageDownloadTokens`) only
+    /// from the admin. A token read the object, and the rules never see this key: a client that may
+    /// change metadata but not read would otherwise give itself read access.
+    func forRequester(_ requester: FileRequester) -> ObjectMetadataPatch {
+        guard !requester.identity.isAdmin, downloadTokens != nil else { return self }
+        var patch = self
+        patch.downloadTokens = nil
+        return patch
+    }
+
     /// Applies the change. Download tokens are added, never removed here.
     func apply(to object: inout StoredObject) {
         contentType.apply(to: &object.contentType)
@@ -114,7 +124,9 @@ struct ObjectMetadataPatch: Sendable {
 /// How objects look on the wire: Firebase's `/v0` JSON and Cloud Storage's `storage#object`.
 enum ObjectMetadata {
     /// Firebase Storage's metadata: numbers as strings, `downloadTokens` a comma-joined string.
-    static func firebase(_ object: StoredObject) -> JSONValue {
+    /// Firebase Storage's metadata of `object`; its download tokens only with `tokens` (for a client
+    /// that may read the object).
+    static func firebase(_ object: StoredObject, tokens: Bool = true) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [
             ("name", .string(object.name)),
             ("bucket", .string(object.bucket)),
@@ -133,7 +145,7 @@ enum ObjectMetadata {
         ]
         if let cacheControl = object.cacheControl { members.append(("cacheControl", .string(cacheControl))) }
         if let language = object.contentLanguage { members.append(("contentLanguage", .string(language))) }
-        if !object.downloadTokens.isEmpty { members.append(("downloadTokens", .string(object.downloadTokens.joined(separator: ",")))) }
+        if tokens, !object.downloadTokens.isEmpty { members.append(("downloadTokens", .string(object.downloadTokens.joined(separator: ",")))) }
         if !object.metadata.isEmpty { members.append(("metadata", customMetadata(object.metadata))) }
         return .object(members)
     }

@@ -70,6 +70,38 @@ import Testing
         }
     }
 
+    /// A client that may change an object's metadata but not read it cannot give itself a download
+    /// token (the `firebaseStorageDownloadTokens` key is the admin's), nor read the object's tokens
+    /// in the answer.
+    @Test func aWriteOnlyClientCannotGiveItselfADownloadToken() async throws {
+        let rules = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /inbox/{file} {
+                  allow update: if request.auth != null && request.resource.metadata.keys().hasOnly(['note']);
+                }
+              }
+            }
+            """
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(rules.utf8)).status == .ok)
+            let stored = try await files.upload("inbox/secret.txt", Array("top secret".utf8), contentType: "text/plain")
+            let adminToken = try #require(stored.json?["downloadTokens"]?.stringValue)
+            let eve = try files.user("eve")
+            let patch = #"{"metadata": {"note": "x", "firebaseStorageDownloadTokens": "eve-token"}}"#
+            let patched = try await files.send(.patch, FilesClient.objectPath("inbox/secret.txt"), body: Array(patch.utf8), headers: eve)
+            #expect(patched.status == .ok, "\(patched.body)")
+            #expect(patched.json?["downloadTokens"] == nil)
+            #expect(patched.json?["metadata"]?["note"] == .string("x"))
+            let stolen = try await files.bytes(FilesClient.objectPath("inbox/secret.txt") + "?alt=media&token=eve-token", headers: [:])
+            #expect(stolen.status != .ok)
+            // The admin's token still reads it.
+            let read = try await files.bytes(FilesClient.objectPath("inbox/secret.txt") + "?alt=media&token=\(adminToken)", headers: [:])
+            #expect(read.bytes == Array("top secret".utf8))
+        }
+    }
+
     @Test func activeTypesAreAttachmentsWhateverTheStoredDispositionSaysAndOthersKeepIt() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             let cases: [(name: String, type: String, disposition: String?, expected: String)] = [

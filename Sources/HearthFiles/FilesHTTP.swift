@@ -69,6 +69,32 @@ enum FilesHTTP {
         }
     }
 
+    /// How a resumable upload keeps who started it: the identity the start's credential resolved to
+    /// (never the credential itself, which may be the admin secret), so its chunks are checked as
+    /// that identity even after the starter's ID token expires.
+    static func storedStarter(_ identity: Identity) -> String {
+        let value: JSONValue = switch identity {
+        case .admin: .string("admin")
+        case .anonymous: .string("anonymous")
+        case .user(let auth): .object([(key: "user", value: auth)])
+        }
+        return storedStarterPrefix + value.jsonText
+    }
+
+    static let storedStarterPrefix = "identity:"
+
+    /// Who started a resumable upload, from what ``storedStarter(_:)`` stored. Sessions started before
+    /// it kept the start's credential, which is authenticated again.
+    static func starter(_ stored: String?, _ authenticator: Authenticator) throws(FilesError) -> Identity {
+        guard let stored, stored.hasPrefix(storedStarterPrefix) else { return try identity(stored, authenticator) }
+        switch try? JSONValue(parsing: String(stored.dropFirst(storedStarterPrefix.count))) {
+        case .string("admin")?: return .admin
+        case .string("anonymous")?: return .anonymous
+        case .object(let members)? where members.count == 1 && members[0].key == "user": return .user(members[0].value)
+        default: throw FilesError(500, "The upload's starter could not be read; start the upload again.")
+        }
+    }
+
     static let exposedHeaders = [
         "content-type", "content-length", "content-range", "etag", "x-firebase-storage-version", "x-goog-upload-size-received",
         "x-goog-upload-url", "x-goog-upload-command", "x-gupload-uploadid", "x-goog-upload-header-content-length",

@@ -97,7 +97,7 @@ package struct FirebaseStorageController: Sendable {
             if query["create_token"] != nil || query["delete_token"] != nil {
                 return try await token(bucket, object, query, requester)
             }
-            return try await upload(request, bucket: bucket, name: object, credential: credential, requester)
+            return try await upload(request, bucket: bucket, name: object, requester)
         case .patch:
             guard let object else { throw FilesError(400, "PATCH needs an object: /v0/b/{bucket}/o/{object}.") }
             let patch = try ObjectMetadataPatch(json: try await Self.jsonBody(request))
@@ -135,14 +135,14 @@ package struct FirebaseStorageController: Sendable {
         return min(value, 1000)
     }
 
-    func upload(_ request: Request, bucket: String, name: String, credential: String?, _ requester: FileRequester) async throws -> Response {
+    func upload(_ request: Request, bucket: String, name: String, _ requester: FileRequester) async throws -> Response {
         let command = request.headers[Self.uploadCommand]?.lowercased()
         let uploadProtocol = request.headers[Self.uploadProtocol]?.lowercased()
         if command != nil || uploadProtocol == "resumable" {
             guard command?.contains("start") ?? false else {
                 throw FilesError(400, "A resumable upload starts with 'X-Goog-Upload-Command: start'.")
             }
-            return try await startResumable(request, bucket: bucket, name: name, credential: credential, requester)
+            return try await startResumable(request, bucket: bucket, name: name, requester)
         }
         let contentType = request.headers[.contentType]
         if uploadProtocol == "multipart" || (contentType?.lowercased().hasPrefix("multipart/") ?? false) {
@@ -161,7 +161,7 @@ package struct FirebaseStorageController: Sendable {
         return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
     }
 
-    func startResumable(_ request: Request, bucket: String, name: String, credential: String?, _ requester: FileRequester) async throws
+    func startResumable(_ request: Request, bucket: String, name: String, _ requester: FileRequester) async throws
         -> Response
     {
         var metadata = try await Self.jsonBody(request, allowEmpty: true)
@@ -174,7 +174,8 @@ package struct FirebaseStorageController: Sendable {
         let announced = (request.headers[HTTPField.Name("X-Goog-Upload-Header-Content-Length")!]
             ?? request.headers[HTTPField.Name("X-Goog-Upload-Content-Length")!]).flatMap { Int64($0) }
         let session = try await files.startUpload(
-            bucket: bucket, name: name, metadata: metadata, expectedSize: announced, requester, credential: credential, api: "firebase"
+            bucket: bucket, name: name, metadata: metadata, expectedSize: announced, requester,
+            credential: FilesHTTP.storedStarter(requester.identity), api: "firebase"
         )
         let url = "\(FilesHTTP.origin(request))/v0/b/\(PercentEncoding.component(bucket))/o?name=\(PercentEncoding.component(name))"
             + "&upload_id=\(session.id)&upload_protocol=resumable"
@@ -203,7 +204,7 @@ package struct FirebaseStorageController: Sendable {
             throw FilesError(400, "Unknown X-Goog-Upload-Command '\(command)'.")
         }
         // The rules see who started the upload.
-        let starter = FileRequester(identity: try FilesHTTP.identity(session.credential, authenticator))
+        let starter = FileRequester(identity: try FilesHTTP.starter(session.credential, authenticator))
         let offset = request.headers[Self.uploadOffset].flatMap { Int64($0) }
         let outcome = try await files.appendUpload(
             id, body: commands.contains("upload") ? request.body : RequestBody(buffer: ByteBuffer()), offset: offset,

@@ -78,7 +78,8 @@ public struct UploadSession: Sendable, Equatable, Codable {
     public var name: String
     /// The metadata sent when the upload started (a JSON object, as text), applied at finalize.
     public var metadataJSON: String
-    /// The `Authorization` credential of the start request: the rules see it at finalize.
+    /// Who started the upload (`FilesHTTP.storedStarter`; before 2026-11-29 the start's raw
+    /// credential): the rules see it at each chunk and at finalize.
     public var credential: String?
     /// Bytes received and durable.
     public var received: Int64

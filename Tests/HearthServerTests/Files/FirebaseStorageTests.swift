@@ -141,7 +141,8 @@ import Testing
     }
 
     @Test func resumableUploadResumesAtTheReportedOffset() async throws {
-        try await FilesTestServer(emulator: true).run { files async throws in
+        let server = FilesTestServer(emulator: true)
+        try await server.run { files async throws in
             let data = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             let start = try await files.send(
                 .post, "/v0/b/\(FilesTestServer.bucket)/o?name=big%2Fblob.bin", body: Array(#"{"name":"big/blob.bin","contentType":"application/x-test"}"#.utf8),
@@ -161,6 +162,14 @@ import Testing
             }
             let first = try await chunk(0..<262_144, command: "upload", offset: 0)
             #expect(first.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "active")
+            // The upload keeps who started it, not the credential: the admin secret is nowhere on disk.
+            let stored = try FileManager.default.contentsOfDirectory(at: server.directory, includingPropertiesForKeys: nil)
+                .filter { $0.lastPathComponent.hasPrefix("files.sqlite") }
+            #expect(!stored.isEmpty)
+            for file in stored {
+                let bytes = try Data(contentsOf: file)
+                #expect(bytes.range(of: Data(TestServer.secret.utf8)) == nil, "\(file.lastPathComponent) holds the admin secret")
+            }
             // A client that lost the answer asks where to resume.
             let query = try await files.send(.post, path, headers: TestServer.admin.adding([HTTPField.Name("X-Goog-Upload-Command")!: "query"]))
             #expect(query.headers[HTTPField.Name("X-Goog-Upload-Size-Received")!] == "262144")

@@ -239,7 +239,7 @@ package struct CloudStorageController: Sendable {
             try await files.cancelUpload(id)
             return Response(status: HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"))
         }
-        let range = ContentRange(request.headers[.contentRange])
+        let range = try ContentRange(request.headers[.contentRange])
         let session = try await files.uploadSession(id)
         if let generation = session.finalGeneration {
             guard let object = try await files.catalog.object(bucket: session.bucket, name: session.name), object.generation == generation else {
@@ -258,7 +258,7 @@ package struct CloudStorageController: Sendable {
         }
         let outcome = try await files.appendUpload(
             id, body: hasBytes ? request.body : RequestBody(buffer: ByteBuffer()), offset: hasBytes ? offset : nil, finalize: finalize,
-            FileRequester(identity: .admin)
+            finalSize: finalize ? total : nil, FileRequester(identity: .admin)
         )
         if let object = outcome.object { return FilesHTTP.json(ObjectMetadata.cloudStorage(object, base: origin)) }
         var headers: HTTPFields = [:]
@@ -273,7 +273,8 @@ struct ContentRange: Equatable {
     var last: Int64?
     var total: Int64?
 
-    init(_ header: String?) {
+    /// Parses the header; 400 for bounds that are out of order, negative or past what a size can be.
+    init(_ header: String?) throws(FilesError) {
         guard let header, header.lowercased().hasPrefix("bytes ") else { return }
         let spec = header.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)
@@ -284,5 +285,9 @@ struct ContentRange: Equatable {
             first = Int64(bounds[0])
             last = Int64(bounds[1])
         }
+        let invalid = FilesError(400, "Content-Range must be 'bytes first-last/total' with 0 <= first <= last < total.")
+        if let total, total < 0 { throw invalid }
+        if let first, let last, first < 0 || last < first || last == .max { throw invalid }
+        if let last, let total, last >= total { throw invalid }
     }
 }

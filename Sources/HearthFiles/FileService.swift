@@ -511,7 +511,7 @@ package final class FileService: Sendable {
     /// Appends a chunk at `offset` (which must be the bytes received so far) and, when `finalize`,
     /// makes the object. `requester` is who the start request came from.
     func appendUpload<Body: AsyncSequence>(
-        _ id: String, body: Body, offset: Int64?, finalize: Bool, _ requester: FileRequester
+        _ id: String, body: Body, offset: Int64?, finalize: Bool, finalSize: Int64? = nil, _ requester: FileRequester
     ) async throws -> ChunkOutcome where Body.Element == ByteBuffer {
         let claimed = busyUploads.withLock { $0.insert(id).inserted }
         guard claimed else { throw FilesError(409, "Another request is writing to this upload; retry when it is done.") }
@@ -542,7 +542,8 @@ package final class FileService: Sendable {
             try await catalog.saveUpload(session)
             return ChunkOutcome(session: session)
         }
-        if let expected = session.expectedSize, expected != session.received {
+        // The size declared at the start, or by the finalizing chunk (Cloud Storage's `Content-Range`).
+        if let expected = session.expectedSize ?? finalSize, expected != session.received {
             try await catalog.saveUpload(session)
             throw FilesError(400, "The upload announced \(expected) bytes but \(session.received) arrived.")
         }

@@ -93,6 +93,26 @@ import Testing
         }
     }
 
+    /// Bounds past what a size can be are a 400, not a crash; a finalizing chunk shorter than its
+    /// `Content-Range` says is refused and makes no object.
+    @Test func contentRangesThatCannotBeAreRefused() async throws {
+        try await FilesTestServer().run { files async throws in
+            let start = try await files.send(
+                .post, "/upload/storage/v1/b/\(Self.bucket)/o?uploadType=resumable", body: Array(#"{"name":"r/short.bin"}"#.utf8),
+                headers: TestServer.admin.adding([.contentType: "application/json"])
+            )
+            let location = try #require(start.headers[.location])
+            let path = String(location[try #require(location.range(of: "/upload/"))!.lowerBound...])
+            for range in ["bytes 0-9223372036854775807/1", "bytes 5-2/10", "bytes -1-3/10", "bytes 0-10/10", "bytes 0-3/-1"] {
+                let reply = try await files.send(.put, path, body: Array(repeating: 1, count: 4), headers: TestServer.admin.adding([.contentRange: range]))
+                #expect(reply.status == .badRequest, "\(range): \(reply.status)")
+            }
+            let short = try await files.send(.put, path, body: Array(repeating: 7, count: 50), headers: TestServer.admin.adding([.contentRange: "bytes 0-99/100"]))
+            #expect(short.status == .badRequest, "\(short.body)")
+            #expect(try await files.send(.get, "/storage/v1/b/\(Self.bucket)/o/r%2Fshort.bin", headers: TestServer.admin).status == .notFound)
+        }
+    }
+
     @Test func theAdminAPINeedsTheAdminSecretOutsideEmulatorMode() async throws {
         try await FilesTestServer().run { files async throws in
             let anonymous = try await files.send(.get, "/storage/v1/b/\(Self.bucket)/o", headers: [:])

@@ -283,16 +283,34 @@ package final class FileService: Sendable {
     }
 
     /// Stores `body` as `bucket/name` with `patch` applied to fresh metadata, if the rules allow.
+    ///
+    /// With the body's `declaredSize` (its `Content-Length`), a client the rules refuse is refused
+    /// before any of it is stored, and the body cannot grow past what the rules saw.
     func upload<Body: AsyncSequence>(
-        bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?, body: Body, _ requester: FileRequester,
-        firebaseTokens: Bool
+        bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?, body: Body, declaredSize: Int64? = nil,
+        _ requester: FileRequester, firebaseTokens: Bool
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         try Self.checkName(name)
         try await requireBucket(bucket)
+        var limit = configuration.maximumUploadBytes
+        if let declaredSize, !requester.identity.isAdmin {
+            let now = Int64(clock.wallMilliseconds)
+            var declared = StoredObject(
+                bucket: bucket, name: name, blob: "", size: declaredSize, contentType: contentType, md5Hash: "", crc32c: 0, generation: 0, time: now
+            )
+            patch.forRequester(requester).apply(to: &declared)
+            if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+            let existing = try await catalog.object(bucket: bucket, name: name)
+            try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: declared)
+            limit = min(limit ?? .max, declaredSize)
+        }
         let written: BlobStore.Written
         do {
-            written = try await blobs.write(body, limit: configuration.maximumUploadBytes)
+            written = try await blobs.write(body, limit: limit)
         } catch BlobStore.Failure.tooLarge {
+            if let declaredSize, limit == declaredSize, declaredSize < configuration.maximumUploadBytes ?? .max {
+                throw FilesError(400, "The body is longer than its Content-Length (\(declaredSize) bytes).")
+            }
             throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
         }
         return try await commit(written, bucket: bucket, name: name, patch: patch, contentType: contentType, requester, firebaseTokens: firebaseTokens)
@@ -370,6 +388,11 @@ package final class FileService: Sendable {
         try await requireBucket(bucket)
         let patch = try ObjectMetadataPatch(json: metadata)
         if let expectedSize, expectedSize < 0 { throw FilesError(400, "The declared upload size must not be negative.") }
+        // The rules' `request.resource.size` is the declared size, and the upload cannot grow past it:
+        // without one, the rules would see 0 and the bytes would have no bound (the SDKs declare it).
+        if expectedSize == nil, !requester.identity.isAdmin {
+            throw FilesError(400, "A resumable upload declares its size: send X-Goog-Upload-Header-Content-Length.")
+        }
         if let limit = configuration.maximumUploadBytes, let expectedSize, expectedSize > limit {
             throw FilesError(413, "The object is larger than this server accepts (\(limit) bytes).")
         }

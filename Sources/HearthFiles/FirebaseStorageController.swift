@@ -155,8 +155,8 @@ package struct FirebaseStorageController: Sendable {
             return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
         }
         let stored = try await files.upload(
-            bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: contentType, body: request.body, requester,
-            firebaseTokens: true
+            bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: contentType, body: request.body,
+            declaredSize: request.headers[.contentLength].flatMap { Int64($0) }, requester, firebaseTokens: true
         )
         return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
     }

@@ -186,6 +186,10 @@ import Testing
                 #expect(reply.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
                 #expect(path == nil)
             }
+            // Without a declared size the rules would see 0 and the bytes would have no bound.
+            let (undeclared, none) = try await Self.start(files, "users/ada/a.png", size: nil, headers: ada)
+            #expect(undeclared.status == .badRequest, "\(undeclared.body)")
+            #expect(none == nil)
             let (allowed, path) = try await Self.start(files, "users/ada/a.png", size: 100, headers: ada)
             #expect(allowed.status == .ok, "\(allowed.body)")
             #expect(path != nil)

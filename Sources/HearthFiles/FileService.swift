@@ -761,13 +761,15 @@ package final class FileService: Sendable {
                     listing.nextPageToken = Self.encodePageToken(after ?? "")
                     break scan
                 }
-                let rest = object.name.dropFirst(prefix.count)
-                if let delimiter, let range = rest.range(of: delimiter) {
-                    let folder = prefix + rest[..<range.upperBound]
+                // On the UTF-8 bytes, as the catalog orders names: counted in characters, a combining mark
+                // right after the prefix joined it, and the folder found was not one.
+                let rest = object.name.utf8.dropFirst(prefix.utf8.count)
+                if let delimiter, let end = Self.endOfFirst(delimiter, in: rest) {
+                    let folder = prefix + String(Substring(rest[..<end]))
                     listing.prefixes.append(folder)
                     count += 1
-                    // Skip the folder's contents: all of it sorts before folder + U+10FFFF.
-                    after = folder + "\u{10FFFF}"
+                    // Skip the folder's contents: all of it sorts before this.
+                    after = folder + ObjectNames.pastEveryName
                     exhausted = false
                     continue scan
                 }
@@ -777,6 +779,19 @@ package final class FileService: Sendable {
             }
         }
         return listing
+    }
+
+    /// The end of the first `delimiter` in `bytes`, if there is one.
+    static func endOfFirst(_ delimiter: String, in bytes: Substring.UTF8View) -> Substring.UTF8View.Index? {
+        let pattern = Array(delimiter.utf8)
+        guard let first = pattern.first else { return nil }
+        var index = bytes.startIndex
+        while let found = bytes[index...].firstIndex(of: first) {
+            let end = bytes.index(found, offsetBy: pattern.count, limitedBy: bytes.endIndex)
+            if let end, bytes[found..<end].elementsEqual(pattern) { return end }
+            index = bytes.index(after: found)
+        }
+        return nil
     }
 
     /// Page tokens are opaque to clients: base64 of the last name listed.

@@ -169,10 +169,9 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     }
 
     public func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject] {
-        // The range [prefix, prefix + U+10FFFF) lets SQLite walk just the prefix's part of the index; the
-        // substr test keeps the answer exact for the (absurd) names with U+10FFFF right after the prefix.
+        // The range [prefix, prefix + past every name) lets SQLite walk just the prefix's part of the index.
         let lower = max(prefix, after ?? "")
-        let upper = prefix + "\u{10FFFF}"
+        let upper = prefix + ObjectNames.pastEveryName
         return try await read { db in
             try String.fetchAll(
                 db,

@@ -11,6 +11,16 @@
 /// let catalog: any ObjectCatalog = try SQLiteObjectCatalog(directory: dataDirectory)
 /// let replaced = try await catalog.put(object)   // the previous version, whose blob can go
 /// ```
+/// Object names (Cloud Storage's: 1 to 1024 bytes of UTF-8) and bounds in their byte order.
+public enum ObjectNames {
+    public static let maximumBytes = 1024
+
+    /// Sorts after every name of at most ``maximumBytes`` that starts with whatever it is appended
+    /// to: U+10FFFF is the greatest UTF-8 sequence (F4 8F BF BF), and this is longer than any name.
+    /// (One U+10FFFF was not enough: a name may go on after it.)
+    public static let pastEveryName = String(repeating: "\u{10FFFF}", count: maximumBytes / 4 + 1)
+}
+
 public protocol ObjectCatalog: Sendable {
     func object(bucket: String, name: String) async throws -> StoredObject?
     /// Stores `object`, replacing any object of the same bucket and name; returns the replaced one.

@@ -307,6 +307,42 @@ import Testing
         }
     }
 
+    /// Names the byte order and the folder skip must get right: U+10FFFF right after a folder (or as a
+    /// name's first character), and a combining mark right after the prefix. Each listing ends, with
+    /// each folder once.
+    @Test func listingsOfUnusualNamesEndAndFoldEachFolderOnce() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            for name in ["p/a/\u{10FFFF}b", "p/a/c", "p/b.txt", "q/\u{301}x/y", "q/z", "\u{10FFFF}top"] {
+                #expect(try await files.upload(name, [1]).status == .ok)
+            }
+            let base = "/v0/b/\(FilesTestServer.bucket)/o"
+            func listing(_ prefix: String) async throws -> (prefixes: [String], items: [String]) {
+                var prefixes: [String] = [], items: [String] = []
+                var token: String?
+                var pages = 0
+                repeat {
+                    let page = try await files.send(.get, "\(base)?prefix=\(PercentEncoding.component(prefix))&delimiter=%2F&maxResults=1"
+                        + (token.map { "&pageToken=\(PercentEncoding.component($0))" } ?? ""))
+                    prefixes += page.json?["prefixes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                    items += page.json?["items"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+                    token = page.json?["nextPageToken"]?.stringValue
+                    pages += 1
+                } while token != nil && pages < 20
+                #expect(pages < 20, "the listing of \(prefix) did not end")
+                return (prefixes, items)
+            }
+            let p = try await listing("p/")
+            #expect(p.prefixes == ["p/a/"])
+            #expect(p.items == ["p/b.txt"])
+            let q = try await listing("q/")
+            #expect(q.prefixes == ["q/\u{301}x/"])
+            #expect(q.items == ["q/z"])
+            let root = try await listing("")
+            #expect(root.prefixes == ["p/", "q/"])
+            #expect(root.items == ["\u{10FFFF}top"])
+        }
+    }
+
     @Test func downloadTokensAreAdminManaged() async throws {
         try await FilesTestServer().run { files async throws in
             let uploaded = try await files.upload("t.txt", [1])

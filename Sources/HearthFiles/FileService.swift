@@ -362,12 +362,26 @@ package final class FileService: Sendable {
             try Self.checkCustomMetadata(object.metadata)
             if object.contentType == nil { object.contentType = "application/octet-stream" }
             if firebaseTokens, object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
-            if !requester.identity.isAdmin {
+            let replaced: StoredObject?
+            if requester.identity.isAdmin {
+                replaced = try await catalog.put(object)
+            } else {
                 // The rules need what is there now (create or update, and `resource`); the admin does not.
-                let existing = try await catalog.object(bucket: bucket, name: name)
-                try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object)
+                // Stored only while that is still what is there: two creates racing must not both pass a
+                // create-only rule. Decided again on what replaced it, a few times.
+                var attempt = 0
+                while true {
+                    let existing = try await catalog.object(bucket: bucket, name: name)
+                    try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object)
+                    do {
+                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0)
+                        break
+                    } catch is ObjectChanged {
+                        attempt += 1
+                        if attempt == 5 { throw FilesError(409, "The object changed while this upload was stored; try again.") }
+                    }
+                }
             }
-            let replaced = try await catalog.put(object)
             if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }
             return object
         } catch {
@@ -647,18 +661,33 @@ package final class FileService: Sendable {
             throw FilesError.notFound
         }
         let patch = patch.forRequester(requester)
-        var proposed = existing
-        patch.apply(to: &proposed)
-        try authorize(.update, bucket: bucket, name: name, requester, resource: existing, requestResource: proposed)
-        try Self.checkCustomMetadata(proposed.metadata)
-        let now = Int64(clock.wallMilliseconds)
-        let updated = try await catalog.update(bucket: bucket, name: name) { object in
-            patch.apply(to: &object)
-            object.metageneration += 1
-            object.updated = now
+        var decidedOn = existing
+        var attempt = 0
+        while true {
+            var proposed = decidedOn
+            patch.apply(to: &proposed)
+            try authorize(.update, bucket: bucket, name: name, requester, resource: decidedOn, requestResource: proposed)
+            try Self.checkCustomMetadata(proposed.metadata)
+            let now = Int64(clock.wallMilliseconds)
+            let (generation, metageneration) = (decidedOn.generation, decidedOn.metageneration)
+            do {
+                // Applied only to the version the rules decided on: else decided again on the new one.
+                let updated = try await catalog.update(bucket: bucket, name: name) { object in
+                    guard object.generation == generation, object.metageneration == metageneration else { throw ObjectChanged() }
+                    patch.apply(to: &object)
+                    object.metageneration += 1
+                    object.updated = now
+                }
+                guard let updated else { throw FilesError.notFound }
+                return updated
+            } catch is ObjectChanged {
+                attempt += 1
+                guard attempt < 5, let current = try await catalog.object(bucket: bucket, name: name) else {
+                    throw attempt < 5 ? FilesError.notFound : FilesError(409, "The object changed while its metadata was updated; try again.")
+                }
+                decidedOn = current
+            }
         }
-        guard let updated else { throw FilesError.notFound }
-        return updated
     }
 
     func delete(bucket: String, name: String, _ requester: FileRequester) async throws {

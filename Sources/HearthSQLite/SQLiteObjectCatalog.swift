@@ -23,7 +23,14 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     /// Transactions that changed objects so far, numbered in commit order (see ``writeInOrder(_:)``).
     private let commits = Atomic<UInt64>(0)
     /// Puts waiting for the next group commit, and whether a commit is running.
-    private let waitingPuts = Mutex<(puts: [(text: String, object: StoredObject, done: CheckedContinuation<StoredObject?, any Error>)], committing: Bool)>(([], false))
+    private let waitingPuts = Mutex<(puts: [WaitingPut], committing: Bool)>(([], false))
+
+    private struct WaitingPut {
+        var text: String
+        var object: StoredObject
+        var ifGeneration: Int64?
+        var done: CheckedContinuation<StoredObject?, any Error>
+    }
 
     /// Opens (creating when needed) `files.sqlite` in `directory`. Open it only while holding the data
     /// directory (`SQLiteStorage` takes the lock).
@@ -72,11 +79,11 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
     /// Puts are group-committed: uploads finishing together share one transaction and one fsync
     /// (measured: with 16 concurrent 64 KiB uploads, commits were the serial part). Each caller still
     /// returns only once its row is durable.
-    public func put(_ object: StoredObject) async throws -> StoredObject? {
+    public func put(_ object: StoredObject, ifGeneration: Int64?) async throws -> StoredObject? {
         let text = try Self.encode(object)
         return try await withCheckedThrowingContinuation { done in
             let lead = waitingPuts.withLock { state -> Bool in
-                state.puts.append((text, object, done))
+                state.puts.append(WaitingPut(text: text, object: object, ifGeneration: ifGeneration, done: done))
                 if state.committing { return false }
                 state.committing = true
                 return true
@@ -94,23 +101,31 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
                 return batch
             }
             if batch.isEmpty { return }
-            let rows = batch.map { (text: $0.text, bucket: $0.object.bucket, name: $0.object.name, blob: $0.object.blob) }
+            let rows = batch.map {
+                (text: $0.text, bucket: $0.object.bucket, name: $0.object.name, blob: $0.object.blob, ifGeneration: $0.ifGeneration)
+            }
             let keys = rows.map { ObjectRecordCache.Key(bucket: $0.bucket, name: $0.name) }
             do {
-                let (replaced, commit) = try await writeInOrder { db in
-                    try rows.map { row -> StoredObject? in
+                // Per row: the replaced object, or nil for a condition that failed (nothing written).
+                let (outcomes, commit) = try await writeInOrder { db in
+                    try rows.map { row -> Result<StoredObject?, ObjectChanged> in
                         let old = try String.fetchOne(
                             db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [row.bucket, row.name]
                         ).map(Self.decode)
+                        if let expected = row.ifGeneration, (old?.generation ?? 0) != expected { return .failure(ObjectChanged()) }
                         try db.execute(
                             sql: "INSERT OR REPLACE INTO objects (bucket, name, blob, record) VALUES (?, ?, ?, ?)",
                             arguments: [row.bucket, row.name, row.blob, row.text]
                         )
-                        return old
+                        return .success(old)
                     }
                 }
-                cache.committed(zip(keys, batch).map { (key: $0, object: $1.object) }, commit: commit)
-                for (waiting, old) in zip(batch, replaced) { waiting.done.resume(returning: old) }
+                let written = zip(zip(keys, batch), outcomes).compactMap { pair, outcome -> (key: ObjectRecordCache.Key, object: StoredObject?)? in
+                    if case .success = outcome { return (key: pair.0, object: pair.1.object) }
+                    return nil
+                }
+                cache.committed(written, commit: commit)
+                for (waiting, outcome) in zip(batch, outcomes) { waiting.done.resume(with: outcome.mapError { $0 as any Error }) }
             } catch {
                 cache.changed(keys)
                 for waiting in batch { waiting.done.resume(throwing: error) }

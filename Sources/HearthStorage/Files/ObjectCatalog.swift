@@ -21,10 +21,17 @@ public enum ObjectNames {
     public static let pastEveryName = String(repeating: "\u{10FFFF}", count: maximumBytes / 4 + 1)
 }
 
+/// A conditional change found another version of the object than the one it was decided on.
+public struct ObjectChanged: Error, Equatable {
+    public init() {}
+}
+
 public protocol ObjectCatalog: Sendable {
     func object(bucket: String, name: String) async throws -> StoredObject?
     /// Stores `object`, replacing any object of the same bucket and name; returns the replaced one.
-    func put(_ object: StoredObject) async throws -> StoredObject?
+    /// With `ifGeneration`, only while the object there has that generation (0: while there is none);
+    /// else nothing changes and it throws ``ObjectChanged``.
+    func put(_ object: StoredObject, ifGeneration: Int64?) async throws -> StoredObject?
     /// Changes an object in one transaction; nil when there is none. `change` may throw to abandon.
     func update(bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void) async throws
         -> StoredObject?
@@ -57,4 +64,11 @@ public protocol ObjectCatalog: Sendable {
 public enum ObjectCatalogError: Error, Sendable, Equatable {
     case bucketNotEmpty
     case unavailable(String)
+}
+
+extension ObjectCatalog {
+    /// Stores `object` whatever is there; returns the replaced one.
+    public func put(_ object: StoredObject) async throws -> StoredObject? {
+        try await put(object, ifGeneration: nil)
+    }
 }

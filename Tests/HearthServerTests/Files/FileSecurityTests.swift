@@ -102,6 +102,34 @@ import Testing
         }
     }
 
+    /// Uploads racing to create one object under a create-only rule: one creates it, the others are
+    /// refused as the updates they became (before, each passed the check on the empty slot).
+    @Test func racingCreatesUnderACreateOnlyRuleCreateOnce() async throws {
+        let rules = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /once/{file} {
+                  allow read;
+                  allow create: if request.auth != null;
+                }
+              }
+            }
+            """
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(rules.utf8)).status == .ok)
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<16 {
+                    let user = try files.user("u\(index)")
+                    group.addTask { try await files.upload("once/slot", Array("by u\(index)".utf8), contentType: "text/plain", headers: user).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .ok }.count == 1, "\(statuses)")
+            #expect(statuses.filter { $0 == .forbidden }.count == 15, "\(statuses)")
+        }
+    }
+
     @Test func activeTypesAreAttachmentsWhateverTheStoredDispositionSaysAndOthersKeepIt() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             let cases: [(name: String, type: String, disposition: String?, expected: String)] = [

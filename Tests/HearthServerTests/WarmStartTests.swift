@@ -71,6 +71,25 @@ import Testing
         }
     }
 
+    /// Runs `test` against a live server (emulator mode) whose database `default` was seeded by an earlier
+    /// run and stays loading its tree until the test opens `storage.gate`.
+    func withLoadingDatabase(
+        _ test: @escaping @Sendable (TestServer, GatedStorage, Int, DatabaseInstance) async throws -> Void
+    ) async throws {
+        let directory = try await seededDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = GatedStorage(try SQLiteStorage(directory: directory))
+        let server = TestServer(emulator: true) {
+            $0.warmStartBytes = 0
+            $0.memoryLimit = nil
+        }
+        try await server.runLive(storage: storage) { _, port, registry in
+            let database = try await registry.database("default")
+            #expect(!database.isWarm)
+            try await test(server, storage, port, database)
+        }
+    }
+
     /// 1,500 users (3,000 rows: more than the reader reads whole) written to a data directory, as a previous run of the server left them.
     func seededDirectory() async throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-warm-\(UUID().uuidString)")
@@ -130,16 +149,7 @@ import Testing
     /// A listen waits for the loaded tree; if its connection closes meanwhile, it is not registered when
     /// the load ends (the close had nothing to remove then, so the hub would keep the dead session).
     @Test func aListenWhoseConnectionClosedWhileTheTreeLoadedIsNotKept() async throws {
-        let directory = try await seededDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let storage = GatedStorage(try SQLiteStorage(directory: directory))
-        let server = TestServer(emulator: true) {
-            $0.warmStartBytes = 0
-            $0.memoryLimit = nil
-        }
-        try await server.runLive(storage: storage) { _, port, registry in
-            let database = try await registry.database("default")
-            #expect(!database.isWarm)
+        try await withLoadingDatabase { server, storage, port, database in
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=default")
             _ = try await connection.nextMessage()
             try await connection.send(RealtimeConnectionTests.request(1, "q", #"{"p":"/users","h":""}"#))
@@ -159,16 +169,7 @@ import Testing
     /// about ``RealtimeSession/inboundRequestLimit`` requests are queued or in flight (one read's worth
     /// more at most), and reads again as they are answered; every write is acknowledged, in order.
     @Test func aConnectionIsNotReadWhileItsRequestsPileUp() async throws {
-        let directory = try await seededDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let storage = GatedStorage(try SQLiteStorage(directory: directory))
-        let server = TestServer(emulator: true) {
-            $0.warmStartBytes = 0
-            $0.memoryLimit = nil
-        }
-        try await server.runLive(storage: storage) { _, port, registry in
-            let database = try await registry.database("default")
-            #expect(!database.isWarm)
+        try await withLoadingDatabase { server, storage, port, database in
             let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=default")
             _ = try await connection.nextMessage()
             let sessions = try server.realtime.sessions
@@ -218,15 +219,7 @@ import Testing
     /// The same over long polling, which cannot stop reading a socket: a poll bringing more requests
     /// waits (holding its client back) while the session is paused, and goes on once it has room.
     @Test func aLongPollWaitsWhileItsRequestsPileUp() async throws {
-        let directory = try await seededDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let storage = GatedStorage(try SQLiteStorage(directory: directory))
-        let server = TestServer(emulator: true) {
-            $0.warmStartBytes = 0
-            $0.memoryLimit = nil
-        }
-        try await server.runLive(storage: storage) { _, port, registry in
-            let database = try await registry.database("default")
+        try await withLoadingDatabase { server, storage, port, database in
             var (poller, _) = try await LongPollTests.Poller.start(port: port, namespace: "default")
             let session = try #require(try server.realtime.sessions.session(poller.id))
             // 230 polls of 20 writes each, sent one after another without waiting for their answers (a

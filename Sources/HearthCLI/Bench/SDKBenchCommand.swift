@@ -140,17 +140,7 @@ struct SDKBenchCommand: AsyncParsableCommand {
     /// writing client and the server alone (issue 30's "streamed writes/s from one SDK client").
     private func streamedWrites(root: String) async throws {
         let writer = try client()
-        _ = try await writer.reference(withPath: "\(root)-writer-ready").setValue(true)
-        let keys = (0..<writes).map { String(format: "w%07d", $0) }
-        let started = ContinuousClock.now
-        let (acknowledged, failures) = issueWrites(keys, to: writer.reference(withPath: root))
-        let issued = ContinuousClock.now
-        try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
-        let allAcknowledged = ContinuousClock.now
-        let failed = failures.seen
-        if failed > 0 { throw CLIError("\(failed) of the \(writes) streamed writes failed") }
-        report("\(writes) streamed writes from one SDK client, no listener, all acknowledged (first setValue to last ack)", events: writes, allAcknowledged - started, unit: "writes")
-        report("  of which issuing the setValue calls", events: writes, issued - started, unit: "writes")
+        _ = try await streamWrites(from: writer, to: root, what: "no listener, ")
         writer.goOffline()
     }
 
@@ -164,6 +154,22 @@ struct SDKBenchCommand: AsyncParsableCommand {
         let counter = EventCounter(target: writes)
         reader.reference(withPath: root).observe(.childAdded) { _ in counter.count() }
         try await waitForListen(reader, root)
+        let (started, _) = try await streamWrites(from: writer, to: root, what: "")
+        try await counter.done(within: .seconds(300), what: "\(writes) child_added events")
+        let allEvents = ContinuousClock.now
+        report("\(writes) single writes from another client, child_added through observe: end to end into one client", events: writes, allEvents - started)
+        if let span = counter.deliverySpan {
+            report("  of which delivery at the client (first event to last)", events: writes - 1, span)
+        }
+        reader.goOffline()
+        writer.goOffline()
+    }
+
+    /// Streams ``writes`` single `setValue`s from `writer` under `root` and waits for every
+    /// acknowledgement; reports the rates. Returns when the first was issued and the last acknowledged.
+    private func streamWrites(from writer: Database, to root: String, what: String) async throws
+        -> (started: ContinuousClock.Instant, acknowledged: ContinuousClock.Instant)
+    {
         _ = try await writer.reference(withPath: "\(root)-writer-ready").setValue(true)
         let keys = (0..<writes).map { String(format: "w%07d", $0) }
         let started = ContinuousClock.now
@@ -171,18 +177,11 @@ struct SDKBenchCommand: AsyncParsableCommand {
         let issued = ContinuousClock.now
         try await acknowledged.done(within: .seconds(300), what: "\(writes) writes acknowledged")
         let allAcknowledged = ContinuousClock.now
-        try await counter.done(within: .seconds(300), what: "\(writes) child_added events")
-        let allEvents = ContinuousClock.now
         let failed = failures.seen
         if failed > 0 { throw CLIError("\(failed) of the \(writes) streamed writes failed") }
-        report("\(writes) streamed writes from one SDK client, all acknowledged (first setValue to last ack)", events: writes, allAcknowledged - started, unit: "writes")
+        report("\(writes) streamed writes from one SDK client, \(what)all acknowledged (first setValue to last ack)", events: writes, allAcknowledged - started, unit: "writes")
         report("  of which issuing the setValue calls", events: writes, issued - started, unit: "writes")
-        report("\(writes) single writes from another client, child_added through observe: end to end into one client", events: writes, allEvents - started)
-        if let span = counter.deliverySpan {
-            report("  of which delivery at the client (first event to last)", events: writes - 1, span)
-        }
-        reader.goOffline()
-        writer.goOffline()
+        return (started, allAcknowledged)
     }
 
     /// Sets each of `keys` under `list` to its index, without waiting: the counters count the

@@ -692,10 +692,23 @@ package final class FileService: Sendable {
 
     func delete(bucket: String, name: String, _ requester: FileRequester) async throws {
         try await requireBucket(bucket)
-        let existing = try await catalog.object(bucket: bucket, name: name)
-        try authorize(.delete, bucket: bucket, name: name, requester, resource: existing)
-        guard let removed = try await catalog.remove(bucket: bucket, name: name) else { throw FilesError.notFound }
-        await blobs.remove(removed.blob)
+        // Removed only while the object is the version the rules decided on: else decided again on the
+        // one that replaced it.
+        for _ in 0..<5 {
+            let existing = try await catalog.object(bucket: bucket, name: name)
+            try authorize(.delete, bucket: bucket, name: name, requester, resource: existing)
+            guard let existing else { throw FilesError.notFound }
+            do {
+                guard let removed = try await catalog.remove(bucket: bucket, name: name, ifGeneration: existing.generation) else {
+                    throw FilesError.notFound
+                }
+                await blobs.remove(removed.blob)
+                return
+            } catch is ObjectChanged {
+                continue
+            }
+        }
+        throw FilesError(409, "The object changed while it was deleted; try again.")
     }
 
     /// Copies an object (admin: the Cloud Storage API's `copyTo`/`rewriteTo`), optionally changing metadata.

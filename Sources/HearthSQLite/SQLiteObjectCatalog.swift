@@ -165,13 +165,14 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
         }
     }
 
-    public func remove(bucket: String, name: String) async throws -> StoredObject? {
+    public func remove(bucket: String, name: String, ifGeneration: Int64?) async throws -> StoredObject? {
         let key = ObjectRecordCache.Key(bucket: bucket, name: name)
         do {
             let (removed, commit) = try await writeInOrder { db in
                 let old = try String.fetchOne(
                     db, sql: "SELECT record FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]
                 ).map(Self.decode)
+                if let ifGeneration, (old?.generation ?? 0) != ifGeneration { throw ObjectChanged() }
                 try db.execute(sql: "DELETE FROM objects WHERE bucket = ? AND name = ?", arguments: [bucket, name])
                 return old
             }

@@ -35,6 +35,37 @@ import Testing
         }
     }
 
+    /// Conditional puts and removes change nothing unless the object there has the expected generation
+    /// (0: none); the reads that follow see what is there, not what was refused.
+    @Test func conditionalChangesApplyOnlyToTheExpectedVersion() async throws {
+        try await Self.withCatalog { catalog in
+            /// Whether `change` was refused as made on another version.
+            func refused(_ change: () async throws -> StoredObject?) async throws -> Bool {
+                do {
+                    _ = try await change()
+                    return false
+                } catch is ObjectChanged {
+                    return true
+                }
+            }
+            let first = try await catalog.put(Self.object("c.png", generation: 5), ifGeneration: 0)
+            #expect(first == nil)
+            #expect(try await refused { try await catalog.put(Self.object("c.png", generation: 6), ifGeneration: 0) })
+            #expect(try await refused { try await catalog.put(Self.object("c.png", generation: 6), ifGeneration: 4) })
+            let kept = try await catalog.object(bucket: "b", name: "c.png")
+            #expect(kept?.generation == 5)
+            let replaced = try await catalog.put(Self.object("c.png", generation: 6), ifGeneration: 5)
+            #expect(replaced?.generation == 5)
+            #expect(try await refused { try await catalog.remove(bucket: "b", name: "c.png", ifGeneration: 5) })
+            let current = try await catalog.object(bucket: "b", name: "c.png")
+            #expect(current?.generation == 6)
+            let removed = try await catalog.remove(bucket: "b", name: "c.png", ifGeneration: 6)
+            #expect(removed?.generation == 6)
+            let gone = try await catalog.object(bucket: "b", name: "c.png")
+            #expect(gone == nil)
+        }
+    }
+
     @Test func manyReadersAndAWriterNeverEndOnAStaleRow() async throws {
         try await Self.withCatalog { catalog in
             _ = try await catalog.put(Self.object("race.png", generation: 0))

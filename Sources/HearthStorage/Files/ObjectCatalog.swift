@@ -35,8 +35,9 @@ public protocol ObjectCatalog: Sendable {
     /// Changes an object in one transaction; nil when there is none. `change` may throw to abandon.
     func update(bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void) async throws
         -> StoredObject?
-    /// Deletes an object; returns it, or nil when there was none.
-    func remove(bucket: String, name: String) async throws -> StoredObject?
+    /// Deletes an object; returns it, or nil when there was none. With `ifGeneration`, only while the
+    /// object there has that generation; else nothing changes and it throws ``ObjectChanged``.
+    func remove(bucket: String, name: String, ifGeneration: Int64?) async throws -> StoredObject?
     /// Up to `limit` objects of `bucket` whose names start with `prefix` and sort after `after`, by name
     /// (byte order).
     func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject]
@@ -67,6 +68,11 @@ public enum ObjectCatalogError: Error, Sendable, Equatable {
 }
 
 extension ObjectCatalog {
+    /// Deletes whatever object is there; returns it, or nil when there was none.
+    public func remove(bucket: String, name: String) async throws -> StoredObject? {
+        try await remove(bucket: bucket, name: name, ifGeneration: nil)
+    }
+
     /// Stores `object` whatever is there; returns the replaced one.
     public func put(_ object: StoredObject) async throws -> StoredObject? {
         try await put(object, ifGeneration: nil)

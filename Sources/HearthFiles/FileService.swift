@@ -318,14 +318,44 @@ package final class FileService: Sendable {
 
     /// Stores a multipart upload: the data part streams to disk, then the metadata part (which precedes
     /// it on the wire) decides the name when `name` is nil, and the metadata.
+    ///
+    /// A client the rules refuse whatever the data's size (up to the body's `declaredBodySize`, its
+    /// `Content-Length`) is refused as soon as the metadata part has arrived, before the data is stored;
+    /// the rules decide again on the stored object.
     func uploadMultipart<Body: AsyncSequence & Sendable>(
-        _ upload: MultipartUpload<Body>, bucket: String, name: String?, _ requester: FileRequester, firebaseTokens: Bool
+        _ upload: MultipartUpload<Body>, bucket: String, name: String?, declaredBodySize: Int64? = nil, _ requester: FileRequester,
+        firebaseTokens: Bool
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         if let name { try Self.checkName(name) }
         try await requireBucket(bucket)
         let written: BlobStore.Written
+        let data = upload.data { [self] in
+            guard !requester.identity.isAdmin else { return }
+            let (json, partType) = try upload.metadataBeforeData()
+            let patch = try ObjectMetadataPatch(json: json).forRequester(requester)
+            guard let objectName = name ?? patch.name else { return }  // refused with its 400 once read
+            try Self.checkName(objectName)
+            let existing = try await catalog.object(bucket: bucket, name: objectName)
+            // The data's size is not known yet: refused only if refused both empty and as large as the body.
+            var refusal: (any Error)?
+            for size in [0, declaredBodySize ?? 0] {
+                var declared = StoredObject(
+                    bucket: bucket, name: objectName, blob: "", size: size, contentType: partType, md5Hash: "", crc32c: 0, generation: 0,
+                    time: Int64(clock.wallMilliseconds)
+                )
+                patch.apply(to: &declared)
+                if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+                do {
+                    try authorize(existing == nil ? .create : .update, bucket: bucket, name: objectName, requester, resource: existing, requestResource: declared)
+                    return
+                } catch {
+                    refusal = error
+                }
+            }
+            if let refusal { throw refusal }
+        }
         do {
-            written = try await blobs.write(upload.data, limit: configuration.maximumUploadBytes)
+            written = try await blobs.write(data, limit: configuration.maximumUploadBytes)
         } catch BlobStore.Failure.tooLarge {
             throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
         }

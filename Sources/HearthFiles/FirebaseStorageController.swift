@@ -151,7 +151,10 @@ package struct FirebaseStorageController: Sendable {
             }
             let multipart = MultipartUpload(body: request.body, boundary: boundary)
             // The metadata part precedes the data, so it is known by the time the upload commits.
-            let stored = try await files.uploadMultipart(multipart, bucket: bucket, name: name, requester, firebaseTokens: true)
+            let stored = try await files.uploadMultipart(
+                multipart, bucket: bucket, name: name, declaredBodySize: request.headers[.contentLength].flatMap { Int64($0) }, requester,
+                firebaseTokens: true
+            )
             return FilesHTTP.json(ObjectMetadata.firebase(stored, tokens: files.mayRead(stored, requester)))
         }
         let stored = try await files.upload(

@@ -57,6 +57,35 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
         return nil
     }
 
+    /// The second part's bytes, after `check` ran (once, before the first of them is handed on: the
+    /// metadata part is complete by then).
+    func data(_ check: @escaping @Sendable () async throws -> Void) -> CheckedData {
+        CheckedData(data: data, check: check)
+    }
+
+    struct CheckedData: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let data: DataPart
+        let check: @Sendable () async throws -> Void
+
+        func makeAsyncIterator() -> Iterator { Iterator(base: data.makeAsyncIterator(), check: check) }
+
+        struct Iterator: AsyncIteratorProtocol {
+            var base: DataPart.Iterator
+            let check: @Sendable () async throws -> Void
+            var checked = false
+
+            mutating func next() async throws -> ByteBuffer? {
+                let chunk = try await base.next()
+                if !checked {
+                    checked = true
+                    try await check()
+                }
+                return chunk
+            }
+        }
+    }
+
     /// The second part's bytes.
     var data: DataPart { DataPart(body: body, boundary: boundary, state: state) }
 
@@ -66,6 +95,15 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
         guard parts.count == 2 else {
             throw FilesError(400, "A multipart upload has exactly two parts (metadata, then data); this one has \(parts.count).")
         }
+        return try Self.decode(parts)
+    }
+
+    /// The same once the data part has begun (``data`` handed on its first chunk), before it is read.
+    func metadataBeforeData() throws(FilesError) -> (json: JSONValue, contentType: String?) {
+        try Self.decode(state.parts.withLock { $0 })
+    }
+
+    private static func decode(_ parts: SharedState.Parts) throws(FilesError) -> (json: JSONValue, contentType: String?) {
         let json: JSONValue
         do {
             json = parts.metadata.readableBytes == 0 ? .object([]) : try JSONValue(parsing: parts.metadata.readableBytesView)

@@ -428,4 +428,53 @@ import Testing
         #expect(read <= MultipartUpload<EndlessMetadata>.maximumMetadataBytes + 8192, "read \(read) bytes")
         #expect(upload.state.parts.withLock { $0.metadata.readableBytes } <= MultipartUpload<EndlessMetadata>.maximumMetadataBytes)
     }
+    /// A multipart body: the metadata part naming `x.bin`, then `dataChunks` chunks of 4 KiB of data.
+    struct LongMultipart: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let dataChunks: Int
+        let served: EndlessMetadata.Counter
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var sent = 0
+            let dataChunks: Int
+            let served: EndlessMetadata.Counter
+
+            mutating func next() async throws -> ByteBuffer? {
+                defer { sent += 1 }
+                let chunk: ByteBuffer
+                switch sent {
+                case 0: chunk = ByteBuffer(string: "--B\r\nContent-Type: application/json\r\n\r\n{\"name\":\"x.bin\"}\r\n--B\r\nContent-Type: application/octet-stream\r\n\r\n")
+                case 1...dataChunks: chunk = ByteBuffer(repeating: UInt8(ascii: "a"), count: 4096)
+                case dataChunks + 1: chunk = ByteBuffer(string: "\r\n--B--\r\n")
+                default: return nil
+                }
+                served.bytes.withLock { $0 += chunk.readableBytes }
+                return chunk
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(dataChunks: dataChunks, served: served) }
+    }
+
+    /// A multipart upload the rules refuse whatever its size (here: anyone but the admin, the default
+    /// rules) is refused once its metadata part has arrived, not after its data was stored.
+    @Test func aMultipartUploadTheRulesRefuseIsRefusedBeforeItsDataIsRead() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-multipart-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let service = try await FileService.open(
+            directory: directory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: directory), project: "demo",
+            emulatorMode: false, logger: Logger(label: "test")
+        )
+        let served = EndlessMetadata.Counter()
+        let body = LongMultipart(dataChunks: 2_000, served: served)
+        await #expect(throws: FilesError.self) {
+            _ = try await service.uploadMultipart(
+                MultipartUpload(body: body, boundary: "B"), bucket: "demo.appspot.com", name: nil, declaredBodySize: 8_200_000,
+                FileRequester(identity: .anonymous), firebaseTokens: true
+            )
+        }
+        let read = served.bytes.withLock { $0 }
+        #expect(read < 64 * 1024, "read \(read) bytes of a refused upload")
+    }
 }

@@ -319,9 +319,10 @@ package final class FileService: Sendable {
     /// Stores a multipart upload: the data part streams to disk, then the metadata part (which precedes
     /// it on the wire) decides the name when `name` is nil, and the metadata.
     ///
-    /// A client the rules refuse whatever the data's size (up to the body's `declaredBodySize`, its
-    /// `Content-Length`) is refused as soon as the metadata part has arrived, before the data is stored;
-    /// the rules decide again on the stored object.
+    /// With the body's `declaredBodySize` (its `Content-Length`), a client the rules refuse at both ends
+    /// of what the data's size can be (the body less the bytes before the data and the closing
+    /// delimiter) is refused as soon as the metadata part has arrived, before the data is stored; the
+    /// rules decide again on the stored object.
     func uploadMultipart<Body: AsyncSequence & Sendable>(
         _ upload: MultipartUpload<Body>, bucket: String, name: String?, declaredBodySize: Int64? = nil, _ requester: FileRequester,
         firebaseTokens: Bool
@@ -330,15 +331,22 @@ package final class FileService: Sendable {
         try await requireBucket(bucket)
         let written: BlobStore.Written
         let data = upload.data { [self] in
-            guard !requester.identity.isAdmin else { return }
+            // Without the body's length the data's size cannot be bounded: the check after it is stored decides.
+            guard !requester.identity.isAdmin, let declaredBodySize, let before = upload.state.parts.withLock({ $0.bytesBeforeData }) else {
+                return
+            }
+            // The data's size: the body less what came before it (which may count up to a boundary's worth
+            // the parser held back) and the closing delimiter (`\r\n--B--`, perhaps with `\r\n`).
+            let largest = declaredBodySize - Int64(before)
+            let smallest = largest - Int64(upload.boundary.utf8.count + 8) - Int64(upload.boundary.utf8.count + 6)
             let (json, partType) = try upload.metadataBeforeData()
             let patch = try ObjectMetadataPatch(json: json).forRequester(requester)
             guard let objectName = name ?? patch.name else { return }  // refused with its 400 once read
             try Self.checkName(objectName)
             let existing = try await catalog.object(bucket: bucket, name: objectName)
-            // The data's size is not known yet: refused only if refused both empty and as large as the body.
+            // Refused only if refused at both ends of what the size can be.
             var refusal: (any Error)?
-            for size in [0, declaredBodySize ?? 0] {
+            for size in [max(smallest, 0), max(largest, 0)] {
                 var declared = StoredObject(
                     bucket: bucket, name: objectName, blob: "", size: size, contentType: partType, md5Hash: "", crc32c: 0, generation: 0,
                     time: Int64(clock.wallMilliseconds)
@@ -432,11 +440,6 @@ package final class FileService: Sendable {
         try await requireBucket(bucket)
         let patch = try ObjectMetadataPatch(json: metadata)
         if let expectedSize, expectedSize < 0 { throw FilesError(400, "The declared upload size must not be negative.") }
-        // The rules' `request.resource.size` is the declared size, and the upload cannot grow past it:
-        // without one, the rules would see 0 and the bytes would have no bound (the SDKs declare it).
-        if expectedSize == nil, !requester.identity.isAdmin {
-            throw FilesError(400, "A resumable upload declares its size: send X-Goog-Upload-Header-Content-Length.")
-        }
         if let limit = configuration.maximumUploadBytes, let expectedSize, expectedSize > limit {
             throw FilesError(413, "The object is larger than this server accepts (\(limit) bytes).")
         }
@@ -577,8 +580,14 @@ package final class FileService: Sendable {
 
     /// Appends a chunk at `offset` (which must be the bytes received so far) and, when `finalize`,
     /// makes the object. `requester` is who the start request came from.
+    ///
+    /// An upload that declared no size (Android's SDK declares none) is checked against the rules at
+    /// each chunk with the size it would reach (`chunkLength`, the chunk's `Content-Length`) before the
+    /// chunk is stored, and the chunk cannot grow past it; a non-admin's chunk without a length is
+    /// refused (411).
     func appendUpload<Body: AsyncSequence>(
-        _ id: String, body: Body, offset: Int64?, finalize: Bool, finalSize: Int64? = nil, _ requester: FileRequester
+        _ id: String, body: Body, offset: Int64?, finalize: Bool, finalSize: Int64? = nil, chunkLength: Int64? = nil,
+        _ requester: FileRequester
     ) async throws -> ChunkOutcome where Body.Element == ByteBuffer {
         let claimed = busyUploads.withLock { $0.insert(id).inserted }
         guard claimed else { throw FilesError(409, "Another request is writing to this upload; retry when it is done.") }
@@ -594,7 +603,20 @@ package final class FileService: Sendable {
         }
         // Never past the declared size: the rules allowed the start for that size.
         let serverLimit = configuration.maximumUploadBytes
-        let limit = [serverLimit, session.expectedSize].compactMap { $0 }.min()
+        var limit = [serverLimit, session.expectedSize].compactMap { $0 }.min()
+        if session.expectedSize == nil, !requester.identity.isAdmin {
+            guard let chunkLength, chunkLength >= 0 else { throw FilesError(411, "A chunk of an upload of undeclared size needs a Content-Length.") }
+            let reaching = session.received + chunkLength
+            var declared = StoredObject(
+                bucket: session.bucket, name: session.name, blob: "", size: reaching, md5Hash: "", crc32c: 0, generation: 0,
+                time: Int64(clock.wallMilliseconds)
+            )
+            try ObjectMetadataPatch(json: try JSONValue(parsing: session.metadataJSON)).forRequester(requester).apply(to: &declared)
+            if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+            let existing = try await catalog.object(bucket: session.bucket, name: session.name)
+            try authorize(existing == nil ? .create : .update, bucket: session.bucket, name: session.name, requester, resource: existing, requestResource: declared)
+            limit = min(limit ?? .max, reaching)
+        }
         do {
             session.received = try await blobs.append(upload: id, body, at: session.received, limit: limit)
         } catch BlobStore.Failure.uploadBytesGone {
@@ -602,6 +624,9 @@ package final class FileService: Sendable {
         } catch BlobStore.Failure.tooLarge {
             if let expected = session.expectedSize, expected == limit, expected < serverLimit ?? .max {
                 throw FilesError(400, "The upload announced \(expected) bytes; this chunk goes past that. Nothing of it was kept.")
+            }
+            if session.expectedSize == nil, let limit, limit < serverLimit ?? .max {
+                throw FilesError(400, "The chunk is longer than its Content-Length. Nothing of it was kept.")
             }
             throw FilesError(413, "The object is larger than this server accepts (\(serverLimit ?? 0) bytes).")
         }

@@ -57,9 +57,14 @@ enum FilesHTTP {
 
     /// Who sends `credential`: admin, a user, or nobody. A bad or expired token is a 401.
     static func identity(_ credential: String?, _ authenticator: Authenticator) throws(FilesError) -> Identity {
-        guard let credential else { return .anonymous }
+        try authentication(credential, authenticator).identity
+    }
+
+    /// The same, with the console session the credential is, if it is one.
+    static func authentication(_ credential: String?, _ authenticator: Authenticator) throws(FilesError) -> Authentication {
+        guard let credential else { return Authentication(identity: .anonymous) }
         do {
-            return try authenticator.authenticate(credential, override: nil).identity
+            return try authenticator.authenticate(credential, override: nil)
         } catch .expired {
             throw FilesError(401, "The auth token has expired; sign in again or refresh the token.", reason: "authError")
         } catch .tooManyGuesses {
@@ -72,9 +77,11 @@ enum FilesHTTP {
     /// How a resumable upload keeps who started it: the identity the start's credential resolved to
     /// (never the credential itself, which may be the admin secret), so its chunks are checked as
     /// that identity even after the starter's ID token expires.
-    static func storedStarter(_ identity: Identity) -> String {
-        let value: JSONValue = switch identity {
-        case .admin: .string("admin")
+    /// A console session is kept as its hash, so its chunks stop being the admin's once it ends.
+    static func storedStarter(_ authentication: Authentication) -> String {
+        let value: JSONValue = switch authentication.identity {
+        case .admin:
+            authentication.consoleSession.map { .object([(key: "console", value: .string($0.base64EncodedString()))]) } ?? .string("admin")
         case .anonymous: .string("anonymous")
         case .user(let auth): .object([(key: "user", value: auth)])
         }
@@ -87,10 +94,21 @@ enum FilesHTTP {
     /// it kept the start's credential, which is authenticated again.
     static func starter(_ stored: String?, _ authenticator: Authenticator) throws(FilesError) -> Identity {
         guard let stored, stored.hasPrefix(storedStarterPrefix) else { return try identity(stored, authenticator) }
+        let ended = FilesError(401, "The credential that started this upload is no longer valid; start the upload again.", reason: "authError")
         switch try? JSONValue(parsing: String(stored.dropFirst(storedStarterPrefix.count))) {
         case .string("admin")?: return .admin
         case .string("anonymous")?: return .anonymous
-        case .object(let members)? where members.count == 1 && members[0].key == "user": return .user(members[0].value)
+        case .object(let members)? where members.count == 1 && members[0].key == "console":
+            // A console session's upload is the admin's only while the session lasts.
+            guard case .string(let hash) = members[0].value, let data = Data(base64Encoded: hash),
+                authenticator.consoleSessions?.isLive(hash: data) == true
+            else { throw ended }
+            return .admin
+        case .object(let members)? where members.count == 1 && members[0].key == "user":
+            // A user's upload outlives the ID token that started it, not a revocation (disabled, deleted,
+            // tokens revoked).
+            if authenticator.tokens?.revocations?.isRevoked(members[0].value["token"]) == true { throw ended }
+            return .user(members[0].value)
         default: throw FilesError(500, "The upload's starter could not be read; start the upload again.")
         }
     }

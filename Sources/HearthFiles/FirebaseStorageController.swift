@@ -178,7 +178,7 @@ package struct FirebaseStorageController: Sendable {
             ?? request.headers[HTTPField.Name("X-Goog-Upload-Content-Length")!]).flatMap { Int64($0) }
         let session = try await files.startUpload(
             bucket: bucket, name: name, metadata: metadata, expectedSize: announced, requester,
-            credential: FilesHTTP.storedStarter(requester.identity), api: "firebase"
+            credential: FilesHTTP.storedStarter(try FilesHTTP.authentication(FilesHTTP.credential(request), authenticator)), api: "firebase"
         )
         let url = "\(FilesHTTP.origin(request))/v0/b/\(PercentEncoding.component(bucket))/o?name=\(PercentEncoding.component(name))"
             + "&upload_id=\(session.id)&upload_protocol=resumable"
@@ -211,7 +211,8 @@ package struct FirebaseStorageController: Sendable {
         let offset = request.headers[Self.uploadOffset].flatMap { Int64($0) }
         let outcome = try await files.appendUpload(
             id, body: commands.contains("upload") ? request.body : RequestBody(buffer: ByteBuffer()), offset: offset,
-            finalize: commands.contains("finalize"), starter
+            finalize: commands.contains("finalize"), chunkLength: commands.contains("upload") ? request.headers[.contentLength].flatMap { Int64($0) } : 0,
+            starter
         )
         if let object = outcome.object {
             return FilesHTTP.json(ObjectMetadata.firebase(object, tokens: files.mayRead(object, starter)), headers: [Self.uploadStatus: "final"])

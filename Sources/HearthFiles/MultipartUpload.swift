@@ -40,6 +40,9 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
             var finished = false
             /// The metadata part grew past ``maximumMetadataBytes``: the rest of it was dropped.
             var metadataOverflowed = false
+            /// The body's bytes before the data part began, counting any the parser still held back
+            /// (at most a boundary's worth): set when the first data bytes are handed on.
+            var bytesBeforeData: Int?
         }
         let parts = Mutex(Parts())
     }
@@ -131,6 +134,8 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
             let ready: Ready
             /// Bytes read while still before the data part (preamble, headers, metadata).
             var bytesBeforeData = 0
+            /// Every byte read from the body so far.
+            var bytesRead = 0
 
             final class Ready {
                 var chunks: [ByteBuffer] = []
@@ -167,10 +172,16 @@ struct MultipartUpload<Body: AsyncSequence & Sendable>: Sendable where Body.Elem
             mutating func next() async throws -> ByteBuffer? {
                 while ready.chunks.isEmpty {
                     guard let chunk = try await source.next() else { return nil }
+                    bytesRead += chunk.readableBytes
                     do {
                         try parser.execute(chunk)
                     } catch {
                         throw FilesError(400, "The multipart body is malformed.")
+                    }
+                    if !ready.chunks.isEmpty {
+                        let data = ready.chunks.reduce(0) { $0 + $1.readableBytes }
+                        let before = bytesRead - data
+                        state.parts.withLock { if $0.bytesBeforeData == nil { $0.bytesBeforeData = before } }
                     }
                     let (count, overflowed) = state.parts.withLock { ($0.count, $0.metadataOverflowed) }
                     if overflowed { throw MultipartUpload.metadataTooLarge }

@@ -186,7 +186,8 @@ public final class SQLiteObjectCatalog: ObjectCatalog {
 
     public func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject] {
         // The range [prefix, prefix + past every name) lets SQLite walk just the prefix's part of the index.
-        let lower = max(prefix, after ?? "")
+        // In byte order, as SQLite compares: Swift orders strings by their normalised form.
+        let lower = after.map { $0.utf8.lexicographicallyPrecedes(prefix.utf8) ? prefix : $0 } ?? prefix
         let upper = prefix + ObjectNames.pastEveryName
         return try await read { db in
             try String.fetchAll(

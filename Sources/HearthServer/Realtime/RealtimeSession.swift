@@ -576,6 +576,10 @@ final class RealtimeSession: RealtimeListener {
         if case .user(let auth) = authentication.identity, services.authenticator.tokens?.revocations?.isRevoked(auth["token"]) == true {
             enqueue(.authExpired(generation: generation))
         }
+        // The same for a console session signed out in between.
+        if let session = authentication.consoleSession, services.authenticator.consoleSessions?.isLive(hash: session) != true {
+            enqueue(.authExpired(generation: generation))
+        }
         if let database = state.withLock({ $0.database }) { recheckListens(database) }
         // Expiry is timed on the server's clock (tests advance it); a new credential replaces the timer.
         let timer = authentication.expires.map { expires in

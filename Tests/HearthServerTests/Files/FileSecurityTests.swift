@@ -214,10 +214,6 @@ import Testing
                 #expect(reply.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
                 #expect(path == nil)
             }
-            // Without a declared size the rules would see 0 and the bytes would have no bound.
-            let (undeclared, none) = try await Self.start(files, "users/ada/a.png", size: nil, headers: ada)
-            #expect(undeclared.status == .badRequest, "\(undeclared.body)")
-            #expect(none == nil)
             let (allowed, path) = try await Self.start(files, "users/ada/a.png", size: 100, headers: ada)
             #expect(allowed.status == .ok, "\(allowed.body)")
             #expect(path != nil)
@@ -226,6 +222,32 @@ import Testing
         // Only the allowed start left a session behind.
         let catalog = try SQLiteObjectCatalog(directory: server.directory)
         #expect(try await catalog.uploads().count == 1)
+    }
+
+    /// A start that declares no size (Android's SDK declares none): each chunk is checked with the size
+    /// it would reach before it is stored, so the rules' size limit holds and nothing past it is kept.
+    @Test func chunksOfAnUploadOfUndeclaredSizeAreCheckedAsTheyCome() async throws {
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(Self.userRules.utf8)).status == .ok)
+            let ada = try files.user("ada")
+            let (start, found) = try await Self.start(files, "users/ada/u.png", size: nil, headers: ada)
+            #expect(start.status == .ok, "\(start.body)")
+            let path = try #require(found)
+            func chunk(_ count: Int, offset: Int, command: String = "upload") async throws -> Reply {
+                try await files.send(.post, path, body: Array(repeating: 7, count: count), headers: ada.adding([
+                    Self.command: command, HTTPField.Name("X-Goog-Upload-Offset")!: String(offset),
+                ]))
+            }
+            // 3,000 then 2,000 would reach 5,000, past the rules' 4,096: refused before it is stored.
+            #expect(try await chunk(3000, offset: 0).status == .ok)
+            let over = try await chunk(2000, offset: 3000)
+            #expect(over.status == .forbidden, "\(over.body)")
+            let query = try await files.send(.post, path, headers: TestServer.admin.adding([Self.command: "query"]))
+            #expect(query.headers[HTTPField.Name("X-Goog-Upload-Size-Received")!] == "3000")
+            let last = try await chunk(1000, offset: 3000, command: "upload, finalize")
+            #expect(last.status == .ok, "\(last.body)")
+            #expect(last.json?["size"] == .string("4000"))
+        }
     }
 
     @Test func chunksNeverGoPastTheDeclaredSize() async throws {
@@ -454,6 +476,30 @@ import Testing
         }
 
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(dataChunks: dataChunks, served: served) }
+    }
+
+    /// The early check of a multipart upload takes the data's size from the body's length less the
+    /// metadata part and the boundaries: an upload just under a size limit is not refused for them.
+    @Test func aMultipartUploadJustUnderTheSizeLimitIsStored() async throws {
+        let rules = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /users/{uid}/{file} {
+                  allow create: if request.auth.uid == uid && request.resource.size > 0 && request.resource.size < 4096;
+                }
+              }
+            }
+            """
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(rules.utf8)).status == .ok)
+            let ada = try files.user("ada")
+            let stored = try await files.upload("users/ada/edge.png", Array(repeating: 9, count: 4090), contentType: "image/png", headers: ada)
+            #expect(stored.status == .ok, "\(stored.body)")
+            #expect(stored.json?["size"] == .string("4090"))
+            let over = try await files.upload("users/ada/over.png", Array(repeating: 9, count: 4100), contentType: "image/png", headers: ada)
+            #expect(over.status == .forbidden)
+        }
     }
 
     /// A multipart upload the rules refuse whatever its size (here: anyone but the admin, the default

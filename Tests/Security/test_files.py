@@ -258,3 +258,23 @@ def test_a_huge_multipart_metadata_part_is_refused_quickly_without_buffering(dep
     assert status in (400, 403, 413), status
     assert took < 10, f'answered after {took:.1f} s'
     assert memory.growth < 20 * 1024, f'the server grew by {memory.growth // 1024} MiB while refusing it'
+
+
+# ───────────────────────────── the upload size limit ─────────────────────────────
+
+def test_max_upload_size_refuses_larger_uploads_at_once():
+    """`--max-upload-size` bounds every upload, the admin's too: a simple upload past it is a 413, and
+    a resumable upload that declares more is refused at its start."""
+    with support.running_server('--max-upload-size', '1KB', name='upload-limit') as server:
+        fits = requests.post(server.url(FILES), params={'name': 'fits.bin'}, data=b'x' * 1000, timeout=TIMEOUT,
+                             headers={**support.admin_headers(), 'Content-Type': 'application/octet-stream'})
+        assert fits.status_code == 200, fits.text
+        too_large = requests.post(server.url(FILES), params={'name': 'large.bin'}, data=b'x' * 5000, timeout=TIMEOUT,
+                                  headers={**support.admin_headers(), 'Content-Type': 'application/octet-stream'})
+        assert too_large.status_code == 413, too_large.text
+        start = requests.post(server.url(FILES), params={'name': 'declared.bin'}, data=b'{}', timeout=TIMEOUT, headers={
+            **support.admin_headers(), 'X-Goog-Upload-Protocol': 'resumable', 'X-Goog-Upload-Command': 'start',
+            'X-Goog-Upload-Header-Content-Length': '5000', 'Content-Type': 'application/json'})
+        assert start.status_code == 413, start.text
+        missing = requests.get(object_url(server, 'large.bin'), headers=support.admin_headers(), timeout=TIMEOUT)
+        assert missing.status_code == 404

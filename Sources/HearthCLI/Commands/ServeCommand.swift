@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HearthAccess
 import HearthEngine
+import HearthFiles
 import HearthIdentity
 import HearthServer
 import HearthSQLite
@@ -71,6 +72,12 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "size"
     ))
     var memoryLimit: ByteCount?
+
+    @Option(help: ArgumentHelp(
+        "The largest file upload accepted (e.g. 100MB); larger ones are refused with 413. Default: no limit (Cloud Storage's is 5 TiB).",
+        valueName: "size"
+    ))
+    var maxUploadSize: ByteCount?
 
     @Option(help: ArgumentHelp(
         "Run as a node of a cluster whose data lives in this PostgreSQL database (docs/cluster.md); needs HEARTH_ADMIN_SECRET.",
@@ -376,6 +383,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.drainPeriod = .seconds(drainSeconds)
         configuration.accessLog = accessLog
         if let requestReadTimeout { configuration.requestReadTimeout = .seconds(requestReadTimeout) }
+        if let maxUploadSize { configuration.files.maximumUploadBytes = Int64(maxUploadSize.bytes) }
         if let memoryLimit {
             configuration.memoryLimit = MemoryLimit(bytes: memoryLimit.bytes)
             MemoryTuning.returnFreedMemory()

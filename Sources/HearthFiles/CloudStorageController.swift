@@ -15,7 +15,11 @@ import NIOCore
 /// - `/storage/v1/b/{bucket}/o[/{object}]`: list, metadata, patch, delete, `copyTo`/`rewriteTo`;
 /// - `/upload/storage/v1/b/{bucket}/o`: media, multipart and resumable uploads (`Content-Range`
 ///   chunks, `308 Resume Incomplete` until the last);
-/// - `/download/storage/v1/b/{bucket}/o/{object}?alt=media`: bytes, with `Range`.
+/// - `/download/storage/v1/b/{bucket}/o/{object}?alt=media`: bytes, with `Range`;
+/// - on every object request, the version conditions (`ifGenerationMatch`, `ifGenerationNotMatch`,
+///   `ifMetagenerationMatch`, `ifMetagenerationNotMatch`, `generation`; a copy's `ifSource…` and
+///   `sourceGeneration`): 412 when they fail (304 for a read's "not match"), checked atomically with
+///   the change they guard.
 ///
 /// This is the admin's API: storage rules do not apply, and every request needs the admin secret
 /// (`Authorization: Bearer <secret>`) — except in emulator mode, where it is open as the Storage
@@ -53,6 +57,7 @@ package struct CloudStorageController: Sendable {
         guard files.emulatorMode || isAdmin else { throw FilesError.unauthenticated }
         let admin = FileRequester(identity: .admin)
         let query = try FilesHTTP.query(request.uri.query)
+        let preconditions = try ObjectPreconditions(query: query)
         var segments = Array(request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst())
         let api = segments.first.map(String.init) ?? ""
         if api == "upload" || api == "download" { segments.removeFirst() }
@@ -67,7 +72,7 @@ package struct CloudStorageController: Sendable {
         guard objectPart.first == "o" else { throw notFound(request) }
         let afterO = objectPart.dropFirst()
         if api == "upload" {
-            return try await upload(request, bucket: bucket, query, origin: origin)
+            return try await upload(request, bucket: bucket, query, preconditions: preconditions, origin: origin)
         }
         guard let rawName = afterO.first, !rawName.isEmpty else {
             guard request.method == .get else { throw FilesError(405, "Method not allowed.") }
@@ -86,7 +91,8 @@ package struct CloudStorageController: Sendable {
             let targetName = try FilesHTTP.segment(action[action.startIndex + 4])
             let body = try await FirebaseStorageController.jsonBody(request, allowEmpty: true)
             let copied = try await files.copy(
-                from: (bucket, name), to: (targetBucket, targetName), patch: try ObjectMetadataPatch(json: body)
+                from: (bucket, name), to: (targetBucket, targetName), patch: try ObjectMetadataPatch(json: body),
+                sourcePreconditions: try ObjectPreconditions(query: query, source: true), preconditions: preconditions
             )
             let resource = ObjectMetadata.cloudStorage(copied, base: origin)
             if verb == "rewriteTo" {
@@ -100,18 +106,24 @@ package struct CloudStorageController: Sendable {
         switch request.method {
         case .get:
             let object = try await stored(bucket, name)
+            try preconditions.check(object, isRead: true)
             if api == "download" || query["alt"] == "media" {
-                return try await FilesHTTP.media(object, request, blobs: files.blobs) { try await stored(bucket, name) }
+                return try await FilesHTTP.media(object, request, blobs: files.blobs) {
+                    // The bytes changed under the read: the conditions decide on the new version.
+                    let current = try await stored(bucket, name)
+                    try preconditions.check(current, isRead: true)
+                    return current
+                }
             }
             return FilesHTTP.json(ObjectMetadata.cloudStorage(object, base: origin))
         case .patch, .put:
             _ = try await stored(bucket, name)
             let patch = try ObjectMetadataPatch(json: try await FirebaseStorageController.jsonBody(request))
-            let updated = try await files.updateMetadata(bucket: bucket, name: name, patch: patch, admin)
+            let updated = try await files.updateMetadata(bucket: bucket, name: name, patch: patch, preconditions: preconditions, admin)
             return FilesHTTP.json(ObjectMetadata.cloudStorage(updated, base: origin))
         case .delete:
             _ = try await stored(bucket, name)
-            try await files.delete(bucket: bucket, name: name, admin)
+            try await files.delete(bucket: bucket, name: name, preconditions: preconditions, admin)
             return Response(status: .noContent)
         default:
             throw FilesError(405, "Method not allowed.")
@@ -191,7 +203,9 @@ package struct CloudStorageController: Sendable {
 
     // MARK: - Uploads
 
-    func upload(_ request: Request, bucket: String, _ query: [String: String], origin: String) async throws -> Response {
+    func upload(
+        _ request: Request, bucket: String, _ query: [String: String], preconditions: ObjectPreconditions, origin: String
+    ) async throws -> Response {
         let admin = FileRequester(identity: .admin)
         if let id = query["upload_id"] { return try await resumableChunk(request, id: id, origin: origin) }
         let uploadType = query["uploadType"] ?? "media"
@@ -201,7 +215,8 @@ package struct CloudStorageController: Sendable {
                 throw FilesError(400, "A multipart upload needs 'Content-Type: multipart/related; boundary=…'.")
             }
             let stored = try await files.uploadMultipart(
-                MultipartUpload(body: request.body, boundary: boundary), bucket: bucket, name: query["name"], admin, firebaseTokens: false
+                MultipartUpload(body: request.body, boundary: boundary), bucket: bucket, name: query["name"], preconditions: preconditions, admin,
+                firebaseTokens: false
             )
             return FilesHTTP.json(ObjectMetadata.cloudStorage(stored, base: origin))
         case (.post, "resumable"):
@@ -215,15 +230,17 @@ package struct CloudStorageController: Sendable {
                 json = .object(members)
             }
             let size = request.headers[HTTPField.Name("X-Upload-Content-Length")!].flatMap { Int64($0) }
-            let session = try await files.startUpload(bucket: bucket, name: name, metadata: json, expectedSize: size, admin, credential: nil, api: "gcs")
+            let session = try await files.startUpload(
+                bucket: bucket, name: name, metadata: json, expectedSize: size, preconditions: preconditions, admin, credential: nil, api: "gcs"
+            )
             let location = "\(origin)/upload/storage/v1/b/\(PercentEncoding.component(bucket))/o?uploadType=resumable"
                 + "&name=\(PercentEncoding.component(name))&upload_id=\(session.id)"
             return Response(status: .ok, headers: [.location: location, HTTPField.Name("X-GUploader-UploadID")!: session.id])
         case (.post, "media"):
             guard let name = query["name"] else { throw FilesError(400, "Missing the object name: add ?name=.") }
             let stored = try await files.upload(
-                bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: request.headers[.contentType], body: request.body, admin,
-                firebaseTokens: false
+                bucket: bucket, name: name, patch: ObjectMetadataPatch(), contentType: request.headers[.contentType], body: request.body,
+                preconditions: preconditions, admin, firebaseTokens: false
             )
             return FilesHTTP.json(ObjectMetadata.cloudStorage(stored, base: origin))
         default:

@@ -288,10 +288,12 @@ package final class FileService: Sendable {
     /// before any of it is stored, and the body cannot grow past what the rules saw.
     func upload<Body: AsyncSequence>(
         bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?, body: Body, declaredSize: Int64? = nil,
-        _ requester: FileRequester, firebaseTokens: Bool
+        preconditions: ObjectPreconditions = ObjectPreconditions(), _ requester: FileRequester, firebaseTokens: Bool
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         try Self.checkName(name)
         try await requireBucket(bucket)
+        // Conditions that fail now fail before any byte is stored; they are checked again at the commit.
+        if !preconditions.isEmpty { try preconditions.check(try await catalog.object(bucket: bucket, name: name)) }
         var limit = configuration.maximumUploadBytes
         if let declaredSize, !requester.identity.isAdmin {
             let now = Int64(clock.wallMilliseconds)
@@ -313,7 +315,10 @@ package final class FileService: Sendable {
             }
             throw FilesError(413, "The object is larger than this server accepts (\(configuration.maximumUploadBytes ?? 0) bytes).")
         }
-        return try await commit(written, bucket: bucket, name: name, patch: patch, contentType: contentType, requester, firebaseTokens: firebaseTokens)
+        return try await commit(
+            written, bucket: bucket, name: name, patch: patch, contentType: contentType, preconditions: preconditions, requester,
+            firebaseTokens: firebaseTokens
+        )
     }
 
     /// Stores a multipart upload: the data part streams to disk, then the metadata part (which precedes
@@ -324,8 +329,8 @@ package final class FileService: Sendable {
     /// delimiter) is refused as soon as the metadata part has arrived, before the data is stored; the
     /// rules decide again on the stored object.
     func uploadMultipart<Body: AsyncSequence & Sendable>(
-        _ upload: MultipartUpload<Body>, bucket: String, name: String?, declaredBodySize: Int64? = nil, _ requester: FileRequester,
-        firebaseTokens: Bool
+        _ upload: MultipartUpload<Body>, bucket: String, name: String?, declaredBodySize: Int64? = nil,
+        preconditions: ObjectPreconditions = ObjectPreconditions(), _ requester: FileRequester, firebaseTokens: Bool
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         if let name { try Self.checkName(name) }
         try await requireBucket(bucket)
@@ -374,18 +379,21 @@ package final class FileService: Sendable {
                 throw FilesError(400, "Missing the object name: add ?name=<path> or a \"name\" in the metadata part.")
             }
             try Self.checkName(objectName)
-            return try await commit(written, bucket: bucket, name: objectName, patch: patch, contentType: partType, requester, firebaseTokens: firebaseTokens)
+            return try await commit(
+                written, bucket: bucket, name: objectName, patch: patch, contentType: partType, preconditions: preconditions, requester,
+                firebaseTokens: firebaseTokens
+            )
         } catch {
             await blobs.remove(written.blob)
             throw error
         }
     }
 
-    /// Makes a written blob the object `bucket/name`: checks the claimed MD5 and the rules, commits the
-    /// row, deletes the replaced blob. On refusal the blob is deleted.
+    /// Makes a written blob the object `bucket/name`: checks the claimed MD5, the rules and the
+    /// request's `preconditions`, commits the row, deletes the replaced blob. On refusal the blob is deleted.
     private func commit(
         _ written: BlobStore.Written, bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?,
-        _ requester: FileRequester, firebaseTokens: Bool
+        preconditions: ObjectPreconditions, _ requester: FileRequester, firebaseTokens: Bool
     ) async throws -> StoredObject {
         do {
             if let claimed = patch.md5Hash, claimed != written.md5Hash {
@@ -401,18 +409,23 @@ package final class FileService: Sendable {
             if object.contentType == nil { object.contentType = "application/octet-stream" }
             if firebaseTokens, object.downloadTokens.isEmpty { object.downloadTokens = [UUID().uuidString.lowercased()] }
             let replaced: StoredObject?
-            if requester.identity.isAdmin {
+            if requester.identity.isAdmin && preconditions.isEmpty {
                 replaced = try await catalog.put(object)
             } else {
-                // The rules need what is there now (create or update, and `resource`); the admin does not.
+                // The rules and the conditions need what is there now (create or update, and `resource`).
                 // Stored only while that is still what is there: two creates racing must not both pass a
-                // create-only rule. Decided again on what replaced it, a few times.
+                // create-only rule (or `ifGenerationMatch=0`). Decided again on what replaced it, a few times.
                 var attempt = 0
                 while true {
                     let existing = try await catalog.object(bucket: bucket, name: name)
-                    try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object)
+                    try preconditions.check(existing)
+                    if !requester.identity.isAdmin {
+                        try authorize(
+                            existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object
+                        )
+                    }
                     do {
-                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0)
+                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0, ifMetageneration: existing?.metageneration)
                         break
                     } catch is ObjectChanged {
                         attempt += 1
@@ -433,8 +446,8 @@ package final class FileService: Sendable {
     /// metadata; they decide again at finalize on what arrived. A denied start stores nothing. A
     /// non-admin requester may have only so many uploads open (per user, per address): 429 beyond.
     func startUpload(
-        bucket: String, name: String, metadata: JSONValue, expectedSize: Int64?, _ requester: FileRequester, credential: String?,
-        api: String
+        bucket: String, name: String, metadata: JSONValue, expectedSize: Int64?, preconditions: ObjectPreconditions = ObjectPreconditions(),
+        _ requester: FileRequester, credential: String?, api: String
     ) async throws -> UploadSession {
         try Self.checkName(name)
         try await requireBucket(bucket)
@@ -451,15 +464,18 @@ package final class FileService: Sendable {
         try Self.checkCustomMetadata(declared.metadata)
         if declared.contentType == nil { declared.contentType = "application/octet-stream" }
         let id = BlobStore.newIdentifier()
+        // Conditions that fail now fail before any byte is sent; they are checked again at finalize.
+        if !preconditions.isEmpty { try preconditions.check(try await catalog.object(bucket: bucket, name: name)) }
         if !requester.identity.isAdmin {
             let existing = try await catalog.object(bucket: bucket, name: name)
             try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: declared)
             try reserveUploadSlot(id, for: UploadOwner(uid: requester.uid, address: requester.address))
         }
-        let session = UploadSession(
+        var session = UploadSession(
             id: id, bucket: bucket, name: name, metadataJSON: metadata.jsonText, credential: credential, expectedSize: expectedSize,
             created: now, api: api
         )
+        if !preconditions.isEmpty { session.preconditions = preconditions }
         do {
             try await catalog.saveUpload(session)
         } catch {
@@ -649,8 +665,8 @@ package final class FileService: Sendable {
         let patch = try ObjectMetadataPatch(json: metadata)
         do {
             let object = try await commit(
-                written, bucket: session.bucket, name: session.name, patch: patch, contentType: nil, requester,
-                firebaseTokens: session.api == "firebase"
+                written, bucket: session.bucket, name: session.name, patch: patch, contentType: nil,
+                preconditions: session.preconditions ?? ObjectPreconditions(), requester, firebaseTokens: session.api == "firebase"
             )
             session.finalGeneration = object.generation
             try await catalog.saveUpload(session)
@@ -709,7 +725,10 @@ package final class FileService: Sendable {
         return updated ?? object
     }
 
-    func updateMetadata(bucket: String, name: String, patch: ObjectMetadataPatch, _ requester: FileRequester) async throws -> StoredObject {
+    func updateMetadata(
+        bucket: String, name: String, patch: ObjectMetadataPatch, preconditions: ObjectPreconditions = ObjectPreconditions(),
+        _ requester: FileRequester
+    ) async throws -> StoredObject {
         try await requireBucket(bucket)
         guard let existing = try await catalog.object(bucket: bucket, name: name) else {
             try authorize(.update, bucket: bucket, name: name, requester, resource: nil)
@@ -719,6 +738,7 @@ package final class FileService: Sendable {
         var decidedOn = existing
         var attempt = 0
         while true {
+            try preconditions.check(decidedOn)
             var proposed = decidedOn
             patch.apply(to: &proposed)
             try authorize(.update, bucket: bucket, name: name, requester, resource: decidedOn, requestResource: proposed)
@@ -745,7 +765,7 @@ package final class FileService: Sendable {
         }
     }
 
-    func delete(bucket: String, name: String, _ requester: FileRequester) async throws {
+    func delete(bucket: String, name: String, preconditions: ObjectPreconditions = ObjectPreconditions(), _ requester: FileRequester) async throws {
         try await requireBucket(bucket)
         // Removed only while the object is the version the rules decided on: else decided again on the
         // one that replaced it.
@@ -753,8 +773,12 @@ package final class FileService: Sendable {
             let existing = try await catalog.object(bucket: bucket, name: name)
             try authorize(.delete, bucket: bucket, name: name, requester, resource: existing)
             guard let existing else { throw FilesError.notFound }
+            try preconditions.check(existing)
             do {
-                guard let removed = try await catalog.remove(bucket: bucket, name: name, ifGeneration: existing.generation) else {
+                let removal = try await catalog.remove(
+                    bucket: bucket, name: name, ifGeneration: existing.generation, ifMetageneration: existing.metageneration
+                )
+                guard let removed = removal else {
                     throw FilesError.notFound
                 }
                 await blobs.remove(removed.blob)
@@ -766,16 +790,26 @@ package final class FileService: Sendable {
         throw FilesError(409, "The object changed while it was deleted; try again.")
     }
 
-    /// Copies an object (admin: the Cloud Storage API's `copyTo`/`rewriteTo`), optionally changing metadata.
-    func copy(from source: (bucket: String, name: String), to target: (bucket: String, name: String), patch: ObjectMetadataPatch) async throws
-        -> StoredObject
-    {
+    /// Copies an object (admin: the Cloud Storage API's `copyTo`/`rewriteTo`), optionally changing
+    /// metadata, if the source meets `sourcePreconditions` and the target `preconditions`.
+    func copy(
+        from source: (bucket: String, name: String), to target: (bucket: String, name: String), patch: ObjectMetadataPatch,
+        sourcePreconditions: ObjectPreconditions = ObjectPreconditions(), preconditions: ObjectPreconditions = ObjectPreconditions()
+    ) async throws -> StoredObject {
         try await requireBucket(source.bucket)
         try await requireBucket(target.bucket)
         try Self.checkName(target.name)
         guard let found = try await catalog.object(bucket: source.bucket, name: source.name) else { throw FilesError.notFound }
+        try sourcePreconditions.check(found)
+        if !preconditions.isEmpty { try preconditions.check(try await catalog.object(bucket: target.bucket, name: target.name)) }
         let (original, blob) = try await Self.copyBlob(of: found, blobs: blobs) {
             try await catalog.object(bucket: source.bucket, name: source.name)
+        }
+        do {
+            try sourcePreconditions.check(original)
+        } catch {
+            await blobs.remove(blob)
+            throw error
         }
         let now = Int64(clock.wallMilliseconds)
         var object = original
@@ -789,7 +823,24 @@ package final class FileService: Sendable {
         patch.apply(to: &object)
         do {
             try Self.checkCustomMetadata(object.metadata)
-            let replaced = try await catalog.put(object)
+            var replaced: StoredObject?
+            if preconditions.isEmpty {
+                replaced = try await catalog.put(object)
+            } else {
+                // Stored only while the target is the version the conditions held for.
+                var attempt = 0
+                while true {
+                    let existing = try await catalog.object(bucket: target.bucket, name: target.name)
+                    try preconditions.check(existing)
+                    do {
+                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0, ifMetageneration: existing?.metageneration)
+                        break
+                    } catch is ObjectChanged {
+                        attempt += 1
+                        if attempt == 5 { throw FilesError(409, "The target changed while it was copied to; try again.") }
+                    }
+                }
+            }
             if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }
         } catch {
             await blobs.remove(blob)

@@ -25,6 +25,9 @@ struct FilesError: HearthError, Equatable {
     static let noWrite = FilesError(403, "Permission denied. No WRITE permission.")
     static let noList = FilesError(403, "Permission denied. No LIST permission.")
     static let adminRequired = FilesError(403, "Missing admin credentials.")
+    static let conditionNotMet = FilesError(412, "At least one of the pre-conditions you specified did not hold.")
+    /// A read whose "if not match" condition failed: answered 304 with no body.
+    static let notModified = FilesError(304, "Not Modified")
     static let unauthenticated = FilesError(401, "Invalid credentials: send the admin secret as 'Authorization: Bearer <secret>'.", reason: "required")
 
     static func reason(for code: Int) -> String {

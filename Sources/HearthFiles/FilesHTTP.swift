@@ -137,6 +137,8 @@ enum FilesHTTP {
         var response: Response
         do {
             response = try await handle(request)
+        } catch let error as FilesError where error == .notModified {
+            response = Response(status: .notModified)
         } catch let error as FilesError {
             response = errorResponse(error)
         } catch let error as HTTPParserError {

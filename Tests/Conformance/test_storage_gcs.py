@@ -111,3 +111,43 @@ def test_copy(bucket, folder):
     assert copied.download_as_bytes() == b'copy me'
     source.delete()
     assert bucket.blob(f'{folder}/copied.txt').download_as_bytes() == b'copy me'
+
+
+def test_create_only_uploads_never_overwrite(bucket, folder):
+    # `if_generation_match=0`: the create-if-absent that locks and immutable objects are built on.
+    blob = bucket.blob(f'{folder}/lock')
+    blob.upload_from_string('first', if_generation_match=0)
+    with pytest.raises(exceptions.PreconditionFailed):
+        bucket.blob(f'{folder}/lock').upload_from_string('second', if_generation_match=0)
+    # The same through a resumable upload (chunked: the condition travels with the session).
+    data = os.urandom(3 * 1024 * 1024)
+    with pytest.raises(exceptions.PreconditionFailed):
+        bucket.blob(f'{folder}/lock', chunk_size=1024 * 1024).upload_from_file(
+            io.BytesIO(data), size=len(data), if_generation_match=0)
+    assert bucket.get_blob(f'{folder}/lock').download_as_bytes() == b'first'
+    # Replacing the version one read works once; the second writer from that version is refused.
+    generation = blob.generation
+    bucket.blob(f'{folder}/lock').upload_from_string('second', if_generation_match=generation)
+    with pytest.raises(exceptions.PreconditionFailed):
+        bucket.blob(f'{folder}/lock').upload_from_string('third', if_generation_match=generation)
+    assert bucket.get_blob(f'{folder}/lock').download_as_bytes() == b'second'
+
+
+def test_conditional_reads_patches_and_deletes(bucket, folder):
+    blob = bucket.blob(f'{folder}/cond.txt')
+    blob.upload_from_string('hello', content_type='text/plain')
+    with pytest.raises(exceptions.NotModified):
+        blob.download_as_bytes(if_generation_not_match=blob.generation)
+    assert blob.download_as_bytes(if_generation_match=blob.generation) == b'hello'
+    with pytest.raises(exceptions.PreconditionFailed):
+        blob.reload(if_metageneration_match=blob.metageneration + 1)
+    blob.metadata = {'k': 'v'}
+    with pytest.raises(exceptions.PreconditionFailed):
+        blob.patch(if_metageneration_match=blob.metageneration + 1)
+    blob.patch(if_metageneration_match=blob.metageneration)
+    assert blob.metageneration == 2
+    with pytest.raises(exceptions.PreconditionFailed):
+        blob.delete(if_generation_match=blob.generation + 1)
+    assert bucket.get_blob(f'{folder}/cond.txt') is not None
+    blob.delete(if_generation_match=blob.generation, if_metageneration_match=2)
+    assert bucket.get_blob(f'{folder}/cond.txt') is None

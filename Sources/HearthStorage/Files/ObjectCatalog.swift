@@ -29,15 +29,17 @@ public struct ObjectChanged: Error, Equatable {
 public protocol ObjectCatalog: Sendable {
     func object(bucket: String, name: String) async throws -> StoredObject?
     /// Stores `object`, replacing any object of the same bucket and name; returns the replaced one.
-    /// With `ifGeneration`, only while the object there has that generation (0: while there is none);
-    /// else nothing changes and it throws ``ObjectChanged``.
-    func put(_ object: StoredObject, ifGeneration: Int64?) async throws -> StoredObject?
+    /// With `ifGeneration`, only while the object there has that generation (0: while there is none),
+    /// and with `ifMetageneration` that metageneration; else nothing changes and it throws
+    /// ``ObjectChanged``.
+    func put(_ object: StoredObject, ifGeneration: Int64?, ifMetageneration: Int64?) async throws -> StoredObject?
     /// Changes an object in one transaction; nil when there is none. `change` may throw to abandon.
     func update(bucket: String, name: String, _ change: @escaping @Sendable (inout StoredObject) throws -> Void) async throws
         -> StoredObject?
-    /// Deletes an object; returns it, or nil when there was none. With `ifGeneration`, only while the
-    /// object there has that generation; else nothing changes and it throws ``ObjectChanged``.
-    func remove(bucket: String, name: String, ifGeneration: Int64?) async throws -> StoredObject?
+    /// Deletes an object; returns it, or nil when there was none. With `ifGeneration` (and
+    /// `ifMetageneration`), only while the object there has that generation (and metageneration); else
+    /// nothing changes and it throws ``ObjectChanged``.
+    func remove(bucket: String, name: String, ifGeneration: Int64?, ifMetageneration: Int64?) async throws -> StoredObject?
     /// Up to `limit` objects of `bucket` whose names start with `prefix` and sort after `after`, by name
     /// (byte order).
     func objects(bucket: String, prefix: String, after: String?, limit: Int) async throws -> [StoredObject]
@@ -70,11 +72,21 @@ public enum ObjectCatalogError: Error, Sendable, Equatable {
 extension ObjectCatalog {
     /// Deletes whatever object is there; returns it, or nil when there was none.
     public func remove(bucket: String, name: String) async throws -> StoredObject? {
-        try await remove(bucket: bucket, name: name, ifGeneration: nil)
+        try await remove(bucket: bucket, name: name, ifGeneration: nil, ifMetageneration: nil)
+    }
+
+    /// Deletes the object while it has generation `ifGeneration`.
+    public func remove(bucket: String, name: String, ifGeneration: Int64?) async throws -> StoredObject? {
+        try await remove(bucket: bucket, name: name, ifGeneration: ifGeneration, ifMetageneration: nil)
     }
 
     /// Stores `object` whatever is there; returns the replaced one.
     public func put(_ object: StoredObject) async throws -> StoredObject? {
-        try await put(object, ifGeneration: nil)
+        try await put(object, ifGeneration: nil, ifMetageneration: nil)
+    }
+
+    /// Stores `object` while the object there has generation `ifGeneration` (0: while there is none).
+    public func put(_ object: StoredObject, ifGeneration: Int64?) async throws -> StoredObject? {
+        try await put(object, ifGeneration: ifGeneration, ifMetageneration: nil)
     }
 }

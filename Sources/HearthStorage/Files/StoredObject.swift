@@ -90,6 +90,9 @@ public struct UploadSession: Sendable, Equatable, Codable {
     public var finalGeneration: Int64?
     /// Which API started it: "firebase" (v0) or "gcs".
     public var api: String
+    /// Cloud Storage's conditions on the object the upload replaces, checked at the start and again
+    /// when it finalizes (nil in sessions stored before 2026-11-29).
+    public var preconditions: ObjectPreconditions?
 
     public init(
         id: String, bucket: String, name: String, metadataJSON: String, credential: String?, expectedSize: Int64?,

@@ -13,11 +13,16 @@ struct FilesError: HearthError, Equatable {
     var message: String
     /// Cloud Storage's `reason` (`notFound`, `forbidden`, `invalid`, …).
     var reason: String
+    /// For a request to a resumable upload: whether the upload is over after this error (its session
+    /// gone or unusable), which Firebase's protocol tells the client as `X-Goog-Upload-Status: final`;
+    /// nil when not known.
+    var endsUpload: Bool?
 
-    init(_ code: Int, _ message: String, reason: String? = nil) {
+    init(_ code: Int, _ message: String, reason: String? = nil, endsUpload: Bool? = nil) {
         self.code = code
         self.message = message
         self.reason = reason ?? Self.reason(for: code)
+        self.endsUpload = endsUpload
     }
 
     static let notFound = FilesError(404, "Not Found.")

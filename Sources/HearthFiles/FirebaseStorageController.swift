@@ -50,7 +50,7 @@ package struct FirebaseStorageController: Sendable {
             var response = FilesHTTP.json(error.firebaseBody, status: error.code)
             // A resumable upload's client reads the upload status on errors too.
             if request.headers[Self.uploadCommand] != nil || request.headers[Self.uploadProtocol] == "resumable" {
-                response.headers[Self.uploadStatus] = error.code == 403 ? "final" : "active"
+                response.headers[Self.uploadStatus] = (error.endsUpload ?? (error.code == 403)) ? "final" : "active"
             }
             return response
         }, handle: { request in try await handle(request, address: address) })
@@ -206,14 +206,28 @@ package struct FirebaseStorageController: Sendable {
         guard commands.contains("upload") || commands.contains("finalize") else {
             throw FilesError(400, "Unknown X-Goog-Upload-Command '\(command)'.")
         }
-        // The rules see who started the upload.
-        let starter = FileRequester(identity: try FilesHTTP.starter(session.credential, authenticator))
-        let offset = request.headers[Self.uploadOffset].flatMap { Int64($0) }
-        let outcome = try await files.appendUpload(
-            id, body: commands.contains("upload") ? request.body : RequestBody(buffer: ByteBuffer()), offset: offset,
-            finalize: commands.contains("finalize"), chunkLength: commands.contains("upload") ? request.headers[.contentLength].flatMap { Int64($0) } : 0,
-            starter
-        )
+        let starter: FileRequester
+        let outcome: FileService.ChunkOutcome
+        do {
+            // The rules see who started the upload.
+            starter = FileRequester(identity: try FilesHTTP.starter(session.credential, authenticator))
+            let offset = request.headers[Self.uploadOffset].flatMap { Int64($0) }
+            outcome = try await files.appendUpload(
+                id, body: commands.contains("upload") ? request.body : RequestBody(buffer: ByteBuffer()), offset: offset,
+                finalize: commands.contains("finalize"), chunkLength: commands.contains("upload") ? request.headers[.contentLength].flatMap { Int64($0) } : 0,
+                starter
+            )
+        } catch var error as FilesError {
+            // Told as the upload is now: a refused or failed finalize has ended it, a refused chunk has not.
+            let sessionGone = (try? await files.uploadSession(id)) == nil
+            error.endsUpload = error.code == 401 || error.code == 403 || sessionGone
+            throw error
+        } catch {
+            if (try? await files.uploadSession(id)) == nil {
+                throw FilesError(500, "The upload failed and is over; start it again.", endsUpload: true)
+            }
+            throw error
+        }
         if let object = outcome.object {
             return FilesHTTP.json(ObjectMetadata.firebase(object, tokens: files.mayRead(object, starter)), headers: [Self.uploadStatus: "final"])
         }

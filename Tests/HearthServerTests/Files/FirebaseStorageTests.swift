@@ -213,11 +213,17 @@ import Testing
                 ]))
             }
             #expect(try await chunk(0..<262_144, command: "upload").status == .ok)
+            // A chunk at the wrong offset is refused, and the upload goes on.
+            let misplaced = try await chunk(1..<10, command: "upload")
+            #expect(misplaced.status == .badRequest)
+            #expect(misplaced.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "active")
             for name in try FileManager.default.contentsOfDirectory(atPath: uploads.path) {
                 try FileManager.default.removeItem(at: uploads.appendingPathComponent(name))
             }
             let last = try await chunk(262_144..<data.count, command: "upload, finalize")
             #expect(last.status == .notFound, "\(last.body)")
+            // The upload is over, and the client is told so (not to retry the same upload).
+            #expect(last.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
             #expect(try await files.send(.get, FilesClient.objectPath("lost.bin")).status == .notFound)
             let query = try await files.send(.post, path, headers: TestServer.admin.adding([HTTPField.Name("X-Goog-Upload-Command")!: "query"]))
             #expect(query.status == .notFound)

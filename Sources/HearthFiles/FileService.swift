@@ -285,7 +285,9 @@ package final class FileService: Sendable {
     /// Stores `body` as `bucket/name` with `patch` applied to fresh metadata, if the rules allow.
     ///
     /// With the body's `declaredSize` (its `Content-Length`), a client the rules refuse is refused
-    /// before any of it is stored, and the body cannot grow past what the rules saw.
+    /// before any of it is stored, and the body cannot grow past what the rules saw. Without one, a
+    /// client other than the admin must be allowed at any size (411 otherwise): the rules decide
+    /// before the bytes are stored, or not at all.
     func upload<Body: AsyncSequence>(
         bucket: String, name: String, patch: ObjectMetadataPatch, contentType: String?, body: Body, declaredSize: Int64? = nil,
         preconditions: ObjectPreconditions = ObjectPreconditions(), _ requester: FileRequester, firebaseTokens: Bool
@@ -295,16 +297,23 @@ package final class FileService: Sendable {
         // Conditions that fail now fail before any byte is stored; they are checked again at the commit.
         if !preconditions.isEmpty { try preconditions.check(try await catalog.object(bucket: bucket, name: name)) }
         var limit = configuration.maximumUploadBytes
-        if let declaredSize, !requester.identity.isAdmin {
-            let now = Int64(clock.wallMilliseconds)
-            var declared = StoredObject(
-                bucket: bucket, name: name, blob: "", size: declaredSize, contentType: contentType, md5Hash: "", crc32c: 0, generation: 0, time: now
-            )
-            patch.forRequester(requester).apply(to: &declared)
-            if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+        if !requester.identity.isAdmin {
             let existing = try await catalog.object(bucket: bucket, name: name)
-            try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: declared)
-            limit = min(limit ?? .max, declaredSize)
+            func check(size: Int64) throws {
+                var declared = StoredObject(
+                    bucket: bucket, name: name, blob: "", size: size, contentType: contentType, md5Hash: "", crc32c: 0, generation: 0,
+                    time: Int64(clock.wallMilliseconds)
+                )
+                patch.forRequester(requester).apply(to: &declared)
+                if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+                try authorize(existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: declared)
+            }
+            if let declaredSize {
+                try check(size: declaredSize)
+                limit = min(limit ?? .max, declaredSize)
+            } else {
+                try Self.allowedAtAnySize(upTo: limit, check)
+            }
         }
         let written: BlobStore.Written
         do {
@@ -336,30 +345,42 @@ package final class FileService: Sendable {
         try await requireBucket(bucket)
         let written: BlobStore.Written
         let data = upload.data { [self] in
-            // Without the body's length the data's size cannot be bounded: the check after it is stored decides.
-            guard !requester.identity.isAdmin, let declaredBodySize, let before = upload.state.parts.withLock({ $0.bytesBeforeData }) else {
-                return
-            }
+            guard !requester.identity.isAdmin else { return }
             // The data's size: the body less what came before it (which may count up to a boundary's worth
-            // the parser held back) and the closing delimiter (`\r\n--B--`, perhaps with `\r\n`).
-            let largest = declaredBodySize - Int64(before)
-            let smallest = largest - Int64(upload.boundary.utf8.count + 8) - Int64(upload.boundary.utf8.count + 6)
+            // the parser held back) and the closing delimiter (`\r\n--B--`, perhaps with `\r\n`). Without
+            // the body's length, anything up to the server's limit.
+            let smallest: Int64
+            let largest: Int64
+            if let declaredBodySize {
+                guard let before = upload.state.parts.withLock({ $0.bytesBeforeData }) else { return }
+                largest = declaredBodySize - Int64(before)
+                smallest = largest - Int64(upload.boundary.utf8.count + 8) - Int64(upload.boundary.utf8.count + 6)
+            } else {
+                (smallest, largest) = (0, configuration.maximumUploadBytes ?? .max)
+            }
             let (json, partType) = try upload.metadataBeforeData()
             let patch = try ObjectMetadataPatch(json: json).forRequester(requester)
             guard let objectName = name ?? patch.name else { return }  // refused with its 400 once read
             try Self.checkName(objectName)
             let existing = try await catalog.object(bucket: bucket, name: objectName)
-            // Refused only if refused at both ends of what the size can be.
-            var refusal: (any Error)?
-            for size in [max(smallest, 0), max(largest, 0)] {
+            func check(size: Int64) throws {
                 var declared = StoredObject(
                     bucket: bucket, name: objectName, blob: "", size: size, contentType: partType, md5Hash: "", crc32c: 0, generation: 0,
                     time: Int64(clock.wallMilliseconds)
                 )
                 patch.apply(to: &declared)
                 if declared.contentType == nil { declared.contentType = "application/octet-stream" }
+                try authorize(existing == nil ? .create : .update, bucket: bucket, name: objectName, requester, resource: existing, requestResource: declared)
+            }
+            guard declaredBodySize != nil else {
+                try Self.allowedAtAnySize(upTo: largest, check)
+                return
+            }
+            // Refused only if refused at both ends of what the size can be.
+            var refusal: (any Error)?
+            for size in [max(smallest, 0), max(largest, 0)] {
                 do {
-                    try authorize(existing == nil ? .create : .update, bucket: bucket, name: objectName, requester, resource: existing, requestResource: declared)
+                    try check(size: size)
                     return
                 } catch {
                     refusal = error
@@ -386,6 +407,20 @@ package final class FileService: Sendable {
         } catch {
             await blobs.remove(written.blob)
             throw error
+        }
+    }
+
+    /// Allows an upload of unknown size only if `check` allows it empty and at the largest size it
+    /// can reach (`limit`, the server's, or any): else its size could matter to the rules, which must
+    /// decide before its bytes are stored, so the client is asked for a length (411).
+    static func allowedAtAnySize(upTo limit: Int64?, _ check: (Int64) throws -> Void) throws {
+        do {
+            try check(0)
+            try check(limit ?? .max)
+        } catch let error as FilesError where error.code == 403 {
+            throw FilesError(
+                411, "An upload without a Content-Length is accepted only where the rules allow it at any size; send its Content-Length."
+            )
         }
     }
 

@@ -278,3 +278,86 @@ def test_max_upload_size_refuses_larger_uploads_at_once():
         assert start.status_code == 413, start.text
         missing = requests.get(object_url(server, 'large.bin'), headers=support.admin_headers(), timeout=TIMEOUT)
         assert missing.status_code == 404
+
+
+# ───────────────────────────── uploads of unknown length ─────────────────────────────
+
+def stream_chunked(server, path, headers, opening, filler_bytes, closing):
+    """Sends `opening`, `filler_bytes` of filler and `closing` as a chunked body (no Content-Length),
+    stopping when the server answers first; returns (status, bytes of filler sent)."""
+    head = (f'POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nTransfer-Encoding: chunked\r\n'
+            + ''.join(f'{k}: {v}\r\n' for k, v in headers.items()) + '\r\n').encode()
+
+    def chunk(data):
+        return f'{len(data):x}\r\n'.encode() + data + b'\r\n'
+
+    import select
+    sock = support.raw_connection(server, timeout=5)
+    try:
+        support.send_quietly(sock, head + (chunk(opening) if opening else b''))  # an empty chunk would end the body
+        block = b'x' * (256 * 1024)
+        sent = 0
+        while sent < filler_bytes:
+            if select.select([sock], [], [], 0)[0]:
+                break  # answered early
+            piece = block[:min(len(block), filler_bytes - sent)]
+            if not support.send_quietly(sock, chunk(piece)):
+                break
+            sent += len(piece)
+        else:
+            support.send_quietly(sock, (chunk(closing) if closing else b'') + b'0\r\n\r\n')
+        status, _ = support.read_status_line(sock, within=30)
+        return status, sent
+    finally:
+        sock.close()
+
+
+def test_uploads_without_a_length_are_decided_before_their_bytes_are_stored():
+    """A client sending no Content-Length (a chunked body) is stored only where the rules allow it at
+    any size; where its size matters to them, it is asked for a length (411) before its bytes are
+    stored, instead of having them stored and then refused."""
+    rules = """rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /any/{file} { allow read, write: if request.auth != null; }
+    match /sized/{file} {
+      allow read: if request.auth != null;
+      allow write: if request.auth != null && request.resource.size < 1024;
+    }
+  }
+}
+"""
+    with support.running_server(name='unknown-length') as server:
+        support.put_storage_rules(server, rules)
+        user = support.sign_up(server, f'u-{uuid.uuid4().hex[:6]}@example.com', 'user-password-1')
+        headers = support.bearer(user)
+        boundary = 'chunked-boundary'
+
+        def multipart_parts(name):
+            opening = (f'--{boundary}\r\nContent-Type: application/json; charset=utf-8\r\n\r\n'
+                       + json.dumps({'name': name, 'contentType': 'application/octet-stream'})
+                       + f'\r\n--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n').encode()
+            return opening, f'\r\n--{boundary}--\r\n'.encode()
+
+        multipart_headers = {**headers, 'X-Goog-Upload-Protocol': 'multipart',
+                             'Content-Type': f'multipart/related; boundary={boundary}'}
+        raw_headers = {**headers, 'Content-Type': 'application/octet-stream'}
+
+        # Where any size is allowed, a chunked body is taken as before.
+        opening, closing = multipart_parts('any/m.bin')
+        assert stream_chunked(server, f'{FILES}?name=any%2Fm.bin', multipart_headers, opening, 5000, closing) == (200, 5000)
+        assert stream_chunked(server, f'{FILES}?name=any%2Fr.bin', raw_headers, b'', 5000, b'') == (200, 5000)
+
+        # Where the size decides, 64 MiB are refused before they are sent, and nothing is stored.
+        total = 64 * MIB
+        opening, closing = multipart_parts('sized/m.bin')
+        status, sent = stream_chunked(server, f'{FILES}?name=sized%2Fm.bin', multipart_headers, opening, total, closing)
+        assert status == 411 and sent < total, (status, sent)
+        status, sent = stream_chunked(server, f'{FILES}?name=sized%2Fr.bin', raw_headers, b'', total, b'')
+        assert status == 411 and sent < total, (status, sent)
+        for name in ('sized/m.bin', 'sized/r.bin'):
+            assert requests.get(object_url(server, name), headers=headers, timeout=TIMEOUT).status_code == 404
+
+        # With its length, an upload under the limit is stored.
+        fits = requests.post(server.url(FILES), params={'name': 'sized/ok.bin'}, data=b'x' * 500, timeout=TIMEOUT, headers=raw_headers)
+        assert fits.status_code == 200, fits.text

@@ -32,18 +32,46 @@ extension FileService {
                 let page = try await catalog.objects(bucket: bucket, prefix: "", after: after, limit: 1000)
                 guard let last = page.last else { break }
                 for object in page {
-                    // A fresh name per object, as the emulator's: object names can be long or clash as paths.
-                    let diskName = UUID().uuidString.lowercased()
-                    try fileManager.copyItem(
-                        at: URL(fileURLWithPath: blobs.blobPath(object.blob)), to: blobsDirectory.appendingPathComponent(diskName)
-                    )
-                    try Data(Self.emulatorMetadata(object).jsonText.utf8).write(to: metadataDirectory.appendingPathComponent(diskName + ".json"))
-                    count += 1
+                    let exported = try await Self.exportObject(object, blobs: blobs, into: directory) {
+                        try await catalog.object(bucket: object.bucket, name: object.name)
+                    }
+                    if exported { count += 1 }
                 }
                 after = last.name
             }
         }
         return count
+    }
+
+    /// Writes `object`'s bytes and metadata into the export `directory`; false when it was deleted
+    /// meanwhile. An object overwritten or deleted while the export runs has lost the blob it was
+    /// listed with: it is looked up again (`lookAgain`) and exported as it is now, or left out if it is
+    /// gone. A blob missing under an object that still names it is an error.
+    static func exportObject(
+        _ object: StoredObject, blobs: BlobStore, into directory: URL, lookAgain: () async throws -> StoredObject?
+    ) async throws -> Bool {
+        let fileManager = FileManager.default
+        var current = object
+        while true {
+            // A fresh name per object, as the emulator's: object names can be long or clash as paths.
+            let diskName = UUID().uuidString.lowercased()
+            let source = blobs.blobPath(current.blob)
+            do {
+                try fileManager.copyItem(
+                    at: URL(fileURLWithPath: source), to: directory.appendingPathComponent("blobs").appendingPathComponent(diskName)
+                )
+            } catch where !fileManager.fileExists(atPath: source) {
+                guard let now = try await lookAgain() else { return false }
+                guard now.blob != current.blob else {
+                    throw EmulatorFilesError("The bytes of gs://\(current.bucket)/\(current.name) are missing from \(source); the export stopped.")
+                }
+                current = now
+                continue
+            }
+            let metadataFile = directory.appendingPathComponent("metadata").appendingPathComponent(diskName + ".json")
+            try Data(Self.emulatorMetadata(current).jsonText.utf8).write(to: metadataFile)
+            return true
+        }
     }
 
     /// Reads `storage_export/` as any firebase-tools version wrote it (the metadata and blob files are
@@ -55,10 +83,10 @@ extension FileService {
         let fileManager = FileManager.default
         let bucketsFile = directory.appendingPathComponent("buckets.json")
         guard let bucketData = fileManager.contents(atPath: bucketsFile.path) else {
-            throw FilesImportError("\(bucketsFile.path) is missing: a storage export has buckets.json, blobs/ and metadata/")
+            throw EmulatorFilesError("\(bucketsFile.path) is missing: a storage export has buckets.json, blobs/ and metadata/")
         }
         guard let buckets = try? JSONValue(parsing: bucketData)["buckets"]?.arrayValue else {
-            throw FilesImportError("\(bucketsFile.path) is not a list of buckets ({\"buckets\": [{\"id\": …}]})")
+            throw EmulatorFilesError("\(bucketsFile.path) is not a list of buckets ({\"buckets\": [{\"id\": …}]})")
         }
         for bucket in buckets.compactMap({ $0["id"]?.stringValue }) {
             _ = try await createBucket(bucket)
@@ -156,8 +184,8 @@ extension FileService {
     }
 }
 
-/// A storage export that cannot be read, with what is wrong.
-package struct FilesImportError: Error, CustomStringConvertible {
+/// A storage export that cannot be read or written, with what is wrong.
+package struct EmulatorFilesError: Error, CustomStringConvertible {
     package var description: String
     init(_ description: String) { self.description = description }
 }
@@ -170,7 +198,7 @@ struct FileChunks: AsyncSequence, Sendable {
     struct AsyncIterator: AsyncIteratorProtocol {
         let handle: FileHandle?
         mutating func next() async throws -> ByteBuffer? {
-            guard let handle else { throw FilesImportError("cannot open the file") }
+            guard let handle else { throw EmulatorFilesError("cannot open the file") }
             guard let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else {
                 try? handle.close()
                 return nil

@@ -208,7 +208,7 @@ struct EmulatorDataTransfer: Sendable {
                 let report = try await files.importEmulatorData(from: storageDirectory)
                 summary.objects += report.objects
                 summary.problems += report.problems.map { "storage_export/\($0)" }
-            } catch let error as FilesImportError {
+            } catch let error as EmulatorFilesError {
                 throw EmulatorImportError(error.description)
             }
         }

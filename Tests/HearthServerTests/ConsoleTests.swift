@@ -169,6 +169,7 @@ import Testing
     @Test func everySavedVersionIsInTheHistoryNewestFirst() async throws {
         try await TestServer().run { client, _ async throws in
             let bearer = try await session(client)
+            #expect(try await client.call(.put, "/x.json?ns=demo", "1").status == .ok)
             #expect(try await client.call(.get, "/.console/rules/history?ns=demo", headers: bearer).json?["versions"] == .array([]))
             let first = #"{"rules": {".read": true}}"#
             let second = #"{"rules": {".read": false}}"#
@@ -183,8 +184,17 @@ import Testing
             #expect(versions.map { $0["source"] } == [.string(first), .string(second), .string(first)])
             #expect(versions.map { $0["version"] } == [.number(3), .number(2), .number(1)])
             // Another database has its own history.
+            #expect(try await client.call(.put, "/x.json?ns=other", "1").status == .ok)
             #expect(try await client.call(.get, "/.console/rules/history?ns=other", headers: bearer).json?["versions"] == .array([]))
             #expect(try await client.call(.get, "/.console/rules/history?ns=demo", headers: [:]).status == .unauthorized)
+            // Reading about a database that does not exist makes none; an impossible name is a 400.
+            for read in ["/.console/rules/history?ns=nowhere", "/.console/children?ns=nowhere&path=/"] {
+                #expect(try await client.call(.get, read, headers: bearer).status == .notFound, "\(read)")
+            }
+            #expect(try await client.call(.post, "/.console/simulate?ns=nowhere", #"{"read": "/"}"#, headers: bearer).status == .notFound)
+            #expect(try await client.call(.get, "/.console/rules/history?ns=no%20such", headers: bearer).status == .badRequest)
+            let namespaces = try await client.call(.get, "/.console/info", headers: bearer).json?["namespaces"]?.arrayValue ?? []
+            #expect(namespaces.contains(.string("other")) && !namespaces.contains(.string("nowhere")), "\(namespaces)")
         }
     }
 

@@ -47,8 +47,9 @@ struct ChildListing: Sendable {
             return ConsoleController.json(.object([("error", .string("Invalid path: \(error.message)"))]), status: 400)
         }
         let database: DatabaseInstance
-        do { database = try await registry.database(namespace) } catch {
-            return ConsoleController.json(.object([("error", .string("The database \(namespace) cannot be opened."))]), status: 400)
+        switch await ConsoleController.databaseToRead(namespace, registry: registry, configuration: configuration) {
+        case .success(let found): database = found
+        case .failure(let answer): return answer.response
         }
         let node = database.snapshot().child(at: path)
         let bytes = Self.render(node, window: await window(of: node, at: "\(namespace)\u{0}\(path)", offset: offset, limit: limit), offset: offset)

@@ -69,8 +69,12 @@ struct ConsoleController: Sendable {
         guard let body = try? await request.body.collect(upTo: 1 << 20), let scenario = try? JSONValue(parsing: body.readableBytesView) else {
             return Self.json(.object([("error", .string("Send the scenario as JSON."))]), status: 400)
         }
+        let database: DatabaseInstance
+        switch await Self.databaseToRead(namespace, registry: registry, configuration: configuration) {
+        case .success(let found): database = found
+        case .failure(let answer): return answer.response
+        }
         do {
-            let database = try await registry.database(namespace)
             let explanation = try RulesTestSuite.explain(scenario, database.rules, data: database.snapshot(), now: configuration.clock.wallMilliseconds)
             let steps: [JSONValue] = explanation.steps.map { step in
                 .object([
@@ -86,7 +90,7 @@ struct ConsoleController: Sendable {
         } catch let error as RulesError {
             return Self.json(.object([("error", .string(error.message))]), status: 400)
         } catch {
-            return Self.json(.object([("error", .string("The database \(namespace) cannot be opened: \(error)"))]), status: 400)
+            return Self.json(.object([("error", .string("The scenario cannot be run: \(error)"))]), status: 400)
         }
     }
 
@@ -127,7 +131,10 @@ struct ConsoleController: Sendable {
                 versions = try await files.rulesHistory(limit: limit)
             } else {
                 let namespace = request.uri.queryParameters.get("ns") ?? configuration.defaultNamespace
-                versions = try await registry.database(namespace).rulesHistory(limit: limit)
+                switch await Self.databaseToRead(namespace, registry: registry, configuration: configuration) {
+                case .success(let database): versions = try await database.rulesHistory(limit: limit)
+                case .failure(let answer): return answer.response
+                }
             }
         } catch {
             return Self.json(.object([("error", .string("The history cannot be read: \(error)"))]), status: 503)
@@ -207,6 +214,29 @@ struct ConsoleController: Sendable {
         return Response(status: .noContent)
     }
 
+    /// The database a console read names: the server's default one (made if new), or one that exists.
+    /// A read never makes a database: an unknown name is a 404, an impossible one a 400 (the answer).
+    static func databaseToRead(
+        _ namespace: String, registry: DatabaseRegistry, configuration: ServerConfiguration
+    ) async -> Result<DatabaseInstance, ConsoleAnswer> {
+        guard NamespaceName.isValid(namespace) else {
+            return .failure(ConsoleAnswer(json(
+                .object([("error", .string("Invalid database name \"\(namespace)\": letters, digits, - and _, at most 63."))]), status: 400
+            )))
+        }
+        do {
+            if namespace == configuration.defaultNamespace { return .success(try await registry.database(namespace)) }
+            guard let database = try await registry.existingDatabase(namespace) else {
+                return .failure(ConsoleAnswer(json(.object([("error", .string("There is no database named \(namespace)."))]), status: 404)))
+            }
+            return .success(database)
+        } catch {
+            return .failure(ConsoleAnswer(json(
+                .object([("error", .string("The database \(namespace) cannot be opened: \(error)"))]), status: 503
+            )))
+        }
+    }
+
     static func json(_ value: JSONValue, status: Int) -> Response {
         Response(
             status: HTTPResponse.Status(code: status),
@@ -214,4 +244,11 @@ struct ConsoleController: Sendable {
             body: ResponseBody(byteBuffer: ByteBuffer(string: value.jsonText))
         )
     }
+}
+
+/// A console request's answer, carried as an error where a lookup fails.
+struct ConsoleAnswer: Error {
+    var response: Response
+
+    init(_ response: Response) { self.response = response }
 }

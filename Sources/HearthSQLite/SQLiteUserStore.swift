@@ -80,6 +80,7 @@ public final class SQLiteUserStore: UserStore {
             guard let text = try String.fetchOne(db, sql: "SELECT record FROM users WHERE project = ? AND local_id = ?", arguments: [project, localId])
             else { throw UserStoreError.userNotFound }
             var user = try Self.decode(text)
+            let generationBefore = user.tokenGeneration
             try change(&user)
             user.localId = localId
             try Self.checkEmailFree(db, project: project, email: user.email, except: localId)
@@ -87,6 +88,15 @@ public final class SQLiteUserStore: UserStore {
                 sql: "UPDATE users SET email = ?, record = ? WHERE project = ? AND local_id = ?",
                 arguments: [user.email, try Self.encode(user), project, localId]
             )
+            if user.tokenGeneration > generationBefore {
+                // A revocation. The tokens of this one still answer TOKEN_EXPIRED; those an earlier one
+                // revoked are dropped (and answer INVALID_REFRESH_TOKEN), so a user's revoked tokens do not
+                // pile up sign-in after sign-in.
+                try db.execute(
+                    sql: "DELETE FROM refresh_tokens WHERE project = ? AND local_id = ? AND json_extract(record, '$.generation') < ?",
+                    arguments: [project, localId, generationBefore]
+                )
+            }
             if var token {
                 token.generation = user.tokenGeneration
                 try Self.insert(token, db)

@@ -198,4 +198,27 @@ import Testing
             #expect(try await auth.send(.get, "/notes/\(uid).json?auth=\(idToken)", nil).status == .unauthorized)
         }
     }
+
+    /// Each revocation drops the tokens an earlier one revoked: a user's dead refresh tokens do not
+    /// accumulate, and those of the latest revocation still answer TOKEN_EXPIRED.
+    @Test func revokedRefreshTokensDoNotPileUp() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-refresh-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteUserStore(directory: directory)
+        func token(_ name: String) -> RefreshTokenRecord {
+            RefreshTokenRecord(tokenHash: name, project: "p", localId: "u", provider: "password", extraClaims: nil, createdAt: 0, authTime: 0)
+        }
+        try await store.create(UserRecord(localId: "u", createdAt: 0), project: "p", issuing: token("first"))
+        _ = try await store.update(project: "p", localId: "u", issuing: token("second")) { _ in }
+        // Revoked once: both are kept (they answer TOKEN_EXPIRED); the new sign-in's token is current.
+        _ = try await store.update(project: "p", localId: "u", issuing: token("third")) { $0.tokenGeneration += 1 }
+        for name in ["first", "second", "third"] { #expect(try await store.refreshToken(hash: name) != nil, "\(name)") }
+        #expect(try await store.refreshToken(hash: "third")?.generation == 1)
+        // Revoked again: the first revocation's tokens go, the second's stay.
+        _ = try await store.update(project: "p", localId: "u", issuing: nil) { $0.tokenGeneration += 1 }
+        #expect(try await store.refreshToken(hash: "first") == nil)
+        #expect(try await store.refreshToken(hash: "second") == nil)
+        #expect(try await store.refreshToken(hash: "third") != nil)
+    }
 }

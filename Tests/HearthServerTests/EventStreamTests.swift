@@ -49,6 +49,22 @@ import Testing
         "event: \(name)\ndata: \(data)\n\n"
     }
 
+    /// A query's stream and a shallow stream give objects, as the same GET does: keys 0, 1, 2… stay
+    /// keys, with no `null` put in for the missing ones. Arrays inside the values stay arrays.
+    @Test func queryAndShallowStreamsOfArrayLikeDataAreObjects() async throws {
+        let setup: @Sendable (any TestClientProtocol) async throws -> Void = { client in
+            try await client.call(.put, "/.settings/rules.json", #"{"rules": {".read": true, ".write": true, "arr": {".indexOn": ".value"}}}"#)
+            try await client.call(.put, "/arr.json", "[10,20,30,null,50]")
+        }
+        let query = try await collect(#"/arr.json?orderBy="$value"&startAt=20"#, setup: setup) { client in
+            try await client.call(.put, "/arr/5.json", "[1,2]")
+        }
+        #expect(query.hasPrefix(Self.event("put", #"{"path":"/","data":{"1":20,"2":30,"4":50}}"#)), "\(query)")
+        #expect(query.contains(Self.event("put", #"{"path":"/5","data":[1,2]}"#)), "\(query)")
+        let shallow = try await collect("/arr.json?shallow=true", setup: setup) { _ in }
+        #expect(shallow.hasPrefix(Self.event("put", #"{"path":"/","data":{"0":true,"1":true,"2":true,"4":true}}"#)), "\(shallow)")
+    }
+
     @Test func putPatchAndWritesAboveAndElsewhere() async throws {
         let events = try await collect(
             "/room.json",

@@ -62,6 +62,13 @@ import Testing
             }
             #expect(pushes.count == 3)
             #expect(try await client.call(.get, "/d.json?shallow=true").body == #"{"a":true,"b":true,"c":true,"z":true}"#)
+            // Keys 0, 1, 2… stay keys: a shallow answer is an object (decision 0004), not [true,true].
+            #expect(try await client.call(.get, "/d/c.json?shallow=true").body == #"{"0":true,"1":true}"#)
+            try await client.call(.put, "/gaps.json", "[10,20,30,null,50]")
+            #expect(try await client.call(.get, "/gaps.json?shallow=true").body == #"{"0":true,"1":true,"2":true,"4":true}"#)
+            // What a query answers is an object too; arrays inside it stay arrays.
+            let query = try await client.call(.get, #"/gaps.json?orderBy="$key"&limitToFirst=2"#)
+            #expect(query.body == #"{"0":10,"1":20}"#, "\(query.body)")
             #expect(try await client.call(.get, "/d/b.json?format=export").body == #"{".value":2,".priority":5}"#)
             #expect(try await client.call(.get, "/d/c.json").body == "[1,2]")
             let download = try await client.call(.get, "/d/a.json?download=a.json")

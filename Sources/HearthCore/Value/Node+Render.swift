@@ -5,6 +5,12 @@ public enum RenderFormat: Sendable {
     case normal
     /// `format=export`: priorities included as `.priority` / `.value`, never arrays.
     case export
+    /// As ``normal`` below the top, where an object stays an object: a query's result and a `shallow`
+    /// answer, which Firebase's REST API gives as objects even when their keys are 0, 1, 2….
+    case objects
+
+    /// The format of what the rendered value holds.
+    public var forChildren: RenderFormat { self == .objects ? .normal : self }
 }
 
 extension Node {
@@ -60,7 +66,7 @@ extension Node {
                     }
                     if next > 0 || index > 0 { writer.comma() }
                     writer.newline()
-                    child.write(to: &writer, format: format)
+                    child.write(to: &writer, format: format.forChildren)
                     next += 1
                 }
                 _ = count
@@ -72,7 +78,7 @@ extension Node {
                 if index > 0 { writer.comma() }
                 writer.newline()
                 writer.writeKey(key.string)
-                child.write(to: &writer, format: format)
+                child.write(to: &writer, format: format.forChildren)
             }
             if format == .export, let priority = children.priority {
                 writer.comma()

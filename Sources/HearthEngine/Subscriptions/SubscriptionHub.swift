@@ -13,10 +13,12 @@ public struct ListenKey: Sendable, Hashable {
     public var format: RenderFormat
     public var shallow: Bool
 
+    /// A query's result and a shallow view render as objects (`format` ``RenderFormat/objects``), as the
+    /// same request's GET answers.
     public init(path: DatabasePath, query: Query = .all, format: RenderFormat = .normal, shallow: Bool = false) {
         self.path = path
         self.query = query
-        self.format = format
+        self.format = format == .normal && (!query.isDefault || shallow) ? .objects : format
         self.shallow = shallow
     }
 

@@ -33,7 +33,8 @@ public enum ServerSentEvent: Sendable, Equatable {
             writer.writeRaw("{\"path\":")
             writer.writeString(path.description)
             writer.writeRaw(",\"data\":")
-            data.write(to: &writer, format: format)
+            // A query's or a shallow view's own value is an object; what it holds renders as usual.
+            data.write(to: &writer, format: path.isRoot ? format : format.forChildren)
             writer.writeRaw("}")
         case .patch(let path, let data, let format):
             name = "patch"
@@ -43,7 +44,7 @@ public enum ServerSentEvent: Sendable, Equatable {
             for (i, entry) in data.enumerated() {
                 if i > 0 { writer.comma() }
                 writer.writeKey(entry.key)
-                entry.value.write(to: &writer, format: format)
+                entry.value.write(to: &writer, format: format.forChildren)
             }
             writer.writeRaw("}}")
         case .keepAlive:

@@ -221,8 +221,13 @@ public struct RESTController: Sendable {
             response = respond(bytes: RESTController.render(window: query.window(over: node), of: node, parameters), parameters)
         } else {
             var result = parameters.query?.evaluate(on: node) ?? node
-            if parameters.shallow { result = result.shallow() }
-            response = respond(result, parameters)
+            var rendering = parameters
+            if parameters.shallow {
+                result = result.shallow()
+                // Keys and `true`: an object even when the keys are 0, 1, 2… (decision 0004).
+                if rendering.format == .normal { rendering.format = .objects }
+            }
+            response = respond(result, rendering)
         }
         if wantsETag || ifNoneMatch != nil {
             // A query's ETag is its answer's: query rules may allow that window and not the rest.

@@ -410,18 +410,28 @@ package final class FileService: Sendable {
         }
     }
 
-    /// Allows an upload of unknown size only if `check` allows it empty and at the largest size it
-    /// can reach (`limit`, the server's, or any): else its size could matter to the rules, which must
-    /// decide before its bytes are stored, so the client is asked for a length (411).
+    /// Decides an upload of unknown size before its bytes are stored, by asking `check` at sizes from 0
+    /// to the largest it can reach (`limit`, the server's, or any): allowed at all of them, it goes on
+    /// (the rules decide again on the stored object); refused at all, it is refused (403); allowed at
+    /// some, its size matters to the rules, so the client is asked for its length (411).
     static func allowedAtAnySize(upTo limit: Int64?, _ check: (Int64) throws -> Void) throws {
-        do {
-            try check(0)
-            try check(limit ?? .max)
-        } catch let error as FilesError where error.code == 403 {
-            throw FilesError(
-                411, "An upload without a Content-Length is accepted only where the rules allow it at any size; send its Content-Length."
-            )
+        let largest = limit ?? .max
+        let sizes = ([0, 1, 1 << 10, 1 << 20, 10 << 20, 100 << 20, 1 << 30] as [Int64]).filter { $0 < largest } + [largest]
+        var refusal: FilesError?
+        var allowed = 0
+        for size in sizes {
+            do {
+                try check(size)
+                allowed += 1
+            } catch let error as FilesError where error.code == 403 {
+                refusal = error
+            }
         }
+        guard let refusal else { return }
+        if allowed == 0 { throw refusal }
+        throw FilesError(
+            411, "The rules decide on this upload's size; send its Content-Length (an upload without one is taken only where any size is allowed)."
+        )
     }
 
     /// Makes a written blob the object `bucket/name`: checks the claimed MD5, the rules and the

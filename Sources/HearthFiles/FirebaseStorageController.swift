@@ -193,7 +193,13 @@ package struct FirebaseStorageController: Sendable {
     func chunk(_ request: Request, id: String, _ requester: FileRequester) async throws -> Response {
         let command = (request.headers[Self.uploadCommand] ?? "upload").lowercased()
         let commands = Set(command.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        let session = try await files.uploadSession(id)
+        let session: UploadSession
+        do {
+            session = try await files.uploadSession(id)
+        } catch var error as FilesError where error.code == 404 {
+            error.endsUpload = true
+            throw error
+        }
         if commands.contains("query") {
             return Response(status: .ok, headers: [
                 Self.uploadStatus: session.finalGeneration == nil ? "active" : "final", Self.sizeReceived: String(session.received),
@@ -218,9 +224,10 @@ package struct FirebaseStorageController: Sendable {
                 starter
             )
         } catch var error as FilesError {
-            // Told as the upload is now: a refused or failed finalize has ended it, a refused chunk has not.
+            // Told as the upload is now: a refused or failed finalize has ended it (its session is gone), a
+            // refused chunk has not; a starter whose credential ended cannot go on.
             let sessionGone = (try? await files.uploadSession(id)) == nil
-            error.endsUpload = error.code == 401 || error.code == 403 || sessionGone
+            error.endsUpload = error.code == 401 || sessionGone
             throw error
         } catch {
             if (try? await files.uploadSession(id)) == nil {

@@ -320,6 +320,7 @@ def test_uploads_without_a_length_are_decided_before_their_bytes_are_stored():
 service firebase.storage {
   match /b/{bucket}/o {
     match /any/{file} { allow read, write: if request.auth != null; }
+    match /none/{file} { allow read: if request.auth != null; }
     match /sized/{file} {
       allow read: if request.auth != null;
       allow write: if request.auth != null && request.resource.size < 1024;
@@ -357,6 +358,13 @@ service firebase.storage {
         assert status == 411 and sent < total, (status, sent)
         for name in ('sized/m.bin', 'sized/r.bin'):
             assert requests.get(object_url(server, name), headers=headers, timeout=TIMEOUT).status_code == 404
+
+        # Where no size is allowed, the answer is the refusal itself, as with a length.
+        opening, closing = multipart_parts('none/m.bin')
+        status, sent = stream_chunked(server, f'{FILES}?name=none%2Fm.bin', multipart_headers, opening, total, closing)
+        assert status == 403 and sent < total, (status, sent)
+        status, sent = stream_chunked(server, f'{FILES}?name=none%2Fr.bin', raw_headers, b'', total, b'')
+        assert status == 403 and sent < total, (status, sent)
 
         # With its length, an upload under the limit is stored.
         fits = requests.post(server.url(FILES), params={'name': 'sized/ok.bin'}, data=b'x' * 500, timeout=TIMEOUT, headers=raw_headers)

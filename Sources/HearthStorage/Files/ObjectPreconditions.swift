@@ -3,8 +3,9 @@
 /// and `generation`, which names the version).
 ///
 /// A generation of 0 stands for "no object": `ifGenerationMatch=0` holds only while there is none (a
-/// create that never overwrites), `ifGenerationNotMatch=0` only while there is one. A metageneration
-/// condition needs an object to compare with, except a "not match" one.
+/// create that never overwrites). Every other condition needs a live object: without one it fails
+/// (Cloud Storage's reference: "If no live object exists, the precondition fails"), so
+/// `ifGenerationNotMatch=0` holds only while there is one.
 ///
 /// For example:
 /// ```swift
@@ -58,8 +59,9 @@ public struct ObjectPreconditions: Sendable, Equatable, Codable {
         let generationThere = object?.generation ?? 0
         if let generationMatch, generationThere != generationMatch { return .notMet }
         if let metagenerationMatch, object?.metageneration != metagenerationMatch { return .notMet }
+        if generationNotMatch != nil || metagenerationNotMatch != nil, object == nil { return .notMet }
         if let generationNotMatch, generationThere == generationNotMatch { return isRead ? .notModified : .notMet }
-        if let metagenerationNotMatch, let object, object.metageneration == metagenerationNotMatch { return isRead ? .notModified : .notMet }
+        if let metagenerationNotMatch, object?.metageneration == metagenerationNotMatch { return isRead ? .notModified : .notMet }
         return nil
     }
 }

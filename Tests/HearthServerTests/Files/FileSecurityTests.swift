@@ -242,6 +242,8 @@ import Testing
             #expect(try await chunk(3000, offset: 0).status == .ok)
             let over = try await chunk(2000, offset: 3000)
             #expect(over.status == .forbidden, "\(over.body)")
+            // The upload goes on (the next chunk may be smaller), and the client is told so.
+            #expect(over.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "active")
             let query = try await files.send(.post, path, headers: TestServer.admin.adding([Self.command: "query"]))
             #expect(query.headers[HTTPField.Name("X-Goog-Upload-Size-Received")!] == "3000")
             let last = try await chunk(1000, offset: 3000, command: "upload, finalize")

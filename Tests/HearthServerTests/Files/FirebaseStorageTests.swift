@@ -227,6 +227,7 @@ import Testing
             #expect(try await files.send(.get, FilesClient.objectPath("lost.bin")).status == .notFound)
             let query = try await files.send(.post, path, headers: TestServer.admin.adding([HTTPField.Name("X-Goog-Upload-Command")!: "query"]))
             #expect(query.status == .notFound)
+            #expect(query.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
         }
     }
 

@@ -24,6 +24,9 @@ struct IdentityError: HearthError, Equatable {
     }
 
     static let emailExists = invalid("EMAIL_EXISTS")
+    /// An app's direct email change while enumeration protection is on (Firebase's wording; the JS SDK
+    /// shows it as `auth/operation-not-allowed`).
+    static let verifyNewEmailFirst = invalid("OPERATION_NOT_ALLOWED : Please verify the new email before changing email.")
     static let emailNotFound = invalid("EMAIL_NOT_FOUND")
     static let invalidPassword = invalid("INVALID_PASSWORD")
     static let invalidLoginCredentials = invalid("INVALID_LOGIN_CREDENTIALS")

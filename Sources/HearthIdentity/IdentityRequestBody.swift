@@ -86,6 +86,13 @@ struct IdentityRequestBody: Sendable {
         }
     }
 
+    /// An enum field, by name or by its index in the schema's `cases` (the Android SDK sends
+    /// `requestType: 6` for `EMAIL_SIGNIN`); an index out of range stays a number, to be refused as such.
+    func enumeration(_ key: String, cases: [String]) -> String? {
+        if case .number(let number)? = fields[key], let index = Int(exactly: number), cases.indices.contains(index) { return cases[index] }
+        return string(key)
+    }
+
     /// An integer field sent as a number or as a decimal string.
     func int64(_ key: String) -> Int64? {
         switch fields[key] {

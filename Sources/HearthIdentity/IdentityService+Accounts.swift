@@ -64,6 +64,10 @@ extension IdentityService {
         }
         // Everything that can fail on its own is checked before the transaction.
         let email = try request.email.map(validEmail)
+        // With enumeration protection on (Firebase's default for new projects, and Hearth's outside
+        // emulator mode), an app changes an address only by `sendOobCode` VERIFY_AND_CHANGE_EMAIL: the
+        // new address proves itself, and a stolen ID token cannot move the account elsewhere.
+        if caller == .client, email != nil, enumerationProtection { throw IdentityError.verifyNewEmailFirst }
         if caller == .client, email != nil, let signUpsPerAddress {
             // An email change answers EMAIL_EXISTS for a taken address: probing with it counts as
             // signing up does.

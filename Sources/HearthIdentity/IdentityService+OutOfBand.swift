@@ -97,7 +97,12 @@ extension IdentityService {
             if requestType == "VERIFY_AND_CHANGE_EMAIL" {
                 guard let raw = request.newEmail else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
                 newEmail = try validEmail(raw)
-                if try await store.user(project: project, email: newEmail!) != nil { throw IdentityError.emailExists }
+                if try await store.user(project: project, email: newEmail!) != nil {
+                    // With enumeration protection the answer does not tell that the address is taken:
+                    // nothing is sent (applying a code for it would fail with EMAIL_EXISTS anyway).
+                    if enumerationProtection && caller == .client { return SendOobCode.Result(email: email) }
+                    throw IdentityError.emailExists
+                }
             }
             entry = .init(project: project, localId: user.localId, email: email, requestType: requestType, newEmail: newEmail)
         case "EMAIL_SIGNIN":
@@ -138,11 +143,14 @@ extension IdentityService {
                 email: entry.requestType == "EMAIL_SIGNIN" ? nil : entry.email, requestType: entry.requestType, newEmail: entry.newEmail
             )
         }
-        let hash = try await hashNewPassword(newPassword)
+        // The code first: hashing a password costs tens of milliseconds of a core, which no one without
+        // a code may spend (as the emulator, which refuses an unknown code before looking at the password).
         guard case .valid(let peeked) = oobCodes.peek(code, now: now.millis), peeked.requestType == "PASSWORD_RESET" else {
             _ = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
+        _ = try Self.valid(.valid(peeked), project: project)
+        let hash = try await hashNewPassword(newPassword)
         let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             // The code was sent to an address: once the account has moved to another, it resets nothing.
@@ -179,7 +187,8 @@ extension IdentityService {
                 user.validSince = now.seconds
                 user.tokenGeneration += 1
             } else if user.email != entry.email {
-                return
+                // Sent to an address the account has since left: it verifies nothing, and says so.
+                throw IdentityError.invalid("INVALID_OOB_CODE")
             }
             user.emailVerified = true
         }
@@ -224,7 +233,9 @@ extension IdentityService {
             let refresh = makeRefreshToken(project: project, localId: existing.localId, provider: "password", extraClaims: nil, now: now)
             user = try await store.update(project: project, localId: existing.localId, issuing: refresh.record) { user in
                 user.emailVerified = true
+                user.emailLinkSignin = true
                 user.lastLoginAt = now.millis
+                user.lastRefreshAt = now.millis
             }
             isNewUser = false
             return try signedInByEmailLink(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)
@@ -232,7 +243,9 @@ extension IdentityService {
         var created = UserRecord(localId: try newLocalID(nil), createdAt: now.millis)
         created.email = email
         created.emailVerified = true
+        created.emailLinkSignin = true
         created.lastLoginAt = now.millis
+        created.lastRefreshAt = now.millis
         let refresh = makeRefreshToken(project: project, localId: created.localId, provider: "password", extraClaims: nil, now: now)
         try await store.create(created, project: project, issuing: refresh.record)
         return try signedInByEmailLink(created, refresh: refresh.token, isNewUser: true, project: project, now: now)

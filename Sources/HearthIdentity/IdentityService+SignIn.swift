@@ -54,6 +54,7 @@ extension IdentityService {
             return SignUp.Result(user: user, tokens: nil)
         }
         user.lastLoginAt = now.millis
+        user.lastRefreshAt = now.millis
         let provider = emailMode ? "password" : "anonymous"
         let refresh = makeRefreshToken(project: project, localId: user.localId, provider: provider, extraClaims: nil, now: now)
         try await store.create(user, project: project, issuing: refresh.record)
@@ -66,6 +67,9 @@ extension IdentityService {
         let (current, _) = try await user(fromIDToken: idToken, project: project)
         guard let rawEmail = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
+        // An account that has an address moves to another only through a verified change while
+        // enumeration protection is on (a stolen ID token must not take the account), as `accounts:update`.
+        if enumerationProtection, let existing = current.email, existing != email { throw IdentityError.verifyNewEmailFirst }
         guard let password = request.password, !password.isEmpty else { throw IdentityError.missingPassword }
         let hash = try await hashNewPassword(password)
         let displayName = nonEmpty(request.displayName)
@@ -84,6 +88,7 @@ extension IdentityService {
             user.emailVerified = false
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
+            user.lastRefreshAt = now.millis
         }
         if user.tokenGeneration != current.tokenGeneration { reportTokens(of: user, project: project) }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
@@ -231,7 +236,16 @@ extension IdentityService {
         else { throw IdentityError.invalid("INVALID_REFRESH_TOKEN") }
         if user.disabled { throw IdentityError.userDisabled }
         if record.generation < user.tokenGeneration { throw IdentityError.tokenExpired }
-        let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now)
-        return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: user.localId)
+        // Firebase's `lastRefreshAt` (firebase-admin's `last_refresh_timestamp`): when a token was last
+        // issued. Decided again on the stored account, which may have changed since it was read.
+        let refreshed = try await store.update(project: project, localId: user.localId, issuing: nil) { stored in
+            if stored.disabled { throw IdentityError.userDisabled }
+            if record.generation < stored.tokenGeneration { throw IdentityError.tokenExpired }
+            stored.lastRefreshAt = now.millis
+        }
+        let idToken = try mintIDToken(
+            refreshed, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now
+        )
+        return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: refreshed.localId)
     }
 }

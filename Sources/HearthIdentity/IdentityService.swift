@@ -167,7 +167,8 @@ package struct IdentityService: Sendable {
 
     func hashNewPassword(_ password: String) async throws -> String {
         guard !password.isEmpty else { throw IdentityError.missingPassword }
-        guard password.count >= 6 else { throw IdentityError.weakPassword }
+        // Counted as JavaScript's `length` (UTF-16 code units), as Firebase counts: "👍👍👍" is 6.
+        guard password.utf16.count >= 6 else { throw IdentityError.weakPassword }
         guard password.utf8.count <= 4096 else { throw IdentityError.invalid("WEAK_PASSWORD : Password should be at most 4096 bytes") }
         return try await hasher.hash(password)
     }

@@ -81,9 +81,15 @@ enum IdentityToolkitCodec {
         AccountDeletion.Request(idToken: body.string("idToken"), localId: body.string("localId"))
     }
 
+    /// `GetOobCodeRequest.requestType`'s cases in the schema's order, for clients that send the index.
+    static let oobRequestTypes = [
+        "OOB_REQ_TYPE_UNSPECIFIED", "PASSWORD_RESET", "OLD_EMAIL_AGREE", "NEW_EMAIL_ACCEPT", "VERIFY_EMAIL", "RECOVER_EMAIL", "EMAIL_SIGNIN",
+        "VERIFY_AND_CHANGE_EMAIL", "REVERT_SECOND_FACTOR_ADDITION",
+    ]
+
     static func sendOobCode(_ body: IdentityRequestBody, apiKey: String?) -> SendOobCode.Request {
         SendOobCode.Request(
-            requestType: body.string("requestType"), email: body.string("email"), idToken: body.string("idToken"),
+            requestType: body.enumeration("requestType", cases: oobRequestTypes), email: body.string("email"), idToken: body.string("idToken"),
             newEmail: body.string("newEmail"), continueUrl: body.string("continueUrl"), returnOobLink: body.bool("returnOobLink") == true,
             apiKey: apiKey
         )
@@ -320,6 +326,7 @@ enum IdentityToolkitCodec {
             ("lastRefreshAt", user.lastRefreshAt.map { .string(IdentityService.rfc3339($0)) }),
             ("customAttributes", user.customAttributes.map(JSONValue.string)),
             ("customAuth", user.customAuth ? .bool(true) : nil), ("initialEmail", user.initialEmail.map(JSONValue.string)),
+            ("emailLinkSignin", user.emailLinkSignin == true ? .bool(true) : nil),
         ]))
     }
 
@@ -346,7 +353,7 @@ enum IdentityToolkitCodec {
 
     static func providerUserInfo(_ user: UserRecord) -> [JSONValue] {
         var providers: [JSONValue] = []
-        if let email = user.email, user.passwordHash != nil {
+        if let email = user.email, user.passwordHash != nil || user.emailLinkSignin == true {
             providers.append(.object(compact([
                 ("providerId", .string("password")), ("email", .string(email)), ("federatedId", .string(email)), ("rawId", .string(email)),
                 ("displayName", user.displayName.map(JSONValue.string)), ("photoUrl", user.photoUrl.map(JSONValue.string)),

@@ -36,6 +36,10 @@ public struct UserRecord: Sendable, Equatable, Codable {
     public var customAuth = false
     /// The first email address the user had, for email recovery.
     public var initialEmail: String?
+    /// Signed in with an email link at least once (Firebase's `emailLinkSignin`): the address is then
+    /// a `password` provider of the account even without a password. Nil in records stored before it
+    /// was kept.
+    public var emailLinkSignin: Bool?
     /// Identity-provider accounts linked to the user (imported from Firebase: Google, Apple, …). Nil when
     /// there are none (and in records stored before they were kept).
     public var linkedProviders: [LinkedProvider]?

@@ -60,10 +60,11 @@ import Testing
             #expect(linked.string("localId") == uid)
             let signIn = try await auth.post("accounts:signInWithPassword", #"{"email":"lin@example.com","password":"secret123"}"#)
             #expect(signIn.string("localId") == uid)
-            // The same call on an account that already has an email and a password changes them as
-            // `accounts:update` does: the account's other sessions end.
+            // The same call on an account that already has an email and a password changes the password
+            // as `accounts:update` does: the account's other sessions end. (Another address: refused while
+            // enumeration protection is on, `withEnumerationProtectionAnAddressChangesOnlyOnceVerified`.)
             let other = try #require(signIn.string("refreshToken"))
-            let relinked = try await auth.post("accounts:signUp", #"{"idToken":"\#(linked.string("idToken")!)","email":"new@example.com","password":"another123"}"#)
+            let relinked = try await auth.post("accounts:signUp", #"{"idToken":"\#(linked.string("idToken")!)","email":"lin@example.com","password":"another123"}"#)
             #expect(relinked.status == .ok, "\(relinked.body)")
             let refresh = try await auth.send(
                 .post, "/securetoken.googleapis.com/v1/token?key=\(IdentityClient.key)", "grant_type=refresh_token&refresh_token=\(other)",
@@ -324,8 +325,28 @@ import Testing
         }
     }
 
-    @Test func anEmailChangeChecksTheNewAddress() async throws {
+    /// With enumeration protection on (the default outside emulator mode), an app cannot change an
+    /// address directly, as Firebase's: a stolen ID token must not move the account to another inbox.
+    @Test func withEnumerationProtectionAnAddressChangesOnlyOnceVerified() async throws {
         try await IdentityTestServer().run { auth async throws in
+            let user = try await auth.signUp("kept@example.com")
+            let token = user["idToken"]!.stringValue!
+            let refused = try await auth.post("accounts:update", #"{"idToken":"\#(token)","email":"thief@example.com"}"#)
+            #expect(refused.authError == "OPERATION_NOT_ALLOWED : Please verify the new email before changing email.")
+            let relink = try await auth.post("accounts:signUp", #"{"idToken":"\#(token)","email":"thief@example.com","password":"another123"}"#)
+            #expect(relink.authError?.hasPrefix("OPERATION_NOT_ALLOWED") == true)
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"kept@example.com","password":"secret123"}"#).status == .ok)
+            // The verified way works, and does not tell whether an address is taken.
+            _ = try await auth.signUp("taken@example.com")
+            let taken = try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(token)","newEmail":"taken@example.com"}"#)
+            #expect(taken.status == .ok, "\(taken.body)")
+            let free = try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(token)","newEmail":"new@example.com"}"#)
+            #expect(free.status == .ok, "\(free.body)")
+        }
+    }
+
+    @Test func anEmailChangeChecksTheNewAddress() async throws {
+        try await IdentityTestServer { $0.identity.emailEnumerationProtection = false }.run { auth async throws in
             _ = try await auth.signUp("first@example.com")
             let second = try await auth.signUp("second@example.com")
             let token = second["idToken"]!.stringValue!

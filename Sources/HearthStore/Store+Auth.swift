@@ -76,7 +76,9 @@ extension Store {
 
     /// Changes the signed-in user's email without re-authenticating (it needs a recent sign-in:
     /// prefer ``changeEmail(to:password:using:)``); dispatches ``EmailChanged`` or ``UserAuthFailed``
-    /// (``AuthFlowError/Code/changeEmail``, or ``AuthFlowError/Code/missingUserID``).
+    /// (``AuthFlowError/Code/changeEmail``, or ``AuthFlowError/Code/missingUserID``). A server with
+    /// email enumeration protection on refuses a direct change (`operationNotAllowed`); there the app
+    /// sends a verification to the new address (`User.sendEmailVerification(beforeUpdatingEmail:)`).
     @discardableResult
     public func changeEmail(to email: String, using auth: Auth) -> Task<Void, Never> {
         run(Effect { store in

@@ -110,7 +110,10 @@ public final class User: Sendable {
     }
 
     /// Changes the email address; the session continues with new tokens. An address in use fails
-    /// with `emailAlreadyInUse`, the address under `AuthErrorUserInfoEmailKey`.
+    /// with `emailAlreadyInUse`, the address under `AuthErrorUserInfoEmailKey`. A server with email
+    /// enumeration protection on (Hearth's default outside emulator mode, as Firebase's for new
+    /// projects) refuses it with `operationNotAllowed`: use
+    /// ``sendEmailVerification(beforeUpdatingEmail:actionCodeSettings:)`` there.
     public func updateEmail(to email: String) async throws {
         do {
             try await update([("email", .string(email))])

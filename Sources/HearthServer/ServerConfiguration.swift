@@ -26,7 +26,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumRequestBytes = 256 * 1024 * 1024
     /// Require `.indexOn` for `orderBy` on a child or `$value`, as Firebase does.
     public var enforceIndexes = true
-    /// Bytes queued for one WebSocket client before it counts as a slow consumer and is disconnected.
+    /// Bytes queued for one WebSocket client, beyond its largest message, before it counts as a slow
+    /// consumer and is disconnected (a single message may be larger: a read of a large location).
     public var realtimeOutboundLimit = 16 * 1024 * 1024
     /// Long-polling connections open at once (`/.lp`); more are refused with 503 until some close.
     public var maximumLongPollConnections = 10_000

@@ -141,15 +141,16 @@ final class RealtimeSession: RealtimeListener {
         self.lastActivity = Atomic(services.configuration.clock.elapsedNanoseconds)
     }
 
-    /// When the client last sent a frame, in elapsed nanoseconds of the server's clock.
+    /// When a frame last went either way, in elapsed nanoseconds of the server's clock.
     var lastActivityNanoseconds: Int64 { lastActivity.load(ordering: .relaxed) }
 
-    /// Records that the client sent something (any frame, keep-alives included).
+    /// Records that a frame went either way: the client sent one (keep-alives included), or was sent
+    /// one. The SDKs count both toward their keep-alive: a client that keeps receiving never sends `0`.
     func touch() {
         lastActivity.store(services.configuration.clock.elapsedNanoseconds, ordering: .relaxed)
     }
 
-    /// Closes the connection if the client has sent nothing since `cutoff` (elapsed nanoseconds).
+    /// Closes the connection if no frame went either way since `cutoff` (elapsed nanoseconds).
     /// A connection that is not being read (backpressure) is not silent: its keep-alives wait unread.
     func closeIfSilent(since cutoff: Int64) {
         guard lastActivity.load(ordering: .relaxed) <= cutoff, !state.withLock({ $0.readingPaused }) else { return }
@@ -699,7 +700,9 @@ final class RealtimeSession: RealtimeListener {
         let limit = services.configuration.realtimeOutboundLimit
         let (messages, tooSlow) = state.withLock { state -> ([ByteBuffer], Bool) in
             state.flushScheduled = false
-            if state.outboxBytes > limit { return ([], true) }
+            // Too slow: more than the limit waits beyond the largest message (one message, a `g` of a
+            // large location, may be larger than the limit on its own).
+            if state.outboxBytes > limit, state.outboxBytes - (state.outbox.lazy.map(\.readableBytes).max() ?? 0) > limit { return ([], true) }
             guard transport.isWritable, !state.outbox.isEmpty else { return ([], false) }
             let messages = state.outbox
             state.outbox = []
@@ -713,6 +716,7 @@ final class RealtimeSession: RealtimeListener {
             return
         }
         guard !messages.isEmpty else { return }
+        touch()
         if accessLogEntry != nil {
             sentBytes.add(messages.reduce(0) { $0 + $1.readableBytes }, ordering: .relaxed)
         }

@@ -177,6 +177,53 @@ import Testing
         }
     }
 
+    /// A client that only receives (a live view) never sends a keep-alive: the SDKs reset their timer
+    /// on every frame that arrives too. What the server sends keeps the connection open as well.
+    @Test func aClientThatKeepsReceivingIsNotSilent() async throws {
+        let server = TestServer(emulator: true)
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            let listener = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await listener.nextMessage()
+            try await listener.send(Self.request(1, "q", #"{"p":"/tick","h":""}"#))
+            _ = try await listener.nextMessage()
+            try await eventually { database.realtime.listenCount == 1 }
+            let session = try #require(try server.realtime.sessions.all.first)
+            // Pushes at 100 s and 200 s; the client sends nothing after its listen.
+            for (second, value) in [(100, 1), (200, 2)] {
+                await server.advance(to: .seconds(second))
+                _ = try await database.write(WriteRequest(.set(try DatabasePath("tick"), .number(Double(value))), identity: .admin))
+                #expect(try await listener.nextMessage()?.contains(#""d":\#(value)"#) == true)
+                try await eventually { session.lastActivityNanoseconds >= Int64(second) * 1_000_000_000 }
+            }
+            // At 300 s the last frame went 100 s ago: open (without the push at 200 s, the sweep at 240 s
+            // would have closed it).
+            await server.advance(to: .seconds(300))
+            try await server.idleSweep(reaching: .seconds(300))
+            try await listener.send(#"{"t":"c","d":{"t":"p","d":{}}}"#)
+            #expect(try await listener.nextMessage() == #"{"t":"c","d":{"t":"o","d":null}}"#)
+            await listener.close()
+        }
+    }
+
+    /// One message larger than the slow-consumer limit (a read of a large location) is delivered;
+    /// the limit is on what waits behind it.
+    @Test func aMessageLargerThanTheQueueLimitIsDelivered() async throws {
+        let server = TestServer(emulator: true) { $0.realtimeOutboundLimit = 256 * 1024 }
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            let big = JSONValue.string(String(repeating: "y", count: 600 * 1024))
+            _ = try await database.write(WriteRequest(.set(try DatabasePath("big"), big), identity: .admin))
+            let reader = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await reader.nextMessage()
+            try await reader.send(Self.request(1, "g", #"{"p":"/big","q":{}}"#))
+            let answer = try #require(try await reader.nextMessage())
+            #expect(answer.count > 600 * 1024, "\(answer.prefix(200))")
+            #expect(answer.hasPrefix(#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":"yyy"#))
+            await reader.close()
+        }
+    }
+
     @Test func aClientThatDoesNotReadIsDisconnectedOnceItsQueueIsFull() async throws {
         let server = TestServer(emulator: true) { $0.realtimeOutboundLimit = 256 * 1024 }
         try await server.runLive { _, port, registry in

@@ -295,15 +295,18 @@ final class RealtimeSession: RealtimeListener {
             case .success(.written):
                 reply = ServerMessage.response(number)
                 status = "ok"
-            case .success(.preconditionFailed(let current)):
+            case .success(.preconditionFailed):
                 // Make sure the client retries from the current value: resend it to a listen that covers it.
                 // Only an unfiltered listen (a query's rules may allow its window alone, and an untagged
-                // `q` may carry a filter), and only while the writer may still read the location.
+                // `q` may carry a filter), and only while the writer may still read the location. The value
+                // as the batch left it, not as the check saw it: a later write of the same batch has been
+                // pushed already, and the resend must not take the client back to before it.
                 let covered = self.state.withLock {
                     $0.listens.values.contains { $0.key.query.isDefault && $0.key.path.contains(path) }
                 }
-                if covered, database.canRead(path, write.identity, query: nil) {
-                    self.send(ServerMessage.Push.overwrite(path: path, data: current).encoded(tag: nil))
+                let root = database.snapshot()
+                if covered, database.canRead(path, write.identity, query: nil, root: root) {
+                    self.send(ServerMessage.Push.overwrite(path: path, data: root.child(at: path)).encoded(tag: nil))
                 }
                 reply = ServerMessage.response(number, status: "datastale", .text("Transaction hash does not match"))
                 status = "datastale"

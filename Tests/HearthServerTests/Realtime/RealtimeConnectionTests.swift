@@ -206,6 +206,37 @@ import Testing
         }
     }
 
+    /// A failed transaction's resend of the current value is the value as its batch left it: a plain
+    /// write right behind it (pushed already) is not undone in the client's cache by an older value.
+    @Test func aFailedTransactionsResendIsNotOlderThanWhatWasPushed() async throws {
+        let server = TestServer(emulator: true)
+        try await server.runLive { _, port, _ in
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(Self.request(1, "p", #"{"p":"/c","d":1}"#))
+            try await connection.send(Self.request(2, "q", #"{"p":"/c","h":""}"#))
+            var seen: [String] = []
+            while seen.filter({ $0.contains(#""r":2"#) }).isEmpty, let message = try await connection.nextMessage() { seen.append(message) }
+            // A write large enough to keep the writer busy while the next two queue behind it, together.
+            let large = "{" + (0..<20_000).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+            for round in 0..<5 {
+                // A compare-and-set with a stale hash, and a plain write right behind it (one batch).
+                let value = 100 + round
+                try await connection.send(Self.request(9 + 2 * round + 1000, "p", #"{"p":"/large","d":\#(large)}"#))
+                try await connection.send(Self.request(10 + 2 * round, "p", #"{"p":"/c","d":1,"h":"stale"}"#))
+                try await connection.send(Self.request(11 + 2 * round, "p", #"{"p":"/c","d":\#(value)}"#))
+                var pushes: [String] = []
+                while true {
+                    let message = try #require(try await connection.nextMessage())
+                    if message.contains(#""a":"d""#) { pushes.append(message) }
+                    if message.contains(#""r":\#(11 + 2 * round),"#) { break }
+                }
+                #expect(pushes.last?.contains(#""d":\#(value)}"#) == true, "round \(round): \(pushes)")
+            }
+            await connection.close()
+        }
+    }
+
     /// One message larger than the slow-consumer limit (a read of a large location) is delivered;
     /// the limit is on what waits behind it.
     @Test func aMessageLargerThanTheQueueLimitIsDelivered() async throws {

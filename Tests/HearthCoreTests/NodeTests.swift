@@ -22,6 +22,15 @@ import Testing
         #expect(try node(json).hash == expected)
     }
 
+    /// -0 renders as `0`, so it hashes as 0 (a client's transaction compares the hash of what it received).
+    @Test func negativeZeroHashesAsTheZeroItRendersAs() throws {
+        let negative = try node("-0.0")
+        #expect(negative.jsonString() == "0")
+        #expect(negative.hash == (try node("0")).hash)
+        #expect(try node(#"{"a":-0.0}"#).hash == (try node(#"{"a":0}"#)).hash)
+        #expect(try node(#"{".value":1,".priority":-0.0}"#).hash == (try node(#"{".value":1,".priority":0}"#)).hash)
+    }
+
     @Test func emptyNodeHasNullETag() {
         #expect(Node.empty.hash == "")
         #expect(Node.empty.etag == "null_etag")

@@ -52,7 +52,9 @@ extension Node {
     }
 
     static func hex16(_ value: Double) -> String {
-        let bits = String(value.bitPattern, radix: 16)
+        // -0 is sent as `0` (JSON has no negative zero in JavaScript's rendering): hashed as the 0
+        // clients receive, or their transactions on it would never match.
+        let bits = String((value == 0 ? 0.0 : value).bitPattern, radix: 16)
         return String(repeating: "0", count: 16 - bits.count) + bits
     }
 

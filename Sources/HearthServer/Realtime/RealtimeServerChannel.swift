@@ -227,8 +227,9 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         )
         services.sessions.add(session)
         if let previous = parameters["ls"].flatMap(services.sessions.session) {
-            // The client reconnected: its old connection is dead; close it now so its onDisconnect writes fire.
-            previous.close(code: .goingAway)
+            // The client reconnected: its old connection is dead; end it now so its onDisconnect writes fire
+            // before this connection's requests.
+            previous.replaced()
         }
         return session
     }

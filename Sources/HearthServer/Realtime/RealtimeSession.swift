@@ -733,14 +733,21 @@ final class RealtimeSession: RealtimeListener {
 
     // MARK: Closing
 
-    /// The connection ended: its listens stop and its onDisconnect writes are applied, in order.
+    /// The client reconnected (`ls=` this session's id): this connection is dead to it. It ends now, and
+    /// its onDisconnect writes are queued before anything the new connection asks for (a polite close
+    /// would wait for a backed-up socket, and its writes could then undo the new connection's presence).
+    func replaced() {
+        closed()
+        transport.abort()
+    }
+
+    /// The connection ended: its listens stop and its onDisconnect writes are applied, in order. Runs
+    /// once (``replaced()`` runs it before the transport reports the close).
     func closed() {
-        // Leaves the directory only once its onDisconnect writes are queued: a shutdown waits for the
-        // directory to empty before it stops the writers, and a write queued after that is refused.
-        defer { services.sessions.remove(self) }
         let now = services.configuration.clock.wallMilliseconds / 1000
         let revocations = services.authenticator.tokens?.revocations
-        let (listens, writes, identity, database, readingWaiters) = state.withLock { state in
+        let ending = state.withLock { state -> (listens: [ListenID: Listen], writes: [OnDisconnectWrite], identity: Identity, database: DatabaseInstance?, readingWaiters: [CheckedContinuation<Void, Never>])? in
+            guard !state.closed else { return nil }
             let identity = state.identityAtClose(now: now) { revocations?.isRevoked($0) == true }
             let readingWaiters = state.readingWaiters
             state.readingWaiters = []
@@ -755,6 +762,10 @@ final class RealtimeSession: RealtimeListener {
             }
             return (state.listens, state.onDisconnect, identity, state.database, readingWaiters)
         }
+        guard let (listens, writes, identity, database, readingWaiters) = ending else { return }
+        // Leaves the directory only once its onDisconnect writes are queued: a shutdown waits for the
+        // directory to empty before it stops the writers, and a write queued after that is refused.
+        defer { services.sessions.remove(self) }
         for waiter in readingWaiters { waiter.resume() }
         accessLogEntry?.log(status: 101, bytes: sentBytes.load(ordering: .relaxed), to: services.accessLogger)
         guard let database else { return }

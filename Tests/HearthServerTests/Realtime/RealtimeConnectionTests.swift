@@ -237,6 +237,40 @@ import Testing
         }
     }
 
+    /// A client that reconnects (`ls=` its old session) gets its old connection's onDisconnect writes
+    /// run before its new requests, even when the old socket is backed up: the old presence cleanup must
+    /// not undo the new connection's presence.
+    @Test func aReconnectingClientsOldOnDisconnectRunsBeforeItsNewWrites() async throws {
+        let server = TestServer(emulator: true) { $0.realtimeOutboundLimit = 256 << 20 }
+        try await server.runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            let old = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            let handshake = try #require(try await old.nextMessage())
+            let session = try #require(try JSONValue(parsing: handshake)["d"]?["d"]?["s"]?.stringValue)
+            try await old.send(Self.request(1, "o", #"{"p":"/pres/a","d":null}"#))
+            try await old.send(Self.request(2, "p", #"{"p":"/pres/a","d":true}"#))
+            try await old.send(Self.request(3, "q", #"{"p":"/feed","h":""}"#))
+            var seen = 0
+            while seen < 3, let message = try await old.nextMessage() { if message.contains(#""r":"#) { seen += 1 } }
+            // The old client stops reading while pushes back its socket up (a dead mobile connection).
+            let value = JSONValue.string(String(repeating: "x", count: 64 * 1024))
+            for index in 0..<400 {
+                _ = try await database.write(WriteRequest(.set(try DatabasePath("feed/\(index)"), value), identity: .admin))
+            }
+            let new = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo&ls=\(session)")
+            _ = try await new.nextMessage()
+            try await new.send(Self.request(1, "o", #"{"p":"/pres/a","d":null}"#))
+            try await new.send(Self.request(2, "p", #"{"p":"/pres/a","d":true}"#))
+            var answered = 0
+            while answered < 2, let message = try await new.nextMessage() { if message.contains(#""r":"#) { answered += 1 } }
+            // Past the polite close's two seconds: the old connection's cleanup came first, if at all.
+            try await Task.sleep(for: .seconds(2.5))
+            #expect(database.snapshot().child(at: try DatabasePath("pres/a")) == .leaf(.bool(true)))
+            await new.close()
+            await old.close()
+        }
+    }
+
     /// One message larger than the slow-consumer limit (a read of a large location) is delivered;
     /// the limit is on what waits behind it.
     @Test func aMessageLargerThanTheQueueLimitIsDelivered() async throws {

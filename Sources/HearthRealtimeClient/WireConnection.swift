@@ -78,6 +78,8 @@ public final class WireConnection {
                 if case .message(let text) = try assembler.receive(String(buffer: frame.unmaskedData)) { return text }
             case .connectionClose:
                 return nil
+            case .ping:
+                try? await sender.pong(frame.unmaskedData)  // a closing connection needs no answer
             default:
                 continue
             }
@@ -117,6 +119,7 @@ public final class WireConnection {
         while let frame = try await inbound.next() {
             if frame.opcode == .text { return frame.unmaskedData }
             if frame.opcode == .connectionClose { return nil }
+            if frame.opcode == .ping { try? await sender.pong(frame.unmaskedData) }
         }
         return nil
     }
@@ -136,6 +139,11 @@ public struct WireSender: Sendable {
         var data = channel.allocator.buffer(capacity: text.utf8.count)
         data.writeString(text)
         try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data))
+    }
+
+    /// Answers a ping (RFC 6455: with its data), as any WebSocket client does.
+    func pong(_ data: ByteBuffer) async throws {
+        try await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: data))
     }
 
     /// Sends a message, split into a fragment count and chunks when it is long.

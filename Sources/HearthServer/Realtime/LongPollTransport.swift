@@ -37,6 +37,8 @@ final class LongPollTransport: RealtimeTransport {
     struct State {
         var outbox: [ByteBuffer] = []
         var outboxBytes = 0
+        /// The largest message waiting: the limit is on what waits beyond it.
+        var outboxLargest = 0
         var waiting: Deque<Waiter> = []
         var nextPoll: UInt64 = 0
         var segmentBytes = 0
@@ -96,7 +98,9 @@ final class LongPollTransport: RealtimeTransport {
             guard !state.closed else { return (false, nil) }
             state.outbox.append(contentsOf: messages)
             state.outboxBytes += messages.reduce(0) { $0 + $1.readableBytes }
-            if state.outboxBytes > outboundLimit { return (true, nil) }
+            state.outboxLargest = max(state.outboxLargest, messages.lazy.map(\.readableBytes).max() ?? 0)
+            // As a WebSocket's: a single message may be larger than the limit; what waits beyond it may not.
+            if state.outboxBytes - state.outboxLargest > outboundLimit { return (true, nil) }
             guard let waiter = state.waiting.popFirst() else { return (false, nil) }
             waiter.timer?.cancel()
             return (false, (waiter.continuation, takeResponse(&state)))
@@ -131,6 +135,9 @@ final class LongPollTransport: RealtimeTransport {
     func abort() {
         close(code: .goingAway)
     }
+
+    /// A long-polling client shows it is there by polling.
+    func ping() {}
 
     /// Nothing to stop: a poll bringing messages waits in ``poll(segments:)`` instead, while the
     /// session is paused.
@@ -227,6 +234,7 @@ final class LongPollTransport: RealtimeTransport {
         state.nextResponse += 1
         state.outbox = []
         state.outboxBytes = 0
+        state.outboxLargest = 0
         return script
     }
 

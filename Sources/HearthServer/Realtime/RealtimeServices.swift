@@ -59,9 +59,13 @@ final class SessionDirectory: Sendable {
 
     var all: [RealtimeSession] { sessions.withLock { Array($0.values) } }
 
-    /// Closes the sessions whose client has sent nothing since `cutoff` (elapsed nanoseconds).
-    func closeIdle(silentSince cutoff: Int64) {
-        for session in sessions.withLock({ Array($0.values) }) { session.closeIfSilent(since: cutoff) }
+    /// Closes the sessions whose client has sent nothing since `cutoff` (elapsed nanoseconds), and
+    /// pings those that have sent nothing since `pingCutoff`.
+    func closeIdle(silentSince cutoff: Int64, pingSince pingCutoff: Int64) {
+        for session in sessions.withLock({ Array($0.values) }) {
+            session.closeIfSilent(since: cutoff)
+            session.pingIfQuiet(since: pingCutoff)
+        }
     }
 
     /// Closes every session (server shutdown).
@@ -112,7 +116,8 @@ struct IdleConnectionReaper: Service {
                 deadline = ServerClock.next(after: deadline, every: interval, now: clock.elapsed)
                 try await clock.sleep(untilElapsed: deadline)
                 let now = clock.elapsedNanoseconds
-                services.sessions.closeIdle(silentSince: now - timeoutNanoseconds)
+                // Half the timeout without a frame from the client: a ping, which a live client answers.
+                services.sessions.closeIdle(silentSince: now - timeoutNanoseconds, pingSince: now - timeoutNanoseconds / 2)
                 services.lastIdleSweep.store(now, ordering: .releasing)
             }
         }

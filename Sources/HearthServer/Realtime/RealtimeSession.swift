@@ -91,6 +91,8 @@ final class RealtimeSession: RealtimeListener {
         var processing = false
         var outbox: [ByteBuffer] = []
         var outboxBytes = 0
+        /// The largest message in `outbox`: the slow-consumer limit is on what waits beyond it.
+        var outboxLargest = 0
         var flushScheduled = false
         var closed = false
         /// Requests queued or in flight (see ``inboundRequestLimit``), their messages' bytes, and whether
@@ -141,16 +143,24 @@ final class RealtimeSession: RealtimeListener {
         self.lastActivity = Atomic(services.configuration.clock.elapsedNanoseconds)
     }
 
-    /// When a frame last went either way, in elapsed nanoseconds of the server's clock.
+    /// When the client last sent a frame, in elapsed nanoseconds of the server's clock.
     var lastActivityNanoseconds: Int64 { lastActivity.load(ordering: .relaxed) }
 
-    /// Records that a frame went either way: the client sent one (keep-alives included), or was sent
-    /// one. The SDKs count both toward their keep-alive: a client that keeps receiving never sends `0`.
+    /// Records that the client sent something (any frame: keep-alives, and pongs to ``pingIfQuiet(since:)``).
     func touch() {
         lastActivity.store(services.configuration.clock.elapsedNanoseconds, ordering: .relaxed)
     }
 
-    /// Closes the connection if no frame went either way since `cutoff` (elapsed nanoseconds).
+    /// Asks the client for a sign of life (a WebSocket ping) if it has sent nothing since `cutoff`. The
+    /// SDKs send their keep-alive `0` only after 45 s without a frame either way, so a client that keeps
+    /// receiving never sends one; its WebSocket answers the ping with a pong, which counts, and a dead
+    /// one does not.
+    func pingIfQuiet(since cutoff: Int64) {
+        guard lastActivity.load(ordering: .relaxed) <= cutoff, !state.withLock({ $0.closed || $0.readingPaused }) else { return }
+        transport.ping()
+    }
+
+    /// Closes the connection if the client has sent nothing since `cutoff` (elapsed nanoseconds).
     /// A connection that is not being read (backpressure) is not silent: its keep-alives wait unread.
     func closeIfSilent(since cutoff: Int64) {
         guard lastActivity.load(ordering: .relaxed) <= cutoff, !state.withLock({ $0.readingPaused }) else { return }
@@ -690,6 +700,7 @@ final class RealtimeSession: RealtimeListener {
             guard !state.closed else { return false }
             state.outbox.append(buffer)
             state.outboxBytes += buffer.readableBytes
+            state.outboxLargest = max(state.outboxLargest, buffer.readableBytes)
             if state.flushScheduled { return false }
             state.flushScheduled = true
             return true
@@ -705,11 +716,12 @@ final class RealtimeSession: RealtimeListener {
             state.flushScheduled = false
             // Too slow: more than the limit waits beyond the largest message (one message, a `g` of a
             // large location, may be larger than the limit on its own).
-            if state.outboxBytes > limit, state.outboxBytes - (state.outbox.lazy.map(\.readableBytes).max() ?? 0) > limit { return ([], true) }
+            if state.outboxBytes - state.outboxLargest > limit { return ([], true) }
             guard transport.isWritable, !state.outbox.isEmpty else { return ([], false) }
             let messages = state.outbox
             state.outbox = []
             state.outboxBytes = 0
+            state.outboxLargest = 0
             return (messages, false)
         }
         if tooSlow {
@@ -719,7 +731,6 @@ final class RealtimeSession: RealtimeListener {
             return
         }
         guard !messages.isEmpty else { return }
-        touch()
         if accessLogEntry != nil {
             sentBytes.add(messages.reduce(0) { $0 + $1.readableBytes }, ordering: .relaxed)
         }

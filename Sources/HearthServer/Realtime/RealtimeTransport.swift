@@ -16,6 +16,9 @@ protocol RealtimeTransport: Sendable {
     func close(code: WebSocketErrorCode)
     /// Ends the connection at once (the client does not keep up).
     func abort()
+    /// Asks the client to show it is there (a WebSocket ping, answered by a pong); a long poll shows it
+    /// by polling, so it sends nothing.
+    func ping()
     /// Reads from the client, or stops (backpressure), as `isPaused` says when the transport gets to it.
     func refreshReading(isPaused: @escaping @Sendable () -> Bool)
 }
@@ -42,6 +45,13 @@ struct WebSocketRealtimeTransport: RealtimeTransport {
             }
         }
         channel.flush()
+    }
+
+    func ping() {
+        let channel = self.channel
+        channel.eventLoop.execute {
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: channel.allocator.buffer(capacity: 0)), promise: nil)
+        }
     }
 
     /// Sends a close frame and closes (within two seconds, even if the client does not read the frame).

@@ -91,6 +91,7 @@ package enum EmulatorAccounts {
         user.lastRefreshAt = entry["lastRefreshAt"]?.rfc3339Milliseconds
         user.customAuth = entry["customAuth"] == .bool(true)
         user.initialEmail = entry["initialEmail"]?.stringValue
+        if entry["emailLinkSignin"] == .bool(true) { user.emailLinkSignin = true }
         if let claims = entry["customAttributes"]?.stringValue, !claims.isEmpty {
             guard case .object? = try? JSONValue(parsing: claims) else { throw IdentityImportError("customAttributes is not a JSON object") }
             user.customAttributes = claims

@@ -46,9 +46,11 @@ extension IdentityService {
         let now = OperationInstant()
         let localId: String
         var provider: String?
+        var currentEmail: String?
         if let token = request.idToken {
             let (user, claims) = try await user(fromIDToken: token, project: project)
             localId = user.localId
+            currentEmail = user.email
             if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
         } else if caller == .admin {
             guard let id = request.localId, !id.isEmpty else { throw IdentityError.missingLocalID }
@@ -65,9 +67,13 @@ extension IdentityService {
         // Everything that can fail on its own is checked before the transaction.
         let email = try request.email.map(validEmail)
         // With enumeration protection on (Firebase's default for new projects, and Hearth's outside
-        // emulator mode), an app changes an address only by `sendOobCode` VERIFY_AND_CHANGE_EMAIL: the
-        // new address proves itself, and a stolen ID token cannot move the account elsewhere.
-        if caller == .client, email != nil, enumerationProtection { throw IdentityError.verifyNewEmailFirst }
+        // emulator mode), an app changes an account's address only by `sendOobCode`
+        // VERIFY_AND_CHANGE_EMAIL: the new address proves itself, and a stolen ID token cannot move the
+        // account elsewhere. An account without one (anonymous) may take one: that is how SDKs link an
+        // email and password, and it moves nothing.
+        if caller == .client, enumerationProtection, let email, let currentEmail, email != currentEmail {
+            throw IdentityError.verifyNewEmailFirst
+        }
         if caller == .client, email != nil, let signUpsPerAddress {
             // An email change answers EMAIL_EXISTS for a taken address: probing with it counts as
             // signing up does.
@@ -125,6 +131,7 @@ extension IdentityService {
             if deletions.contains("PHONE_NUMBER") { user.phoneNumber = nil }
             if deletions.contains("EMAIL") {
                 user.email = nil
+                user.emailLinkSignin = nil
                 user.emailVerified = false
             }
             if let email, email != user.email {

@@ -97,6 +97,8 @@ extension IdentityService {
             if requestType == "VERIFY_AND_CHANGE_EMAIL" {
                 guard let raw = request.newEmail else { throw IdentityError.invalid("MISSING_NEW_EMAIL") }
                 newEmail = try validEmail(raw)
+                // Counted before the lookup, as a reset: a taken address reaches the limit alike.
+                try limitRecipient(newEmail!, project: project, caller: caller, requestType: requestType)
                 if try await store.user(project: project, email: newEmail!) != nil {
                     // With enumeration protection the answer does not tell that the address is taken:
                     // nothing is sent (applying a code for it would fail with EMAIL_EXISTS anyway).
@@ -117,8 +119,8 @@ extension IdentityService {
         default:
             throw IdentityError.invalid("INVALID_REQ_TYPE : \(requestType)")
         }
-        if requestType != "PASSWORD_RESET" {
-            try limitRecipient(entry.newEmail ?? entry.email, project: project, caller: caller, requestType: requestType)
+        if requestType != "PASSWORD_RESET" && requestType != "VERIFY_AND_CHANGE_EMAIL" {
+            try limitRecipient(entry.email, project: project, caller: caller, requestType: requestType)
         }
         let code = oobCodes.issue(entry, now: now.millis)
         let link = oobLink(code: code, requestType: requestType, origin: links.origin, apiKey: request.apiKey, continueURL: continueURL)

@@ -236,16 +236,9 @@ extension IdentityService {
         else { throw IdentityError.invalid("INVALID_REFRESH_TOKEN") }
         if user.disabled { throw IdentityError.userDisabled }
         if record.generation < user.tokenGeneration { throw IdentityError.tokenExpired }
-        // Firebase's `lastRefreshAt` (firebase-admin's `last_refresh_timestamp`): when a token was last
-        // issued. Decided again on the stored account, which may have changed since it was read.
-        let refreshed = try await store.update(project: project, localId: user.localId, issuing: nil) { stored in
-            if stored.disabled { throw IdentityError.userDisabled }
-            if record.generation < stored.tokenGeneration { throw IdentityError.tokenExpired }
-            stored.lastRefreshAt = now.millis
-        }
-        let idToken = try mintIDToken(
-            refreshed, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now
-        )
-        return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: refreshed.localId)
+        // `lastRefreshAt` is not moved here: that would be a synced write for every refresh, on the store
+        // sign-ins wait for (a reconnecting fleet refreshes at once). It is set at each sign-in.
+        let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now)
+        return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: user.localId)
     }
 }

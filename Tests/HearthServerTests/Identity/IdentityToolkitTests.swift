@@ -336,6 +336,11 @@ import Testing
             let relink = try await auth.post("accounts:signUp", #"{"idToken":"\#(token)","email":"thief@example.com","password":"another123"}"#)
             #expect(relink.authError?.hasPrefix("OPERATION_NOT_ALLOWED") == true)
             #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"kept@example.com","password":"secret123"}"#).status == .ok)
+            // An account without an address may take one (how SDKs link an email and password to an
+            // anonymous account): nothing moves.
+            let anonymous = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).string("idToken"))
+            let linked = try await auth.post("accounts:update", #"{"idToken":"\#(anonymous)","email":"fresh@example.com","password":"secret123","returnSecureToken":true}"#)
+            #expect(linked.status == .ok, "\(linked.body)")
             // The verified way works, and does not tell whether an address is taken.
             _ = try await auth.signUp("taken@example.com")
             let taken = try await auth.post("accounts:sendOobCode", #"{"requestType":"VERIFY_AND_CHANGE_EMAIL","idToken":"\#(token)","newEmail":"taken@example.com"}"#)

@@ -75,10 +75,19 @@ import Testing
             var body: String
         }
 
+        /// Its own sessions' pool: the shared one allows a few connections per host, which the other
+        /// suites' long-held requests (event streams, polls) to 127.0.0.1 can take while a test here
+        /// keeps hundreds of polls outstanding.
+        static let session: URLSession = {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = 512
+            return URLSession(configuration: configuration)
+        }()
+
         static func get(_ url: String) async throws -> Answer {
             var request = URLRequest(url: try #require(URL(string: url)))
             request.timeoutInterval = 60
-            let (data, response) = try await URLSession.shared.data(for: request)
+            let (data, response) = try await session.data(for: request)
             let http = try #require(response as? HTTPURLResponse)
             return Answer(
                 status: HTTPResponse.Status(code: http.statusCode), contentType: http.value(forHTTPHeaderField: "Content-Type"),

@@ -410,6 +410,24 @@ package final class FileService: Sendable {
         }
     }
 
+    /// Stores `object` while the object there (or none) is the one `decide` was shown: `decide` throws
+    /// to refuse; when another version took its place meanwhile, it decides again on that one, a few
+    /// times (then 409, with `conflict`). Returns the replaced object.
+    private func put(
+        _ object: StoredObject, conflict: String, decide: (StoredObject?) throws -> Void
+    ) async throws -> StoredObject? {
+        for _ in 0..<5 {
+            let existing = try await catalog.object(bucket: object.bucket, name: object.name)
+            try decide(existing)
+            do {
+                return try await catalog.put(object, ifGeneration: existing?.generation ?? 0, ifMetageneration: existing?.metageneration)
+            } catch is ObjectChanged {
+                continue
+            }
+        }
+        throw FilesError(409, conflict)
+    }
+
     /// Decides an upload of unknown size before its bytes are stored, by asking `check` at sizes from 0
     /// to the largest it can reach (`limit`, the server's, or any): allowed at all of them, it goes on
     /// (the rules decide again on the stored object); refused at all, it is refused (403); allowed at
@@ -460,21 +478,12 @@ package final class FileService: Sendable {
                 // The rules and the conditions need what is there now (create or update, and `resource`).
                 // Stored only while that is still what is there: two creates racing must not both pass a
                 // create-only rule (or `ifGenerationMatch=0`). Decided again on what replaced it, a few times.
-                var attempt = 0
-                while true {
-                    let existing = try await catalog.object(bucket: bucket, name: name)
+                replaced = try await put(object, conflict: "The object changed while this upload was stored; try again.") { existing in
                     try preconditions.check(existing)
                     if !requester.identity.isAdmin {
                         try authorize(
                             existing == nil ? .create : .update, bucket: bucket, name: name, requester, resource: existing, requestResource: object
                         )
-                    }
-                    do {
-                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0, ifMetageneration: existing?.metageneration)
-                        break
-                    } catch is ObjectChanged {
-                        attempt += 1
-                        if attempt == 5 { throw FilesError(409, "The object changed while this upload was stored; try again.") }
                     }
                 }
             }
@@ -873,17 +882,8 @@ package final class FileService: Sendable {
                 replaced = try await catalog.put(object)
             } else {
                 // Stored only while the target is the version the conditions held for.
-                var attempt = 0
-                while true {
-                    let existing = try await catalog.object(bucket: target.bucket, name: target.name)
+                replaced = try await put(object, conflict: "The target changed while it was copied to; try again.") { existing in
                     try preconditions.check(existing)
-                    do {
-                        replaced = try await catalog.put(object, ifGeneration: existing?.generation ?? 0, ifMetageneration: existing?.metageneration)
-                        break
-                    } catch is ObjectChanged {
-                        attempt += 1
-                        if attempt == 5 { throw FilesError(409, "The target changed while it was copied to; try again.") }
-                    }
                 }
             }
             if let replaced, replaced.blob != object.blob { await blobs.remove(replaced.blob) }

@@ -27,6 +27,28 @@ import Testing
         }
     }
 
+    /// A priority's location (`…/.priority.json`) has the priority's ETag, and its writes honour
+    /// `if-match` as any location's.
+    @Test func aPrioritysLocationHasItsETagAndHonoursIfMatch() async throws {
+        try await TestServer().run { client, _ async throws in
+            try await client.call(.put, "/p.json", #"{".value":1,".priority":5}"#)
+            let read = try await client.call(.get, "/p/.priority.json", headers: Self.wantETag)
+            #expect(read.body == "5")
+            #expect(read.etag == Node.leaf(.number(5)).hash)
+            #expect(try await client.call(.get, "/p/.priority.json", headers: .admin([.ifNoneMatch: Node.leaf(.number(5)).hash])).status == .notModified)
+            let stale = try await client.call(.put, "/p/.priority.json", "6", headers: .admin([.ifMatch: "stale"]))
+            #expect(stale.status == .preconditionFailed)
+            #expect(stale.body == "5")
+            #expect(stale.etag == Node.leaf(.number(5)).hash)
+            let matched = try await client.call(.put, "/p/.priority.json", "6", headers: .admin([.ifMatch: Node.leaf(.number(5)).hash]))
+            #expect(matched.status == .ok)
+            #expect(matched.etag == Node.leaf(.number(6)).hash)
+            #expect(try await client.call(.get, "/p.json?format=export").body == #"{".value":1,".priority":6}"#)
+            // No priority: the empty value's ETag.
+            #expect(try await client.call(.get, "/q/.priority.json", headers: Self.wantETag).etag == "null_etag")
+        }
+    }
+
     @Test func ifMatchIsACompareAndSet() async throws {
         try await TestServer().run { client, _ async throws in
             try await client.call(.put, "/c.json", #"{"v":1}"#)

@@ -417,7 +417,9 @@ public final class DatabaseInstance: Sendable {
         guard rules.canRead(request.path, request.identity.ruleSubject, root: root, now: clock()) else {
             throw WriteError(.permissionDenied, "Permission denied")
         }
-        let current = root.child(at: request.path)
+        // A priority's own location (`…/.priority`) holds the priority alone: its ETag is of that value.
+        var current = root.child(at: request.path)
+        if case .setPriority = request.operation { current = current.priority.map { .leaf($0.primitive) } ?? .empty }
         let mismatched = request.ifMatch.map { current.etag != $0 } == true || request.expectedHash.map { current.hash != $0 } == true
         guard mismatched else { return try applyUnconditionally(request, to: root, rules: rules) }
         return Applied(outcome: .preconditionFailed(current: current))

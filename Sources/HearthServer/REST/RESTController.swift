@@ -132,18 +132,41 @@ public struct RESTController: Sendable {
         case .rules:
             return try await rules(request, method: method, parameters, identity, database)
         case .priority(let path):
+            // The priority is the value at `…/.priority`: ETags and `if-match` are of it, as elsewhere.
+            let wantsETag = request.headers.value(of: RESTController.firebaseETag) == "true"
             switch method {
             case .get:
                 try await database.readBarrier()
                 let root = database.snapshot()
                 try RESTController.authorizeRead(path, identity, database, query: parameters.query, in: root)
-                let node = root.child(at: path)
-                return respond(node.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
+                let priority = root.child(at: path).priority.map { Node.leaf($0.primitive) } ?? .empty
+                let ifNoneMatch = request.headers.value(of: .ifNoneMatch)
+                if let ifNoneMatch, ifNoneMatch == priority.etag {
+                    var headers = RESTController.jsonHeaders
+                    headers[.eTag] = priority.etag
+                    return Response(status: .notModified, headers: headers)
+                }
+                var response = respond(priority, parameters)
+                if wantsETag || ifNoneMatch != nil { response.headers[.eTag] = priority.etag }
+                return response
             case .put, .delete:
                 let json = method == .delete ? JSONValue.null : try await body(of: request)
-                let outcome = try await database.write(WriteRequest(.setPriority(path, json), identity: identity))
-                guard case .written(let value, _) = outcome else { throw RESTError(.internalServerError, "Unexpected outcome") }
-                return respond(value.priority.map { Node.leaf($0.primitive) } ?? .empty, parameters)
+                let ifMatch = request.headers.value(of: .ifMatch)
+                let outcome = try await database.write(WriteRequest(.setPriority(path, json), ifMatch: ifMatch, identity: identity))
+                switch outcome {
+                case .preconditionFailed(let current):
+                    guard database.canRead(path, identity, query: nil) else {
+                        throw RESTError(.preconditionFailed, "ETag mismatch: the data changed; you may not read its current value")
+                    }
+                    var response = respond(current, parameters, status: .preconditionFailed, allowSilent: false)
+                    response.headers[.eTag] = current.etag
+                    return response
+                case .written(let value, _):
+                    let priority = value.priority.map { Node.leaf($0.primitive) } ?? .empty
+                    var response = respond(priority, parameters)
+                    if wantsETag || ifMatch != nil { response.headers[.eTag] = priority.etag }
+                    return response
+                }
             default:
                 throw RESTError(.badRequest, "Only GET, PUT and DELETE are supported on .priority")
             }

@@ -137,7 +137,7 @@ enum FilesHTTP {
         var response: Response
         do {
             response = try await handle(request)
-        } catch let error as FilesError where error == .notModified {
+        } catch let error as FilesError where error.code == 304 {
             response = Response(status: .notModified)
         } catch let error as FilesError {
             response = errorResponse(error)

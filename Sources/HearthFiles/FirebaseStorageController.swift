@@ -231,6 +231,8 @@ package struct FirebaseStorageController: Sendable {
             throw error
         } catch {
             if (try? await files.uploadSession(id)) == nil {
+                // Answered as a 500 that ends the upload: the cause is logged here, as for any other failure.
+                logger.error("Files request failed", metadata: ["hearth.error": "\(error)", "hearth.path": "\(request.uri.path)"])
                 throw FilesError(500, "The upload failed and is over; start it again.", endsUpload: true)
             }
             throw error

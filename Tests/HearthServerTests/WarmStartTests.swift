@@ -262,15 +262,22 @@ import Testing
             // earlier polls), and is then released by the server's clock, not by a poll that never comes.
             let transport = try LongPollTests.transport(server, poller)
             let sending = poller
-            let last = Task { try await sending.poll() }
+            let lastAnswered = Mutex(false)
+            let last = Task {
+                let answer = try await sending.poll()
+                lastAnswered.withLock { $0 = true }
+                return answer
+            }
             for (index, task) in pending.enumerated() {
                 do { _ = try await task.value } catch {
                     Issue.record("poll \(index) of \(pending.count): \(error); held \(transport.heldPolls), received \(transport.receivedPolls), load \(session.inboundLoad)")
                     throw error
                 }
             }
-            // The last pending poll was released by `last`, which is now held or answered.
-            if transport.heldPolls == 1 { await server.advance(by: LongPollTransport.holdDuration) }
+            // Every earlier poll is answered: `last` is answered, or held once it has arrived (then the
+            // server's clock releases it).
+            try await eventually { transport.heldPolls == 1 || lastAnswered.withLock { $0 } }
+            if !lastAnswered.withLock({ $0 }) { await server.advance(by: LongPollTransport.holdDuration) }
             _ = try await last.value
         }
     }

@@ -42,7 +42,12 @@ extension IdentityService {
     }
 
     /// `accounts:update`: profile, email, password, custom claims, disabling, revocation.
-    func update(_ request: AccountUpdate.Request, project: String, caller: IdentityCaller, address: String? = nil) async throws -> AccountUpdate.Result {
+    ///
+    /// A client that moves the account from its address (to another, where that is allowed, or to none)
+    /// sends the address it leaves an undo link when `links` is given (`IdentityService+EmailRecovery`).
+    func update(
+        _ request: AccountUpdate.Request, project: String, caller: IdentityCaller, address: String? = nil, links: ActionLinks? = nil, apiKey: String? = nil
+    ) async throws -> AccountUpdate.Result {
         let now = OperationInstant()
         let localId: String
         var provider: String?
@@ -56,7 +61,7 @@ extension IdentityService {
             guard let id = request.localId, !id.isEmpty else { throw IdentityError.missingLocalID }
             localId = id
         } else if let code = request.oobCode {
-            return .oobCodeApplied(try await applyOobCode(code, project: project))
+            return .oobCodeApplied(try await applyOobCode(code, project: project, links: links, apiKey: apiKey))
         } else {
             throw IdentityError.invalid("INVALID_REQ_TYPE : Unsupported request parameters.")
         }
@@ -110,7 +115,10 @@ extension IdentityService {
         if passwordHash != nil { provider = "password" }
         let refresh = bumps && provider != nil
             ? makeRefreshToken(project: project, localId: localId, provider: provider!, extraClaims: nil, now: now) : nil
+        // The undo of an address change a client makes, mailed to the address it leaves.
+        let recoveryCode = caller == .client && links != nil ? Self.makeEmailRecoveryCode(localId: localId) : nil
         let user = try await store.update(project: project, localId: localId, issuing: refresh?.record) { user in
+            let before = user.email
             switch displayName {
             case .set(let name)?: user.displayName = nonEmpty(name)
             case .remove?: user.displayName = nil
@@ -151,8 +159,13 @@ extension IdentityService {
                 user.validSince = explicitValidSince ?? now.seconds
                 user.tokenGeneration += 1
             }
+            Self.recordAddressChange(code: recoveryCode, from: before, in: &user, now: now.millis)
+            // The admin's change of address ends the undo chain: its links would take the account from
+            // where the admin put it.
+            if caller == .admin, user.email != before { user.emailRecoveries = nil }
         }
         if bumps || disable != nil { reportTokens(of: user, project: project) }
+        await sendEmailRecovery(code: recoveryCode, of: user, project: project, links: links, apiKey: apiKey)
         guard let refresh, let provider else { return .updated(user, tokens: nil) }
         let idToken = try mintIDToken(user, project: project, provider: provider, extraClaims: nil, authTime: now.seconds, now: now)
         return .updated(user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))

@@ -9,6 +9,7 @@ import HearthStorage
 extension IdentityService {
     static let oobModes = [
         "PASSWORD_RESET": "resetPassword", "VERIFY_EMAIL": "verifyEmail", "VERIFY_AND_CHANGE_EMAIL": "verifyAndChangeEmail", "EMAIL_SIGNIN": "signIn",
+        "RECOVER_EMAIL": "recoverEmail",
     ]
 
     /// The link a user would follow: Hearth's action page (`/__/auth/action`, Firebase Hosting's
@@ -37,6 +38,11 @@ extension IdentityService {
             (to, subject, text) = (newEmail, "Verify your new email for \(app)",
                 "Hello,\n\nFollow this link to verify your new email address, \(newEmail), for \(app).\n\n\(link)\n\n"
                 + "If you didn't ask to change your email, you can ignore this email.\n\nThanks,\n\nYour \(app) team")
+        case "RECOVER_EMAIL":
+            let change = entry.newEmail.map { "was changed to \($0)" } ?? "was removed from your account"
+            (to, subject, text) = (entry.email, "Your sign-in email was changed for \(app)",
+                "Hello,\n\nYour sign-in email for \(app) \(change).\n\n"
+                + "If you didn't ask to change your email, follow this link to reset your sign-in email.\n\n\(link)\n\nThanks,\n\nYour \(app) team")
         default:
             (to, subject, text) = (entry.email, "Verify your email for \(app)",
                 "Hello,\n\nFollow this link to verify your email address.\n\n\(link)\n\n"
@@ -139,6 +145,12 @@ extension IdentityService {
     func resetPassword(_ request: PasswordReset.Request, project: String) async throws -> PasswordReset.Result {
         let now = OperationInstant()
         guard let code = request.oobCode, !code.isEmpty else { throw IdentityError.invalid("MISSING_OOB_CODE") }
+        if Self.isEmailRecoveryCode(code) {
+            // An undo of an address change is told about here, and used by `accounts:update`.
+            guard request.newPassword == nil else { throw IdentityError.invalid("INVALID_OOB_CODE") }
+            let recovery = try await peekEmailRecovery(code, project: project)
+            return PasswordReset.Result(email: recovery.email, requestType: "RECOVER_EMAIL", newEmail: recovery.changedTo)
+        }
         guard let newPassword = request.newPassword else {
             let entry = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
             return PasswordReset.Result(
@@ -170,9 +182,11 @@ extension IdentityService {
         return PasswordReset.Result(email: entry.email, requestType: "PASSWORD_RESET")
     }
 
-    /// `accounts:update` with an `oobCode`: verifies the email, or moves the account to the new one.
-    /// Returns the account as stored after the change.
-    func applyOobCode(_ code: String, project: String) async throws -> UserRecord {
+    /// `accounts:update` with an `oobCode`: verifies the email, moves the account to the new one (and
+    /// mails the address it leaves an undo, when `links` is given), or undoes a move. Returns the account
+    /// as stored after the change.
+    func applyOobCode(_ code: String, project: String, links: ActionLinks? = nil, apiKey: String? = nil) async throws -> UserRecord {
+        if Self.isEmailRecoveryCode(code) { return try await applyEmailRecovery(code, project: project) }
         let now = OperationInstant()
         // Only verification and email-change codes apply here; others stay usable where they belong.
         let peeked = try Self.valid(oobCodes.peek(code, now: now.millis), project: project)
@@ -180,12 +194,14 @@ extension IdentityService {
             throw IdentityError.invalid("INVALID_OOB_CODE")
         }
         let entry = try Self.valid(oobCodes.take(code, now: now.millis), project: project)
+        let recoveryCode = entry.newEmail == nil ? nil : Self.makeEmailRecoveryCode(localId: entry.localId)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
                 // A change requested for an address the account has since left applies no more.
                 guard user.email == entry.email else { throw IdentityError.invalid("INVALID_OOB_CODE") }
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
                 user.email = newEmail
+                Self.recordAddressChange(code: recoveryCode, from: entry.email, in: &user, now: now.millis)
                 user.validSince = now.seconds
                 user.tokenGeneration += 1
             } else if user.email != entry.email {
@@ -195,6 +211,7 @@ extension IdentityService {
             user.emailVerified = true
         }
         if entry.newEmail != nil { reportTokens(of: user, project: project) }
+        await sendEmailRecovery(code: recoveryCode, of: user, project: project, links: links, apiKey: apiKey)
         return user
     }
 

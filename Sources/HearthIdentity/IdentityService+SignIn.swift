@@ -11,7 +11,11 @@ extension IdentityService {
     /// `projects/{p}/accounts` create, which returns no tokens.
     ///
     /// `address` is the client's (for the per-address sign-up limit); admin creations are not limited.
-    func signUp(_ request: SignUp.Request, project: String, caller: IdentityCaller, address: String? = nil) async throws -> SignUp.Result {
+    /// A link that moves an account to another address mails the one it leaves an undo, when `links` is
+    /// given (as `accounts:update`).
+    func signUp(
+        _ request: SignUp.Request, project: String, caller: IdentityCaller, address: String? = nil, links: ActionLinks? = nil, apiKey: String? = nil
+    ) async throws -> SignUp.Result {
         let now = OperationInstant()
         if caller == .client, request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
         if caller == .client, let signUpsPerAddress {
@@ -22,7 +26,7 @@ extension IdentityService {
         }
         if let idToken = request.idToken {
             if request.namesLocalId { throw IdentityError.invalid("UNEXPECTED_PARAMETER : User ID") }
-            return try await link(request, idToken: idToken, project: project, now: now)
+            return try await link(request, idToken: idToken, project: project, now: now, links: links, apiKey: apiKey)
         }
         let emailMode = request.isPasswordAccount
         var user = UserRecord(localId: try newLocalID(caller == .admin ? request.localId : nil), createdAt: now.millis)
@@ -63,7 +67,9 @@ extension IdentityService {
     }
 
     /// `accounts:signUp` with an `idToken`: an anonymous user gains an email and password.
-    private func link(_ request: SignUp.Request, idToken: String, project: String, now: OperationInstant) async throws -> SignUp.Result {
+    private func link(
+        _ request: SignUp.Request, idToken: String, project: String, now: OperationInstant, links: ActionLinks?, apiKey: String?
+    ) async throws -> SignUp.Result {
         let (current, _) = try await user(fromIDToken: idToken, project: project)
         guard let rawEmail = request.email else { throw IdentityError.missingEmail }
         let email = try validEmail(rawEmail)
@@ -74,7 +80,9 @@ extension IdentityService {
         let hash = try await hashNewPassword(password)
         let displayName = nonEmpty(request.displayName)
         let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, now: now)
+        let recoveryCode = links == nil ? nil : Self.makeEmailRecoveryCode(localId: current.localId)
         let user = try await store.update(project: project, localId: current.localId, issuing: refresh.record) { user in
+            let before = user.email
             // An account that had an email or a password gets new ones, as `accounts:update` would give
             // them: its other sessions end, and the first address is kept.
             if user.email != nil || user.passwordHash != nil {
@@ -89,8 +97,10 @@ extension IdentityService {
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
             user.lastRefreshAt = now.millis
+            Self.recordAddressChange(code: recoveryCode, from: before, in: &user, now: now.millis)
         }
         if user.tokenGeneration != current.tokenGeneration { reportTokens(of: user, project: project) }
+        await sendEmailRecovery(code: recoveryCode, of: user, project: project, links: links, apiKey: apiKey)
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
         return SignUp.Result(user: user, tokens: tokens(idToken: idToken, refreshToken: refresh.token))
     }

@@ -42,6 +42,7 @@ package struct IdentityService: Sendable {
     let oobCodes = OobCodeBook()
     /// The Auth emulator's project settings, as `PATCH /emulator/v1/projects/{p}/config` left them.
     let emulatorSettings = EmulatorProjectSettings()
+    let logger: Logger
 
     package init(
         store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
@@ -52,6 +53,7 @@ package struct IdentityService: Sendable {
         self.configuration = configuration
         self.emulatorMode = emulatorMode
         self.serverClock = clock
+        self.logger = logger
         mailer = configuration.smtp.map { MailDelivery(configuration: $0, clock: clock, logger: logger) }
         let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
         throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }

@@ -143,7 +143,7 @@ package struct IdentityToolkitController: Sendable {
             case ("emulator/oobCodes", .get):
                 let codes = service.oobCodes.pending(project: project, now: OperationInstant().millis).map { pending -> JSONValue in
                     .object(compact([
-                        ("email", .string(pending.entry.newEmail ?? pending.entry.email)), ("requestType", .string(pending.entry.requestType)),
+                        ("email", .string(pending.entry.recipient)), ("requestType", .string(pending.entry.requestType)),
                         ("oobCode", .string(pending.code)),
                         ("oobLink", .string(service.oobLink(code: pending.code, requestType: pending.entry.requestType, origin: links.origin))),
                     ]))
@@ -179,13 +179,16 @@ package struct IdentityToolkitController: Sendable {
             throw IdentityError.notImplemented
         }
         let body = request.method == .get ? query : try await self.body(of: request)
+        // The app's key, for the links of the mails an operation sends.
+        let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
 
         typealias Codec = IdentityToolkitCodec
         switch (route.operation, request.method) {
         case ("token", .post):
             return Codec.tokenResponse(try await service.refresh(Codec.tokenRefresh(body), project: project))
         case ("accounts:signUp", .post):
-            return Codec.signUpResponse(try await service.signUp(Codec.signUp(body), project: project, caller: caller, address: address))
+            let signedUp = try await service.signUp(Codec.signUp(body), project: project, caller: caller, address: address, links: links, apiKey: apiKey)
+            return Codec.signUpResponse(signedUp)
         case ("accounts", .post) where route.project != nil:
             try requireAdmin(caller)
             return Codec.signUpResponse(try await service.signUp(Codec.signUp(body), project: project, caller: .admin))
@@ -196,7 +199,6 @@ package struct IdentityToolkitController: Sendable {
         case ("accounts:lookup", .post):
             return Codec.getAccountInfoResponse(try await service.lookup(Codec.accountLookup(body), project: project, caller: caller))
         case ("accounts:sendOobCode", .post), (":sendOobCode", .post):
-            let apiKey = query.string("key") ?? request.headers[IdentityToolkitController.apiKeyHeader]
             let sent = try await service.sendOobCode(Codec.sendOobCode(body, apiKey: apiKey), project: project, caller: caller, links: links, address: address)
             return Codec.getOobConfirmationCodeResponse(sent)
         case ("accounts:signInWithEmailLink", .post):
@@ -204,7 +206,8 @@ package struct IdentityToolkitController: Sendable {
         case ("accounts:resetPassword", .post):
             return Codec.resetPasswordResponse(try await service.resetPassword(Codec.passwordReset(body), project: project))
         case ("accounts:update", .post):
-            return Codec.setAccountInfoResponse(try await service.update(Codec.accountUpdate(body), project: project, caller: caller, address: address))
+            let update = try await service.update(Codec.accountUpdate(body), project: project, caller: caller, address: address, links: links, apiKey: apiKey)
+            return Codec.setAccountInfoResponse(update)
         case ("accounts:delete", .post):
             try await service.delete(Codec.accountDeletion(body), project: project, caller: caller)
             return Codec.deleteAccountResponse

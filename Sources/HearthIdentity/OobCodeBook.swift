@@ -21,11 +21,16 @@ final class OobCodeBook: Sendable {
         var project: String
         var localId: String
         var email: String
-        /// `PASSWORD_RESET`, `VERIFY_EMAIL` or `VERIFY_AND_CHANGE_EMAIL`.
+        /// `PASSWORD_RESET`, `VERIFY_EMAIL`, `VERIFY_AND_CHANGE_EMAIL`, `EMAIL_SIGNIN` or
+        /// `RECOVER_EMAIL` (listed only: an undo is kept with its account).
         var requestType: String
-        /// The address a `VERIFY_AND_CHANGE_EMAIL` code moves the account to.
+        /// The address a `VERIFY_AND_CHANGE_EMAIL` code moves the account to; the one a
+        /// `RECOVER_EMAIL` code moves it back from.
         var newEmail: String?
         var issuedAt: Int64 = 0
+
+        /// Where the code was mailed: the new address for a change, else the account's.
+        var recipient: String { requestType == "VERIFY_AND_CHANGE_EMAIL" ? newEmail ?? email : email }
     }
 
     enum Lookup: Equatable {
@@ -58,6 +63,22 @@ final class OobCodeBook: Sendable {
             entries[code] = stored
         }
         return code
+    }
+
+    /// Lists a code made elsewhere (an undo of an address change) with the pending ones, for the
+    /// emulator's listing; it is used up here as any other.
+    func list(_ code: String, _ entry: Entry, now: Int64) {
+        var stored = entry
+        stored.issuedAt = now
+        entries.withLock { $0[code] = stored }
+    }
+
+    /// Voids the pending codes of an account (once an undo has moved it back, those asked for before
+    /// would move it again), except its listed undos.
+    func revoke(project: String, localId: String) {
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.project != project || $0.value.localId != localId || $0.value.requestType == "RECOVER_EMAIL" }
+        }
     }
 
     /// What a code is for, without using it.

@@ -81,3 +81,40 @@ def test_email_verification_link(browser, hearth_server):
         browser.switch_to.window(home)
     user = identity(hearth_server, 'lookup', {'idToken': account['idToken']}).json()['users'][0]
     assert user['emailVerified'] is True
+
+
+def test_an_email_change_is_undone_from_the_old_address(browser, hearth_server, screenshot):
+    """The address an account leaves gets an undo link: opening it changes nothing until its button is
+    pressed; pressing it moves the account back and offers a password reset."""
+    old = f'owner-{uuid.uuid4().hex[:8]}@example.com'
+    new = f'moved-{uuid.uuid4().hex[:8]}@example.com'
+    account = identity(hearth_server, 'signUp', {'email': old, 'password': 'pass-word-1', 'returnSecureToken': True}).json()
+    assert identity(hearth_server, 'sendOobCode', {'requestType': 'VERIFY_AND_CHANGE_EMAIL', 'idToken': account['idToken'], 'newEmail': new}).status_code == 200
+    change = outbox(hearth_server, new)[0]['link']
+    code = dict(p.split('=', 1) for p in change.split('?', 1)[1].split('&'))['oobCode']
+    assert identity(hearth_server, 'update', {'oobCode': code}).json()['email'] == new
+    notices = [mail for mail in outbox(hearth_server, old) if mail['requestType'] == 'RECOVER_EMAIL']
+    assert len(notices) == 1 and new in notices[0]['body']
+    home = open_link(browser, notices[0]['link'])
+    try:
+        wait = WebDriverWait(browser, 20)
+        wait.until(lambda d: d.find_element(By.ID, 'title').text == 'Restore your sign-in email')
+        button = wait.until(lambda d: d.find_element(By.ID, 'confirm-button') if d.find_element(By.ID, 'confirm-button').is_displayed() else None)
+        assert button.text == f'Restore {old}'
+        assert new in browser.find_element(By.ID, 'message').text
+        screenshot('account-recover-email')
+        # Opening the link moved nothing.
+        assert identity(hearth_server, 'signInWithPassword', {'email': new, 'password': 'pass-word-1'}).status_code == 200
+        button.send_keys('\n')
+        wait.until(lambda d: d.find_element(By.ID, 'title').text == 'Sign-in email restored')
+        assert identity(hearth_server, 'signInWithPassword', {'email': old, 'password': 'pass-word-1'}).status_code == 200
+        assert identity(hearth_server, 'signInWithPassword', {'email': new, 'password': 'pass-word-1'}).status_code == 400
+        reset = wait.until(lambda d: d.find_element(By.ID, 'confirm-button') if d.find_element(By.ID, 'confirm-button').is_displayed() else None)
+        assert reset.text == 'Send me a password reset email'
+        reset.click()
+        wait.until(lambda d: d.find_element(By.ID, 'title').text == 'Check your inbox')
+        assert not browser.find_element(By.ID, 'confirm').is_displayed()
+        assert [mail['requestType'] for mail in outbox(hearth_server, old)].count('PASSWORD_RESET') == 1
+    finally:
+        browser.close()
+        browser.switch_to.window(home)

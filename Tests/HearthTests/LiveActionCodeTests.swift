@@ -59,6 +59,24 @@ import Testing
         }
     }
 
+    /// An email change mails the address left an undo: `checkActionCode` tells what it restores (as
+    /// FirebaseAuth's `ActionCodeInfo` for `.recoverEmail`), `applyActionCode` moves the account back.
+    @Test func anEmailChangeIsUndoneFromTheAddressItLeft() async throws {
+        try await LiveServer.run(identity: true) { url, _ in
+            let auth = Auth.auth(database: try makeClient(url))
+            let user = try await auth.createUser(withEmail: "ada@example.com", password: "correct horse").user
+            try await user.sendEmailVerification(beforeUpdatingEmail: "eve@example.com")
+            try await auth.applyActionCode(try await Self.code(url, email: "eve@example.com", requestType: "VERIFY_AND_CHANGE_EMAIL"))
+            let code = try await Self.code(url, email: "ada@example.com", requestType: "RECOVER_EMAIL")
+            let info = try await auth.checkActionCode(code)
+            #expect(info.operation == .recoverEmail)
+            #expect(info.email == "eve@example.com" && info.previousEmail == "ada@example.com")
+            try await auth.applyActionCode(code)
+            try? auth.signOut()
+            #expect(try await auth.signIn(withEmail: "ada@example.com", password: "correct horse").user.uid == user.uid)
+        }
+    }
+
     @Test func theIDTokenResultCarriesItsTimesProviderAndClaims() async throws {
         try await LiveServer.run(identity: true) { url, _ in
             let auth = Auth.auth(database: try makeClient(url))

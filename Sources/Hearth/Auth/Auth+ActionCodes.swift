@@ -34,9 +34,11 @@ public enum ActionCodeOperation: Int, Sendable, Hashable {
 /// ```
 public final class ActionCodeInfo: Sendable {
     public let operation: ActionCodeOperation
-    /// The account's email address (for an email change, the new one).
+    /// The account's email address (for an email change, the new one; for `.recoverEmail`, the
+    /// address the change moved the account to, as FirebaseAuth has it).
     public let email: String
-    /// For an email change, the address the account had before.
+    /// For an email change, the address the account had before; for `.recoverEmail`, the address the
+    /// code restores.
     public let previousEmail: String?
 
     init(operation: ActionCodeOperation, email: String, previousEmail: String?) {
@@ -118,7 +120,8 @@ extension Auth {
         )
     }
 
-    /// Applies an email verification or email change code; the code is used up.
+    /// Applies an email verification or email change code, or undoes an email change (`.recoverEmail`);
+    /// the code is used up.
     public func applyActionCode(_ code: String) async throws {
         _ = try await client.call("accounts:update", [("oobCode", .string(code))])
     }

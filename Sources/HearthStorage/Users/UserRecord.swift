@@ -43,10 +43,38 @@ public struct UserRecord: Sendable, Equatable, Codable {
     /// Identity-provider accounts linked to the user (imported from Firebase: Google, Apple, …). Nil when
     /// there are none (and in records stored before they were kept).
     public var linkedProviders: [LinkedProvider]?
+    /// The undo links of the account's latest address changes, oldest first: each was mailed to the
+    /// address the account left (Firebase's `RECOVER_EMAIL`). Kept with the account, so a restart does
+    /// not end them. Nil when there are none.
+    public var emailRecoveries: [EmailRecovery]?
 
     public init(localId: String, createdAt: Int64) {
         self.localId = localId
         self.createdAt = createdAt
+    }
+}
+
+/// The undo of one address change: its code (only its SHA-256, as refresh tokens are kept) restores
+/// `email`, the address the account had before it moved to `changedTo` (nil: it was removed).
+///
+/// For example:
+/// ```swift
+/// user.emailRecoveries = [EmailRecovery(codeHash: digest, email: "ada@example.com", changedTo: "eve@example.com", issuedAt: now)]
+/// ```
+public struct EmailRecovery: Sendable, Equatable, Codable {
+    public var codeHash: String
+    /// The address the code restores (where it was mailed).
+    public var email: String
+    /// The address the account moved to; nil when the change removed the address.
+    public var changedTo: String?
+    /// Milliseconds since 1970.
+    public var issuedAt: Int64
+
+    public init(codeHash: String, email: String, changedTo: String?, issuedAt: Int64) {
+        self.codeHash = codeHash
+        self.email = email
+        self.changedTo = changedTo
+        self.issuedAt = issuedAt
     }
 }
 

@@ -1,6 +1,6 @@
 // The page an account email's link opens (/__/auth/action?mode=…&oobCode=…&apiKey=…): resets a
-// password, verifies an email address or confirms an email change, through the Identity Toolkit API
-// of the same server, as Firebase's hosted action handler does.
+// password, verifies an email address, confirms an email change or undoes one, through the Identity
+// Toolkit API of the same server, as Firebase's hosted action handler does.
 const params = new URLSearchParams(location.search);
 const mode = params.get("mode");
 const code = params.get("oobCode");
@@ -13,6 +13,8 @@ const MESSAGES = {
   USER_DISABLED: "This account is disabled.",
   USER_NOT_FOUND: "This account no longer exists.",
   EMAIL_EXISTS: "Another account already uses that address.",
+  TOO_MANY_ATTEMPTS_TRY_LATER: "Too many requests from this network. Try again later.",
+  RESET_PASSWORD_EXCEED_LIMIT: "Too many password reset emails were sent to this address. Try again later.",
 };
 
 async function call(operation, body) {
@@ -57,6 +59,33 @@ function show(title, message, ok) {
   });
 }
 
+// Shows one button that runs `action` when pressed; its error shows beside it, and it goes away once
+// `action` has worked (unless `action` asked for another confirmation).
+function confirm(label, action) {
+  const form = $("confirm");
+  const button = $("confirm-button");
+  button.textContent = label;
+  $("confirm-error").textContent = "";
+  form.hidden = false;
+  button.focus();
+  const handler = async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    $("confirm-error").textContent = "";
+    try {
+      await action();
+      if (form.onsubmit === handler) { form.hidden = true; form.onsubmit = null; }
+    } catch (error) {
+      $("confirm-error").textContent = error.message;
+    } finally {
+      button.disabled = false;
+      // The next step's button (or this one again, after an error) keeps the keyboard's focus.
+      if (!form.hidden) button.focus();
+    }
+  };
+  form.onsubmit = handler;
+}
+
 async function main() {
   if (!code || !mode) return show("This link is incomplete", "Open the whole link from the email.", false);
   try {
@@ -80,6 +109,20 @@ async function main() {
       const result = await call("update", { oobCode: code });
       show(mode === "verifyEmail" ? "Email verified" : "Email changed",
         mode === "verifyEmail" ? `${result.email ?? "Your address"} is verified.` : `Your account now uses ${result.email ?? "the new address"}.`, true);
+    } else if (mode === "recoverEmail") {
+      // Undone only on a click: a mail scanner that opens links must not move the account back.
+      const info = await call("resetPassword", { oobCode: code });
+      const change = info.newEmail ? `was changed to ${info.newEmail}` : "was removed";
+      show("Restore your sign-in email", `Your account's sign-in email ${change}. If you didn't ask for that, restore ${info.email}: every device signed in to the account is signed out.`, false);
+      confirm(`Restore ${info.email}`, async () => {
+        await call("update", { oobCode: code });
+        show("Sign-in email restored", `Your account uses ${info.email} again. If someone else changed it, they may know your password: reset it now.`, true);
+        // Whoever moved the account may know its password: offer the reset at once (Firebase's page does).
+        confirm("Send me a password reset email", async () => {
+          await call("sendOobCode", { requestType: "PASSWORD_RESET", email: info.email });
+          show("Check your inbox", `We sent a link to reset your password to ${info.email}.`, true);
+        });
+      });
     } else if (mode === "signIn") {
       // Email-link sign-in finishes in the app that asked for it (its continueUrl gets the same
       // parameters, as Firebase's hosted handler passes them on); the code is not used here.

@@ -52,10 +52,12 @@ extension IdentityService {
         let localId: String
         var provider: String?
         var currentEmail: String?
+        var checkedGeneration: Int64?
         if let token = request.idToken {
             let (user, claims) = try await user(fromIDToken: token, project: project)
             localId = user.localId
             currentEmail = user.email
+            checkedGeneration = user.tokenGeneration
             if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
         } else if caller == .admin {
             guard let id = request.localId, !id.isEmpty else { throw IdentityError.missingLocalID }
@@ -117,8 +119,13 @@ extension IdentityService {
             ? makeRefreshToken(project: project, localId: localId, provider: provider!, extraClaims: nil, now: now) : nil
         // The undo of an address change a client makes, mailed to the address it leaves.
         let recoveryCode = caller == .client && links != nil ? Self.makeEmailRecoveryCode(localId: localId) : nil
+        let tokenGeneration = checkedGeneration
         let user = try await store.update(project: project, localId: localId, issuing: refresh?.record) { user in
+            // The token was checked before the password was hashed: if the account's sessions ended
+            // meanwhile (an undo, a revocation), this one ended with them.
+            if let tokenGeneration, user.tokenGeneration != tokenGeneration { throw IdentityError.tokenExpired }
             let before = user.email
+            let beforeVerified = user.emailVerified
             switch displayName {
             case .set(let name)?: user.displayName = nonEmpty(name)
             case .remove?: user.displayName = nil
@@ -156,10 +163,10 @@ extension IdentityService {
             if let customAttributes { user.customAttributes = customAttributes }
             if let phoneNumber { user.phoneNumber = phoneNumber }
             if bumps {
-                user.validSince = explicitValidSince ?? now.seconds
+                user.validSince = explicitValidSince ?? max(user.validSince ?? 0, now.seconds)
                 user.tokenGeneration += 1
             }
-            Self.recordAddressChange(code: recoveryCode, from: before, in: &user, now: now.millis)
+            Self.recordAddressChange(code: recoveryCode, from: before, verified: beforeVerified, in: &user, now: now.millis)
             // The admin's change of address ends the undo chain: its links would take the account from
             // where the admin put it.
             if caller == .admin, user.email != before { user.emailRecoveries = nil }

@@ -27,9 +27,9 @@ import HearthStorage
 /// ```
 extension IdentityService {
     static let emailRecoveryLifetimeMillis: Int64 = 3 * 24 * 60 * 60 * 1000
-    /// The undos an account keeps: past it, the oldest stays (it undoes every later change) and the
-    /// next oldest go.
-    static let emailRecoveryLimit = 5
+    /// The undos an account keeps. A change past it gets none: dropping an older one instead would let
+    /// whoever keeps moving the account push the owner's out.
+    static let emailRecoveryLimit = 10
 
     /// A new undo code for the account `localId`.
     static func makeEmailRecoveryCode(localId: String) -> String {
@@ -38,13 +38,15 @@ extension IdentityService {
         return Base64URL.encode(Array(localId.utf8)) + "." + secret
     }
 
-    /// Inside a change of `user` that a client made: when it left `before` (an address), keeps the undo
-    /// `code` of it. Nothing without a code (the caller mails none) or when the address stayed.
-    static func recordAddressChange(code: String?, from before: String?, in user: inout UserRecord, now: Int64) {
-        guard let code, let before, user.email != before else { return }
+    /// Inside a change of `user` that a client made: when it left `before`, an address the account had
+    /// verified, keeps the undo `code` of it. Nothing without a code (the caller mails none), when the
+    /// address stayed, or when it was never verified: the account never proved that mailbox its own, so
+    /// the mail could go to a stranger (and the undo could hand a stranger's address to whoever set it).
+    static func recordAddressChange(code: String?, from before: String?, verified: Bool, in user: inout UserRecord, now: Int64) {
+        guard let code, let before, verified, user.email != before else { return }
         var kept = (user.emailRecoveries ?? []).filter { now - $0.issuedAt < emailRecoveryLifetimeMillis }
+        guard kept.count < emailRecoveryLimit else { return }
         kept.append(EmailRecovery(codeHash: digest(code), email: before, changedTo: user.email, issuedAt: now))
-        if kept.count > emailRecoveryLimit { kept = [kept[0]] + kept.suffix(emailRecoveryLimit - 1) }
         user.emailRecoveries = kept
     }
 
@@ -118,9 +120,13 @@ extension IdentityService {
                 user.emailRecoveries = earlier.isEmpty ? nil : earlier
                 user.email = recovery.email
                 user.emailVerified = true
-                // Whoever moved the account is signed out, even if the address is back already.
-                user.validSince = now.seconds
+                // Whoever moved the account is signed out, even if the address is back already: every
+                // token minted until the next second too (`validSince` counts whole seconds, and a
+                // token of this second would pass it), and so is every code asked for until then.
+                user.validSince = now.seconds + 1
                 user.tokenGeneration += 1
+                // He may have set the password; the owner chooses a new one (the page offers the reset).
+                user.passwordHash = nil
             }
         } catch UserStoreError.userNotFound {
             throw IdentityError.invalid("INVALID_OOB_CODE")

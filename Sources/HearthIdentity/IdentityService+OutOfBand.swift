@@ -197,12 +197,16 @@ extension IdentityService {
         let recoveryCode = entry.newEmail == nil ? nil : Self.makeEmailRecoveryCode(localId: entry.localId)
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
-                // A change requested for an address the account has since left applies no more.
-                guard user.email == entry.email else { throw IdentityError.invalid("INVALID_OOB_CODE") }
+                // A change requested for an address the account has since left applies no more, nor one
+                // asked for before its sessions were ended (an undo moved the account back meanwhile).
+                guard user.email == entry.email, entry.issuedAt >= (user.validSince ?? 0) * 1000 else {
+                    throw IdentityError.invalid("INVALID_OOB_CODE")
+                }
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }
+                let wasVerified = user.emailVerified
                 user.email = newEmail
-                Self.recordAddressChange(code: recoveryCode, from: entry.email, in: &user, now: now.millis)
-                user.validSince = now.seconds
+                Self.recordAddressChange(code: recoveryCode, from: entry.email, verified: wasVerified, in: &user, now: now.millis)
+                user.validSince = max(user.validSince ?? 0, now.seconds)
                 user.tokenGeneration += 1
             } else if user.email != entry.email {
                 // Sent to an address the account has since left: it verifies nothing, and says so.

@@ -82,12 +82,15 @@ extension IdentityService {
         let refresh = makeRefreshToken(project: project, localId: current.localId, provider: "password", extraClaims: nil, now: now)
         let recoveryCode = links == nil ? nil : Self.makeEmailRecoveryCode(localId: current.localId)
         let user = try await store.update(project: project, localId: current.localId, issuing: refresh.record) { user in
+            // As `accounts:update`: sessions ended since the token was checked end this one too.
+            if user.tokenGeneration != current.tokenGeneration { throw IdentityError.tokenExpired }
             let before = user.email
+            let beforeVerified = user.emailVerified
             // An account that had an email or a password gets new ones, as `accounts:update` would give
             // them: its other sessions end, and the first address is kept.
             if user.email != nil || user.passwordHash != nil {
                 if user.initialEmail == nil, user.email != nil, user.email != email { user.initialEmail = user.email }
-                user.validSince = now.seconds
+                user.validSince = max(user.validSince ?? 0, now.seconds)
                 user.tokenGeneration += 1
             }
             user.email = email
@@ -97,7 +100,7 @@ extension IdentityService {
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
             user.lastRefreshAt = now.millis
-            Self.recordAddressChange(code: recoveryCode, from: before, in: &user, now: now.millis)
+            Self.recordAddressChange(code: recoveryCode, from: before, verified: beforeVerified, in: &user, now: now.millis)
         }
         if user.tokenGeneration != current.tokenGeneration { reportTokens(of: user, project: project) }
         await sendEmailRecovery(code: recoveryCode, of: user, project: project, links: links, apiKey: apiKey)

@@ -65,6 +65,9 @@ import Testing
         try await LiveServer.run(identity: true) { url, _ in
             let auth = Auth.auth(database: try makeClient(url))
             let user = try await auth.createUser(withEmail: "ada@example.com", password: "correct horse").user
+            // Only a verified address gets an undo.
+            try await user.sendEmailVerification()
+            try await auth.applyActionCode(try await Self.code(url, email: "ada@example.com", requestType: "VERIFY_EMAIL"))
             try await user.sendEmailVerification(beforeUpdatingEmail: "eve@example.com")
             try await auth.applyActionCode(try await Self.code(url, email: "eve@example.com", requestType: "VERIFY_AND_CHANGE_EMAIL"))
             let code = try await Self.code(url, email: "ada@example.com", requestType: "RECOVER_EMAIL")
@@ -73,7 +76,11 @@ import Testing
             #expect(info.email == "eve@example.com" && info.previousEmail == "ada@example.com")
             try await auth.applyActionCode(code)
             try? auth.signOut()
-            #expect(try await auth.signIn(withEmail: "ada@example.com", password: "correct horse").user.uid == user.uid)
+            // The password is cleared by the undo (whoever moved the account may have set it): a reset.
+            await #expect(throws: AuthError.self) { try await auth.signIn(withEmail: "ada@example.com", password: "correct horse") }
+            try await auth.sendPasswordReset(withEmail: "ada@example.com")
+            try await auth.confirmPasswordReset(withCode: try await Self.code(url, email: "ada@example.com", requestType: "PASSWORD_RESET"), newPassword: "mine again")
+            #expect(try await auth.signIn(withEmail: "ada@example.com", password: "mine again").user.uid == user.uid)
         }
     }
 

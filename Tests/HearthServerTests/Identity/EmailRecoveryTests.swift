@@ -7,14 +7,20 @@ import HearthStorage
 import HTTPTypes
 import Testing
 
-/// Undoing an address change (`RECOVER_EMAIL`): the address an account leaves is mailed a link that
-/// moves it back, ends every session, and outlives a restart.
+/// Undoing an address change (`RECOVER_EMAIL`): the verified address an account leaves is mailed a
+/// link that moves it back, ends every session, clears the password, and outlives a restart.
 @Suite struct EmailRecoveryTests {
     /// The newest mail of `type` in the outbox (which lists the newest first), and its link's code.
     static func lastMail(_ users: InMemoryUserStore, _ type: String) async throws -> (mail: EmailMessage, code: String) {
-        let mail = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 50).first { $0.requestType == type })
+        let mail = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 200).first { $0.requestType == type })
         let code = try #require(URLComponents(string: mail.link)?.queryItems?.first { $0.name == "oobCode" }?.value)
         return (mail, code)
+    }
+
+    /// The code of the newest `type` mail to `address`.
+    static func lastCode(_ users: any UserStore, to address: String, _ type: String = "RECOVER_EMAIL") async throws -> String? {
+        let mail = try await users.outbox(project: IdentityTestServer.project, limit: 200).first { $0.to == address && $0.requestType == type }
+        return mail.flatMap { URLComponents(string: $0.link)?.queryItems?.first { $0.name == "oobCode" }?.value }
     }
 
     static func refresh(_ auth: IdentityClient, _ token: String) async throws -> Reply {
@@ -24,12 +30,19 @@ import Testing
         )
     }
 
+    /// Marks an account's address verified, as following a verification link would.
+    static func verify(_ auth: IdentityClient, _ account: JSONValue) async throws {
+        let localId = try #require(account["localId"]?.stringValue)
+        #expect(try await auth.admin("accounts:update", #"{"localId":"\#(localId)","emailVerified":true}"#).status == .ok)
+    }
+
     /// With enumeration protection on (the default), an account moves only by a verified change: the
     /// address it left is told, and its link takes the account back from whoever moved it.
     @Test func aVerifiedChangeMailsTheAddressItLeftAnUndo() async throws {
         let users = InMemoryUserStore()
         try await IdentityTestServer().run(users: users) { auth async throws in
             let owner = try await auth.signUp("owner@example.com")
+            try await Self.verify(auth, owner)
             let ownerToken = try #require(owner["idToken"]?.stringValue)
             // Someone with the owner's session moves the account to an address they hold, keeping a
             // second change code for later.
@@ -42,6 +55,7 @@ import Testing
             #expect(moved.string("email") == "thief@example.com", "\(moved.body)")
             let thief = try await auth.post("accounts:signInWithPassword", #"{"email":"thief@example.com","password":"secret123","returnSecureToken":true}"#)
             let thiefRefresh = try #require(thief.string("refreshToken"))
+            let thiefToken = try #require(thief.string("idToken"))
 
             let (notice, code) = try await Self.lastMail(users, "RECOVER_EMAIL")
             #expect(notice.to == "owner@example.com")
@@ -61,10 +75,17 @@ import Testing
             let restored = try await auth.post("accounts:update", #"{"oobCode":"\#(code)"}"#)
             #expect(restored.string("email") == "owner@example.com", "\(restored.body)")
             #expect(restored.json?["emailVerified"] == .bool(true))
-            // Every session ends: the intruder's too.
+            // Every session ends, the intruder's too: his refresh token, and his ID token of this very
+            // second (which `validSince`, in whole seconds, would otherwise still let through).
             #expect(try await Self.refresh(auth, thiefRefresh).authError == "TOKEN_EXPIRED")
-            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"owner@example.com","password":"secret123"}"#).status == .ok)
-            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"thief@example.com","password":"secret123"}"#).status != .ok)
+            #expect(try await auth.post("accounts:lookup", #"{"idToken":"\#(thiefToken)"}"#).authError == "TOKEN_EXPIRED")
+            // The password he may have set is gone: the owner chooses a new one by a reset.
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"owner@example.com","password":"secret123"}"#).status != .ok)
+            #expect(try await auth.post("accounts:sendOobCode", #"{"requestType":"PASSWORD_RESET","email":"owner@example.com"}"#).status == .ok)
+            let reset = try await Self.lastMail(users, "PASSWORD_RESET")
+            #expect(reset.mail.to == "owner@example.com")
+            #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(reset.code)","newPassword":"mine-again"}"#).status == .ok)
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"owner@example.com","password":"mine-again"}"#).status == .ok)
             // The change code kept from before does not move the account again.
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(spare.code)"}"#).authError == "INVALID_OOB_CODE")
             // Once.
@@ -83,11 +104,11 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = IdentityTestServer { $0.identity.emailEnumerationProtection = false }
-        var tokens: [String] = []
         try await server.run(users: try SQLiteUserStore(directory: directory)) { auth async throws in
             let owner = try await auth.signUp("owner@example.com")
             var token = try #require(owner["idToken"]?.stringValue)
             for address in ["first@example.com", "second@example.com"] {
+                try await Self.verify(auth, owner)
                 let moved = try await auth.post("accounts:update", #"{"idToken":"\#(token)","email":"\#(address)","returnSecureToken":true}"#)
                 token = try #require(moved.string("idToken"), "\(moved.body)")
             }
@@ -96,10 +117,7 @@ import Testing
         let users = try SQLiteUserStore(directory: directory)
         let mails = try await users.outbox(project: IdentityTestServer.project, limit: 50).filter { $0.requestType == "RECOVER_EMAIL" }.reversed()
         #expect(mails.map(\.to) == ["owner@example.com", "first@example.com"])
-        for mail in mails {
-            tokens.append(try #require(URLComponents(string: mail.link)?.queryItems?.first { $0.name == "oobCode" }?.value))
-        }
-        let (ownersUndo, intrudersUndo) = (tokens[0], tokens[1])
+        let (ownersUndo, intrudersUndo) = (try #require(try await Self.lastCode(users, to: "owner@example.com")), try #require(try await Self.lastCode(users, to: "first@example.com")))
         try await server.run(users: users) { auth async throws in
             let back = try await auth.post("accounts:update", #"{"oobCode":"\#(intrudersUndo)"}"#)
             #expect(back.string("email") == "first@example.com", "\(back.body)")
@@ -107,33 +125,37 @@ import Testing
             #expect(restored.string("email") == "owner@example.com", "\(restored.body)")
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(intrudersUndo)"}"#).authError == "INVALID_OOB_CODE")
         }
-        // The other order: the owner's undo drops the later one.
+        // The other order: the owner's undo drops the later ones.
         let again = InMemoryUserStore()
         try await server.run(users: again) { auth async throws in
-            var token = try #require(try await auth.signUp("owner@example.com")["idToken"]?.stringValue)
+            let owner = try await auth.signUp("owner@example.com")
+            var token = try #require(owner["idToken"]?.stringValue)
             for address in ["first@example.com", "second@example.com"] {
+                try await Self.verify(auth, owner)
                 token = try #require(try await auth.post("accounts:update", #"{"idToken":"\#(token)","email":"\#(address)","returnSecureToken":true}"#).string("idToken"))
             }
             // Linking another address and password (`accounts:signUp` with the ID token) moves it too.
+            try await Self.verify(auth, owner)
             let relinked = try await auth.post("accounts:signUp", #"{"idToken":"\#(token)","email":"third@example.com","password":"another123"}"#)
             #expect(relinked.status == .ok, "\(relinked.body)")
-            let mails = try await again.outbox(project: IdentityTestServer.project, limit: 50).filter { $0.requestType == "RECOVER_EMAIL" }.reversed()
-            #expect(mails.map(\.to) == ["owner@example.com", "first@example.com", "second@example.com"])
-            let undos = mails.compactMap { URLComponents(string: $0.link)?.queryItems?.first { $0.name == "oobCode" }?.value }
-            #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(undos[0])"}"#).string("email") == "owner@example.com")
-            for later in undos.dropFirst() {
+            let undos = try await again.outbox(project: IdentityTestServer.project, limit: 50).filter { $0.requestType == "RECOVER_EMAIL" }.reversed()
+            #expect(undos.map(\.to) == ["owner@example.com", "first@example.com", "second@example.com"])
+            let codes = undos.compactMap { URLComponents(string: $0.link)?.queryItems?.first { $0.name == "oobCode" }?.value }
+            #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(codes[0])"}"#).string("email") == "owner@example.com")
+            for later in codes.dropFirst() {
                 #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(later)"}"#).authError == "INVALID_OOB_CODE")
             }
         }
     }
 
     /// An unverified account that took the address meanwhile loses it to the undo (the link proves the
-    /// mailbox); a verified one keeps it (`EMAIL_EXISTS`, the undo kept). The admin's changes and an
-    /// anonymous account's first address mail nothing; the emulator lists undos.
+    /// mailbox); a verified one keeps it (`EMAIL_EXISTS`, the undo kept). An address never verified, the
+    /// admin's changes and an anonymous account's first address get no mail; the emulator lists undos.
     @Test func aTakenAddressTheAdminAndTheEmulator() async throws {
         let users = InMemoryUserStore()
         try await IdentityTestServer(emulator: true).run(users: users) { auth async throws in
             let owner = try await auth.signUp("owner@example.com")
+            try await Self.verify(auth, owner)
             let token = try #require(owner["idToken"]?.stringValue)
             #expect(try await auth.post("accounts:update", #"{"idToken":"\#(token)","email":"moved@example.com"}"#).status == .ok)
             let listed = try #require(try await OutOfBandTests.pending(auth).first { $0.type == "RECOVER_EMAIL" })
@@ -148,46 +170,54 @@ import Testing
 
             // A verified holder keeps it.
             let second = try await auth.signUp("second@example.com")
+            try await Self.verify(auth, second)
             #expect(try await auth.post("accounts:update", #"{"idToken":"\#(try #require(second["idToken"]?.stringValue))","email":"elsewhere@example.com"}"#).status == .ok)
             let undo = try #require(try await OutOfBandTests.pending(auth).first { $0.type == "RECOVER_EMAIL" && $0.email == "second@example.com" })
             let holder = try await auth.signUp("second@example.com")
-            #expect(try await auth.admin("accounts:update", #"{"localId":"\#(holder["localId"]!.stringValue!)","emailVerified":true}"#).status == .ok)
+            try await Self.verify(auth, holder)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(undo.code)"}"#).authError == "EMAIL_EXISTS")
             #expect(try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(undo.code)"}"#).string("requestType") == "RECOVER_EMAIL")
 
-            let before = try await users.outbox(project: IdentityTestServer.project, limit: 50).count
+            let before = try await users.outbox(project: IdentityTestServer.project, limit: 200).count
+            // An address the account never verified: the mail could reach a stranger.
+            let unverified = try await auth.signUp("unverified@example.com")
+            #expect(try await auth.post("accounts:update", #"{"idToken":"\#(try #require(unverified["idToken"]?.stringValue))","email":"other@example.com"}"#).status == .ok)
             let localId = try #require(owner["localId"]?.stringValue)
             #expect(try await auth.admin("accounts:update", #"{"localId":"\#(localId)","email":"admin-set@example.com"}"#).status == .ok)
             let anonymous = try #require(try await auth.post("accounts:signUp", #"{"returnSecureToken":true}"#).string("idToken"))
             #expect(try await auth.post("accounts:update", #"{"idToken":"\#(anonymous)","email":"first@example.com","password":"secret123"}"#).status == .ok)
-            #expect(try await users.outbox(project: IdentityTestServer.project, limit: 50).count == before)
+            #expect(try await users.outbox(project: IdentityTestServer.project, limit: 200).count == before)
         }
     }
 
     /// What whoever holds a session might try so that the owner's undo stops working: many changes
-    /// (past the undos an account keeps), removing the address and then setting another, the admin's
-    /// rescue (after which the intruder's own undo must not take the account back), and moving it back
-    /// himself (the undo still signs him out).
+    /// (more than the undos an account keeps), removing the address and then setting another, the
+    /// admin's rescue (after which the intruder's own undo must not take the account back), and moving
+    /// it back himself (the undo still signs him out).
     @Test func anIntruderCannotOutlastTheOwnersUndo() async throws {
         let users = InMemoryUserStore()
         try await IdentityTestServer { $0.identity.emailEnumerationProtection = false }.run(users: users) { auth async throws in
-            func undo(to address: String) async throws -> String {
-                try #require(try await Self.lastMailTo(users, address, "RECOVER_EMAIL"))
-            }
             func move(_ token: String, _ body: String) async throws -> String {
                 let moved = try await auth.post("accounts:update", #"{"idToken":"\#(token)",\#(body),"returnSecureToken":true}"#)
-                return try #require(moved.string("idToken") ?? Optional(token), "\(moved.body)")
+                #expect(moved.status == .ok, "\(moved.body)")
+                return moved.string("idToken") ?? token
             }
+            func undo(to address: String) async throws -> String { try #require(try await Self.lastCode(users, to: address)) }
 
-            var token = try #require(try await auth.signUp("one@example.com")["idToken"]?.stringValue)
-            // Seven: more than the five undos an account keeps.
-            for step in 1...7 { token = try await move(token, #""email":"one-\#(step)@example.com""#) }
+            // Twelve moves, each from an address the intruder verified: more than the ten undos kept.
+            let one = try await auth.signUp("one@example.com")
+            var token = try #require(one["idToken"]?.stringValue)
+            for step in 1...12 {
+                try await Self.verify(auth, one)
+                token = try await move(token, #""email":"one-\#(step)@example.com""#)
+            }
             let restored = try await auth.post("accounts:update", #"{"oobCode":"\#(try await undo(to: "one@example.com"))"}"#)
             #expect(restored.string("email") == "one@example.com", "\(restored.body)")
 
-            token = try #require(try await auth.signUp("two@example.com")["idToken"]?.stringValue)
-            token = try await move(token, #""deleteAttribute":["EMAIL"]"#)
-            let removal = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 50).first { $0.to == "two@example.com" && $0.requestType == "RECOVER_EMAIL" })
+            let two = try await auth.signUp("two@example.com")
+            try await Self.verify(auth, two)
+            token = try await move(try #require(two["idToken"]?.stringValue), #""deleteProvider":["password"]"#)
+            let removal = try #require(try await users.outbox(project: IdentityTestServer.project, limit: 200).first { $0.to == "two@example.com" && $0.requestType == "RECOVER_EMAIL" })
             #expect(removal.body.contains("was removed from your account"))
             token = try await move(token, #""email":"thief-two@example.com""#)
             let check = try await auth.post("accounts:resetPassword", #"{"oobCode":"\#(try await undo(to: "two@example.com"))"}"#)
@@ -195,24 +225,20 @@ import Testing
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(try await undo(to: "two@example.com"))"}"#).string("email") == "two@example.com")
 
             let three = try await auth.signUp("three@example.com")
+            try await Self.verify(auth, three)
             token = try await move(try #require(three["idToken"]?.stringValue), #""email":"thief-three@example.com""#)
+            try await Self.verify(auth, three)
             token = try await move(token, #""email":"thief-three-b@example.com""#)
             #expect(try await auth.admin("accounts:update", #"{"localId":"\#(three["localId"]!.stringValue!)","email":"three@example.com"}"#).status == .ok)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(try await undo(to: "thief-three@example.com"))"}"#).authError == "INVALID_OOB_CODE")
 
             let four = try await auth.signUp("four@example.com")
+            try await Self.verify(auth, four)
             token = try await move(try #require(four["idToken"]?.stringValue), #""email":"thief-four@example.com""#)
-            let intruder = try await auth.post("accounts:signInWithPassword", #"{"email":"thief-four@example.com","password":"secret123","returnSecureToken":true}"#)
-            token = try await move(try #require(intruder.string("idToken")), #""email":"four@example.com""#)
-            let intruderRefresh = try await auth.post("accounts:signInWithPassword", #"{"email":"four@example.com","password":"secret123","returnSecureToken":true}"#)
+            token = try await move(token, #""email":"four@example.com""#)
+            let intruder = try await auth.post("accounts:signInWithPassword", #"{"email":"four@example.com","password":"secret123","returnSecureToken":true}"#)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(try await undo(to: "four@example.com"))"}"#).string("email") == "four@example.com")
-            #expect(try await Self.refresh(auth, try #require(intruderRefresh.string("refreshToken"))).authError == "TOKEN_EXPIRED")
+            #expect(try await Self.refresh(auth, try #require(intruder.string("refreshToken"))).authError == "TOKEN_EXPIRED")
         }
-    }
-
-    /// The code of the newest `type` mail to `address`.
-    static func lastMailTo(_ users: InMemoryUserStore, _ address: String, _ type: String) async throws -> String? {
-        let mail = try await users.outbox(project: IdentityTestServer.project, limit: 200).first { $0.to == address && $0.requestType == type }
-        return mail.flatMap { URLComponents(string: $0.link)?.queryItems?.first { $0.name == "oobCode" }?.value }
     }
 }

@@ -113,11 +113,11 @@ async function main() {
       // Undone only on a click: a mail scanner that opens links must not move the account back.
       const info = await call("resetPassword", { oobCode: code });
       const change = info.newEmail ? `was changed to ${info.newEmail}` : "was removed";
-      show("Restore your sign-in email", `Your account's sign-in email ${change}. If you didn't ask for that, restore ${info.email}: every device signed in to the account is signed out.`, false);
+      show("Restore your sign-in email", `Your account's sign-in email ${change}. If you didn't ask for that, restore ${info.email}: every device signed in to the account is signed out, and you choose a new password.`, false);
       confirm(`Restore ${info.email}`, async () => {
         await call("update", { oobCode: code });
-        show("Sign-in email restored", `Your account uses ${info.email} again. If someone else changed it, they may know your password: reset it now.`, true);
-        // Whoever moved the account may know its password: offer the reset at once (Firebase's page does).
+        show("Sign-in email restored", `Your account uses ${info.email} again. Everyone signed in to it was signed out and its password was cleared, in case someone else set it: choose a new one.`, true);
+        // Whoever moved the account may have set its password: the reset is the way back in.
         confirm("Send me a password reset email", async () => {
           await call("sendOobCode", { requestType: "PASSWORD_RESET", email: info.email });
           show("Check your inbox", `We sent a link to reset your password to ${info.email}.`, true);

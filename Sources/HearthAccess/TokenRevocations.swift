@@ -33,6 +33,9 @@ public final class TokenRevocations: Sendable {
         public var uid: String
         /// The user was disabled or deleted (every token ends), rather than given a new `validSince`.
         public var ended: Bool
+        /// The sessions end at once, without the grace a new `validSince` gives an SDK to sign in again
+        /// (an undone email change: nobody legitimate holds those sessions).
+        public var immediately = false
     }
 
     private let statuses = Mutex<[String: Status]>([:])
@@ -51,9 +54,9 @@ public final class TokenRevocations: Sendable {
     }
 
     /// Records a user's state; when it ends tokens, tells the observers.
-    public func update(project: String, uid: String, validSince: Int64?, ended: Bool) {
+    public func update(project: String, uid: String, validSince: Int64?, ended: Bool, immediately: Bool = false) {
         statuses.withLock { $0[TokenRevocations.key(project, uid)] = Status(validSince: validSince, ended: ended) }
-        let change = Change(project: project, uid: uid, ended: ended)
+        let change = Change(project: project, uid: uid, ended: ended, immediately: immediately)
         for observer in observers.withLock({ $0 }) { observer(change) }
     }
 

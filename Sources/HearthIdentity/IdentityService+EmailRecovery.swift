@@ -106,7 +106,7 @@ extension IdentityService {
                 guard holder.email == address, !holder.emailVerified else { throw IdentityError.emailExists }
                 holder.email = nil
                 holder.emailLinkSignin = nil
-                holder.validSince = now.seconds
+                holder.validSince = max(holder.validSince ?? 0, now.seconds)
                 holder.tokenGeneration += 1
             }
             reportTokens(of: freed, project: project)
@@ -122,9 +122,10 @@ extension IdentityService {
                 user.emailVerified = true
                 // Whoever moved the account is signed out, even if the address is back already: every
                 // token minted until the next second too (`validSince` counts whole seconds, and a
-                // token of this second would pass it), and so is every code asked for until then.
+                // token of this second would pass it).
                 user.validSince = now.seconds + 1
                 user.tokenGeneration += 1
+                user.emailRecoveredAt = now.millis
                 // He may have set the password; the owner chooses a new one (the page offers the reset).
                 user.passwordHash = nil
             }
@@ -134,7 +135,13 @@ extension IdentityService {
         // Codes asked for before (an email change the intruder holds) would move it again.
         oobCodes.revoke(project: project, localId: localId)
         _ = oobCodes.take(code, now: now.millis)
-        reportTokens(of: user, project: project)
+        // Its open realtime sessions end now: the grace a password change gives an SDK to sign in again
+        // would give whoever moved the account ten more seconds.
+        reportTokens(of: user, project: project, immediately: true)
+        // The answer waits for the second `validSince` names: a token minted before it is refused, so
+        // the owner's next sign-in (or reset), made after this answer, must come after it.
+        let wait = (user.validSince ?? 0) * 1000 - OperationInstant().millis
+        if wait > 0 { try? await Task.sleep(for: .milliseconds(wait)) }
         return user
     }
 

@@ -173,7 +173,7 @@ extension IdentityService {
             user.passwordUpdatedAt = now.millis
             // Following the link proves the address.
             if user.email == entry.email { user.emailVerified = true }
-            user.validSince = now.seconds
+            user.validSince = max(user.validSince ?? 0, now.seconds)
             user.tokenGeneration += 1
         }
         reportTokens(of: user, project: project)
@@ -198,8 +198,8 @@ extension IdentityService {
         let user = try await store.update(project: project, localId: entry.localId, issuing: nil) { user in
             if let newEmail = entry.newEmail {
                 // A change requested for an address the account has since left applies no more, nor one
-                // asked for before its sessions were ended (an undo moved the account back meanwhile).
-                guard user.email == entry.email, entry.issuedAt >= (user.validSince ?? 0) * 1000 else {
+                // asked for before an undo moved the account back (whoever moved it may have kept one).
+                guard user.email == entry.email, entry.issuedAt >= user.emailRecoveredAt ?? 0 else {
                     throw IdentityError.invalid("INVALID_OOB_CODE")
                 }
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }

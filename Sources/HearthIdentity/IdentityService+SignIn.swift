@@ -96,7 +96,9 @@ extension IdentityService {
             user.email = email
             user.passwordHash = hash
             user.passwordUpdatedAt = now.millis
-            user.emailVerified = false
+            // A relink with the same address keeps it verified (else the next move would leave an address
+            // that no longer counts as verified, and mail it no undo).
+            if user.email != before { user.emailVerified = false }
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
             user.lastRefreshAt = now.millis

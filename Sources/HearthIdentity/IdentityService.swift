@@ -90,8 +90,10 @@ package struct IdentityService: Sendable {
     }
 
     /// Tells the database which of the user's tokens it must refuse from now on (``TokenRevocations``).
-    func reportTokens(of user: UserRecord, project: String, ended: Bool? = nil, validSince: Int64? = nil) {
-        signer.revocations?.update(project: project, uid: user.localId, validSince: validSince ?? user.validSince, ended: ended ?? user.disabled)
+    func reportTokens(of user: UserRecord, project: String, ended: Bool? = nil, validSince: Int64? = nil, immediately: Bool = false) {
+        signer.revocations?.update(
+            project: project, uid: user.localId, validSince: validSince ?? user.validSince, ended: ended ?? user.disabled, immediately: immediately
+        )
     }
 
     /// The user an ID token belongs to, and its claims. The token must be signed by this server (or be

@@ -885,7 +885,7 @@ extension RealtimeSession {
             return state.authGeneration
         }
         guard let generation else { return }
-        if change.ended {
+        if change.ended || change.immediately {
             enqueue(.authExpired(generation: generation))
             return
         }

@@ -47,6 +47,9 @@ public struct UserRecord: Sendable, Equatable, Codable {
     /// address the account left (Firebase's `RECOVER_EMAIL`). Kept with the account, so a restart does
     /// not end them. Nil when there are none.
     public var emailRecoveries: [EmailRecovery]?
+    /// When an undo last moved the account back (ms since 1970): email-change codes asked for before it
+    /// apply no more.
+    public var emailRecoveredAt: Int64?
 
     public init(localId: String, createdAt: Int64) {
         self.localId = localId

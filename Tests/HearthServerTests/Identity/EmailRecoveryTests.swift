@@ -232,6 +232,17 @@ import Testing
             #expect(try await auth.admin("accounts:update", #"{"localId":"\#(three["localId"]!.stringValue!)","email":"three@example.com"}"#).status == .ok)
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(try await undo(to: "thief-three@example.com"))"}"#).authError == "INVALID_OOB_CODE")
 
+            // Relinking the same address (with another password) keeps it verified, so it still gets
+            // its undo when the account moves on.
+            let five = try await auth.signUp("five@example.com")
+            try await Self.verify(auth, five)
+            let relinked = try await auth.post("accounts:signUp", #"{"idToken":"\#(try #require(five["idToken"]?.stringValue))","email":"five@example.com","password":"intruders1"}"#)
+            #expect(relinked.status == .ok, "\(relinked.body)")
+            let afterRelink = try await auth.admin("accounts:lookup", #"{"localId":["\#(five["localId"]!.stringValue!)"]}"#)
+            #expect(afterRelink.json?["users"]?.arrayValue?.first?["emailVerified"] == .bool(true), "\(afterRelink.body)")
+            _ = try await move(try #require(relinked.string("idToken")), #""email":"thief-five@example.com""#)
+            #expect(try await Self.lastCode(users, to: "five@example.com") != nil)
+
             let four = try await auth.signUp("four@example.com")
             try await Self.verify(auth, four)
             token = try await move(try #require(four["idToken"]?.stringValue), #""email":"thief-four@example.com""#)

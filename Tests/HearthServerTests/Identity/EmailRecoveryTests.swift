@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthIdentity
+import HearthRealtimeClient
 import HearthSQLite
 import HearthStorage
 @testable import HearthServer
@@ -94,6 +95,27 @@ import Testing
             // A code that names the account but is not one of its undos.
             let forged = code.split(separator: ".")[0] + ".AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
             #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(forged)"}"#).authError == "INVALID_OOB_CODE")
+        }
+    }
+
+    /// The undo ends the intruder's open realtime session at once, without the grace a password change
+    /// leaves an SDK to sign in again (here a minute, far past the wait for the expiry).
+    @Test func anUndoEndsOpenRealtimeSessionsAtOnce() async throws {
+        let users = InMemoryUserStore()
+        let server = IdentityTestServer {
+            $0.reauthenticationGrace = .seconds(60)
+            $0.identity.emailEnumerationProtection = false
+        }
+        try await server.runLive(users: users) { auth, port async throws in
+            try await auth.send(.put, "/.settings/rules.json?ns=demo", TokenRevocationTests.rules, headers: TestServer.admin)
+            let owner = try await auth.signUp("owner@example.com")
+            try await Self.verify(auth, owner)
+            let moved = try await auth.post("accounts:update", #"{"idToken":"\#(try #require(owner["idToken"]?.stringValue))","email":"thief@example.com","returnSecureToken":true}"#)
+            let connection = try await TokenRevocationTests.signedIn(port: port, token: try #require(moved.string("idToken")))
+            let code = try #require(try await Self.lastCode(users, to: "owner@example.com"))
+            #expect(try await auth.post("accounts:update", #"{"oobCode":"\#(code)"}"#).status == .ok)
+            #expect(try await connection.receive(timeout: .seconds(10)) == #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#)
+            await connection.close()
         }
     }
 

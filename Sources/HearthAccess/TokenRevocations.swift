@@ -54,8 +54,16 @@ public final class TokenRevocations: Sendable {
     }
 
     /// Records a user's state; when it ends tokens, tells the observers.
+    ///
+    /// `validSince` only moves forward here: reports of one user's changes may arrive out of order (a
+    /// password reset that committed just before an undo, reported just after it), and the later
+    /// `validSince` is the one that holds. (An admin who sets an earlier one sees it after a restart.)
     public func update(project: String, uid: String, validSince: Int64?, ended: Bool, immediately: Bool = false) {
-        statuses.withLock { $0[TokenRevocations.key(project, uid)] = Status(validSince: validSince, ended: ended) }
+        statuses.withLock { statuses in
+            let key = TokenRevocations.key(project, uid)
+            let kept = [statuses[key]?.validSince, validSince].compactMap { $0 }.max()
+            statuses[key] = Status(validSince: kept, ended: ended)
+        }
         let change = Change(project: project, uid: uid, ended: ended, immediately: immediately)
         for observer in observers.withLock({ $0 }) { observer(change) }
     }

@@ -140,7 +140,8 @@ extension IdentityService {
         reportTokens(of: user, project: project, immediately: true)
         // The answer waits for the second `validSince` names: a token minted before it is refused, so
         // the owner's next sign-in (or reset), made after this answer, must come after it.
-        let wait = (user.validSince ?? 0) * 1000 - OperationInstant().millis
+        // At most a second (the wall clock may step back meanwhile).
+        let wait = min((user.validSince ?? 0) * 1000 - OperationInstant().millis, 1000)
         if wait > 0 { try? await Task.sleep(for: .milliseconds(wait)) }
         return user
     }

@@ -112,7 +112,10 @@ extension IdentityService {
                     throw IdentityError.emailExists
                 }
             }
-            entry = .init(project: project, localId: user.localId, email: email, requestType: requestType, newEmail: newEmail)
+            entry = .init(
+                project: project, localId: user.localId, email: email, requestType: requestType, newEmail: newEmail,
+                recoveredAt: user.emailRecoveredAt
+            )
         case "EMAIL_SIGNIN":
             // Passwordless sign-in is off by default in Firebase projects: here apps may ask for links in
             // emulator mode; the admin (firebase-admin's generate_sign_in_with_email_link) always.
@@ -199,7 +202,7 @@ extension IdentityService {
             if let newEmail = entry.newEmail {
                 // A change requested for an address the account has since left applies no more, nor one
                 // asked for before an undo moved the account back (whoever moved it may have kept one).
-                guard user.email == entry.email, entry.issuedAt >= user.emailRecoveredAt ?? 0 else {
+                guard user.email == entry.email, entry.recoveredAt == user.emailRecoveredAt else {
                     throw IdentityError.invalid("INVALID_OOB_CODE")
                 }
                 if user.initialEmail == nil, user.email != nil { user.initialEmail = user.email }

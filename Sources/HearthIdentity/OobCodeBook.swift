@@ -28,6 +28,9 @@ final class OobCodeBook: Sendable {
         /// `RECOVER_EMAIL` code moves it back from.
         var newEmail: String?
         var issuedAt: Int64 = 0
+        /// For an email change: when an undo had last moved the account back, as the request saw it
+        /// (``HearthStorage/UserRecord/emailRecoveredAt``). A code asked for before an undo is refused.
+        var recoveredAt: Int64?
 
         /// Where the code was mailed: the new address for a change, else the account's.
         var recipient: String { requestType == "VERIFY_AND_CHANGE_EMAIL" ? newEmail ?? email : email }

@@ -179,6 +179,27 @@ import Testing
         }
     }
 
+    /// Reports of one user's changes may arrive out of order (a reset that committed just before an
+    /// email-change undo, reported just after it): the later `validSince` holds.
+    @Test func aLaterReportOfAnEarlierValidSinceDoesNotReopenTokens() {
+        let revocations = TokenRevocations()
+        func token(issuedAt: Int) -> JSONValue {
+            .object([
+                ("aud", .string("demo")), ("iss", .string(TokenSigner.firebaseIssuerPrefix + "demo")), ("sub", .string("ada")),
+                ("iat", .number(Double(issuedAt))),
+            ])
+        }
+        revocations.update(project: "demo", uid: "ada", validSince: 1_000, ended: false)
+        revocations.update(project: "demo", uid: "ada", validSince: 999, ended: false)
+        #expect(revocations.isRevoked(token(issuedAt: 999)))
+        #expect(!revocations.isRevoked(token(issuedAt: 1_000)))
+        // Disabling and enabling again still work.
+        revocations.update(project: "demo", uid: "ada", validSince: nil, ended: true)
+        #expect(revocations.isRevoked(token(issuedAt: 2_000)))
+        revocations.update(project: "demo", uid: "ada", validSince: 1_000, ended: false)
+        #expect(!revocations.isRevoked(token(issuedAt: 2_000)))
+    }
+
     @Test func disabledUsersAreStillRefusedAfterARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-revocations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

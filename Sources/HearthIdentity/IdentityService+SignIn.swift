@@ -251,8 +251,9 @@ extension IdentityService {
         else { throw IdentityError.invalid("INVALID_REFRESH_TOKEN") }
         if user.disabled { throw IdentityError.userDisabled }
         if record.generation < user.tokenGeneration { throw IdentityError.tokenExpired }
-        // `lastRefreshAt` is not moved here: that would be a synced write for every refresh, on the store
-        // sign-ins wait for (a reconnecting fleet refreshes at once). It is set at each sign-in.
+        // `lastRefreshAt` is written in batches, not a synced write for each refresh on the store sign-ins
+        // wait for (a reconnecting fleet refreshes at once).
+        refreshes.record(UserRefresh(project: project, localId: user.localId, at: now.millis))
         let idToken = try mintIDToken(user, project: project, provider: record.provider, extraClaims: record.extraClaims, authTime: record.authTime, now: now)
         return TokenRefresh.Result(tokens: tokens(idToken: idToken, refreshToken: token), localId: user.localId)
     }

@@ -43,6 +43,8 @@ package struct IdentityService: Sendable {
     /// The Auth emulator's project settings, as `PATCH /emulator/v1/projects/{p}/config` left them.
     let emulatorSettings = EmulatorProjectSettings()
     let logger: Logger
+    /// Token refreshes, written as `lastRefreshAt` in batches.
+    let refreshes: RefreshRecorder
 
     package init(
         store: any UserStore, signer: TokenSigner, configuration: IdentityConfiguration, emulatorMode: Bool,
@@ -54,6 +56,7 @@ package struct IdentityService: Sendable {
         self.emulatorMode = emulatorMode
         self.serverClock = clock
         self.logger = logger
+        refreshes = RefreshRecorder(store: store, logger: logger)
         mailer = configuration.smtp.map { MailDelivery(configuration: $0, clock: clock, logger: logger) }
         let limit = configuration.failedSignInLimit ?? (emulatorMode ? nil : 10)
         throttle = limit.map { SignInThrottle(limit: $0, window: configuration.failedSignInWindow) }

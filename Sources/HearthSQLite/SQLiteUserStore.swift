@@ -105,6 +105,20 @@ public final class SQLiteUserStore: UserStore {
         }
     }
 
+    public func recordRefreshes(_ refreshes: [UserRefresh]) async throws {
+        guard !refreshes.isEmpty else { return }
+        try await write { db in
+            // In place in the stored JSON: no decoding and encoding of each record.
+            let statement = try db.makeStatement(sql: """
+                UPDATE users SET record = json_set(record, '$.lastRefreshAt', ?)
+                WHERE project = ? AND local_id = ? AND coalesce(json_extract(record, '$.lastRefreshAt'), 0) < ?
+                """)
+            for refresh in refreshes {
+                try statement.execute(arguments: [refresh.at, refresh.project, refresh.localId, refresh.at])
+            }
+        }
+    }
+
     public func delete(project: String, localId: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM refresh_tokens WHERE project = ? AND local_id = ?", arguments: [project, localId])

@@ -123,6 +123,16 @@ public final class InMemoryUserStore: UserStore {
         }
     }
 
+    public func recordRefreshes(_ refreshes: [UserRefresh]) async throws {
+        state.withLock { state in
+            for refresh in refreshes {
+                guard var user = state.projects[refresh.project]?.users[refresh.localId] else { continue }
+                user.lastRefreshAt = max(user.lastRefreshAt ?? 0, refresh.at)
+                state.projects[refresh.project]?.users[refresh.localId] = user
+            }
+        }
+    }
+
     public func outbox(project: String, limit: Int) async throws -> [EmailMessage] {
         state.withLock { Array($0.outbox.filter { $0.project == project }.reversed().prefix(limit)) }
     }

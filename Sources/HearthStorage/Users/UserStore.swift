@@ -45,10 +45,33 @@ public protocol UserStore: Sendable {
     /// (`tokenGeneration > 0`), across projects. Read once at start.
     func revocations() async throws -> [StoredRevocation]
 
+    /// Moves users' `lastRefreshAt` forward (never back), many in one transaction: token refreshes are
+    /// recorded in batches, not one synced write each. Users no longer stored are skipped.
+    func recordRefreshes(_ refreshes: [UserRefresh]) async throws
+
     /// Keeps a sent email in the outbox (the newest 1,000 per project are kept).
     func recordEmail(_ message: EmailMessage) async throws
     /// The outbox of a project, newest first.
     func outbox(project: String, limit: Int) async throws -> [EmailMessage]
+}
+
+/// A token refresh of one user, to be recorded as its `lastRefreshAt`.
+///
+/// For example:
+/// ```swift
+/// try await store.recordRefreshes([UserRefresh(project: "demo", localId: "ada", at: 1_700_000_000_000)])
+/// ```
+public struct UserRefresh: Sendable, Equatable {
+    public var project: String
+    public var localId: String
+    /// Milliseconds since 1970.
+    public var at: Int64
+
+    public init(project: String, localId: String, at: Int64) {
+        self.project = project
+        self.localId = localId
+        self.at = at
+    }
 }
 
 /// A user whose ID tokens end early, as the database must know it.

@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthIdentity
 import HearthServer
+import HearthSQLite
 import HTTPTypes
 import Testing
 
@@ -81,6 +82,36 @@ import Testing
             let idToken = try #require(anonymous.string("idToken"))
             let user = try await auth.post("accounts:lookup", #"{"idToken":"\#(idToken)"}"#).json?["users"]?.arrayValue?.first
             #expect(user?["lastRefreshAt"]?.stringValue != nil)
+        }
+    }
+
+    /// A token refresh moves `lastRefreshAt` (firebase-admin's `last_refresh_timestamp`), written in a
+    /// batch shortly after, in place in the stored record (SQLite's), which stays whole.
+    @Test func aRefreshMovesLastRefreshAt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-refreshed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await IdentityTestServer().run(users: try SQLiteUserStore(directory: directory)) { auth async throws in
+            let created = try await auth.signUp("refresh@example.com")
+            let localId = try #require(created["localId"]?.stringValue)
+            func lastRefresh() async throws -> String? {
+                try await auth.admin("accounts:lookup", #"{"localId":["\#(localId)"]}"#).json?["users"]?.arrayValue?.first?["lastRefreshAt"]?.stringValue
+            }
+            let atSignUp = try #require(try await lastRefresh())
+            try await Task.sleep(for: .milliseconds(1100))
+            let refreshed = try await auth.send(
+                .post, "/securetoken.googleapis.com/v1/token?key=\(IdentityClient.key)",
+                "grant_type=refresh_token&refresh_token=\(try #require(created["refreshToken"]?.stringValue))",
+                headers: [.contentType: "application/x-www-form-urlencoded"]
+            )
+            #expect(refreshed.status == .ok)
+            var moved: String?
+            for _ in 0..<100 where moved == nil {
+                if let now = try await lastRefresh(), now > atSignUp { moved = now } else { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(moved != nil, "lastRefreshAt stayed \(atSignUp)")
+            // The record is whole: the account signs in and keeps its address and password.
+            #expect(try await auth.post("accounts:signInWithPassword", #"{"email":"refresh@example.com","password":"secret123"}"#).status == .ok)
         }
     }
 

@@ -261,7 +261,7 @@ extension IdentityService {
                 user.emailVerified = true
                 user.emailLinkSignin = true
                 user.lastLoginAt = now.millis
-                user.lastRefreshAt = now.millis
+                user.lastRefreshAt = max(user.lastRefreshAt ?? 0, now.millis)
             }
             isNewUser = false
             return try signedInByEmailLink(user, refresh: refresh.token, isNewUser: isNewUser, project: project, now: now)

@@ -58,7 +58,7 @@ extension IdentityService {
             return SignUp.Result(user: user, tokens: nil)
         }
         user.lastLoginAt = now.millis
-        user.lastRefreshAt = now.millis
+        user.lastRefreshAt = max(user.lastRefreshAt ?? 0, now.millis)
         let provider = emailMode ? "password" : "anonymous"
         let refresh = makeRefreshToken(project: project, localId: user.localId, provider: provider, extraClaims: nil, now: now)
         try await store.create(user, project: project, issuing: refresh.record)
@@ -101,7 +101,7 @@ extension IdentityService {
             if user.email != before { user.emailVerified = false }
             if let displayName { user.displayName = displayName }
             user.lastLoginAt = now.millis
-            user.lastRefreshAt = now.millis
+            user.lastRefreshAt = max(user.lastRefreshAt ?? 0, now.millis)
             Self.recordAddressChange(code: recoveryCode, from: before, verified: beforeVerified, in: &user, now: now.millis)
         }
         if user.tokenGeneration != current.tokenGeneration { reportTokens(of: user, project: project) }
@@ -159,7 +159,7 @@ extension IdentityService {
                 throw enumerationProtection ? IdentityError.invalidLoginCredentials : IdentityError.invalidPassword
             }
             user.lastLoginAt = now.millis
-            user.lastRefreshAt = now.millis
+            user.lastRefreshAt = max(user.lastRefreshAt ?? 0, now.millis)
             if let upgraded, user.passwordHash == stored { user.passwordHash = upgraded }
         }
         let idToken = try mintIDToken(user, project: project, provider: "password", extraClaims: nil, authTime: now.seconds, now: now)
@@ -195,7 +195,7 @@ extension IdentityService {
             if existing.disabled { throw IdentityError.userDisabled }
             user = try await store.update(project: project, localId: uid, issuing: refresh.record) { user in
                 user.lastLoginAt = now.millis
-                user.lastRefreshAt = now.millis
+                user.lastRefreshAt = max(user.lastRefreshAt ?? 0, now.millis)
             }
         } else {
             var created = UserRecord(localId: uid, createdAt: now.millis)

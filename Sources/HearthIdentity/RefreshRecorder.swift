@@ -14,11 +14,17 @@ import Synchronization
 /// recorder.record(UserRefresh(project: "demo", localId: "ada", at: now))
 /// ```
 final class RefreshRecorder: Sendable {
+    private struct State {
+        /// The refreshes waiting for the next batch, by user (the latest of each).
+        var pending: [String: UserRefresh] = [:]
+        /// Whether the one flushing task runs (it stops once a batch comes up empty).
+        var flushing = false
+    }
+
     private let store: any UserStore
     private let logger: Logger
     private let delay: Duration
-    /// The refreshes waiting for the next batch, by user; nil while no batch is scheduled.
-    private let pending = Mutex<[String: UserRefresh]?>(nil)
+    private let state = Mutex(State())
 
     init(store: any UserStore, logger: Logger, delay: Duration = .seconds(1)) {
         self.store = store
@@ -28,21 +34,29 @@ final class RefreshRecorder: Sendable {
 
     func record(_ refresh: UserRefresh) {
         let key = refresh.project + "\u{0}" + refresh.localId
-        let scheduled = pending.withLock { pending -> Bool in
-            guard pending != nil else {
-                pending = [key: refresh]
-                return false
-            }
-            pending?[key] = refresh
+        let start = state.withLock { state -> Bool in
+            if let earlier = state.pending[key], earlier.at >= refresh.at { return false }
+            state.pending[key] = refresh
+            guard !state.flushing else { return false }
+            state.flushing = true
             return true
         }
-        guard !scheduled else { return }
-        Task { [self] in
+        guard start else { return }
+        Task { await flush() }
+    }
+
+    /// Writes a batch a second, one at a time (a stalled disk holds the refreshes in `pending`, not in
+    /// more tasks), until a second passes without refreshes.
+    private func flush() async {
+        while true {
             try? await Task.sleep(for: delay)
-            let batch = pending.withLock { pending -> [UserRefresh] in
-                defer { pending = nil }
-                return Array((pending ?? [:]).values)
+            let batch = state.withLock { state -> [UserRefresh] in
+                let batch = Array(state.pending.values)
+                state.pending = [:]
+                if batch.isEmpty { state.flushing = false }
+                return batch
             }
+            guard !batch.isEmpty else { return }
             do {
                 try await store.recordRefreshes(batch)
             } catch {

@@ -172,6 +172,12 @@ import Testing
             try await server.idleSweep(reaching: .seconds(150))
             try await connection.send(#"{"t":"c","d":{"t":"p","d":{}}}"#)
             #expect(try await connection.nextMessage() == #"{"t":"c","d":{"t":"o","d":null}}"#)
+            // Reading that answer, the client answered the server's WebSocket pings of 60, 120 and 150 s
+            // with pongs, which count as activity when they arrive: a second ping's answer comes after
+            // them on the same connection, so they are counted at 150 s, not after the clock moves on
+            // (a pong counted at 300 s kept the connection open under load).
+            try await connection.send(#"{"t":"c","d":{"t":"p","d":{}}}"#)
+            #expect(try await connection.nextMessage() == #"{"t":"c","d":{"t":"o","d":null}}"#)
             // Then silence from 150 s: the sweep at 300 s (the first a whole timeout later) closes it.
             await server.advance(to: .seconds(300))
             #expect(try await connection.nextMessage() == nil)

@@ -184,7 +184,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // C for the files: CRC-32C with the CPU's instruction (decision 0020) and direct I/O for large uploads (decision 0021).
+        // C for the files: CRC-32C with the CPU's instruction (decision 0020), direct I/O for large uploads (decision 0021) and
+        // MD5 of many uploads at once in AVX-512's lanes (decision 0022).
         .target(name: "CHearthFiles"),
         // What the server hands browsers (Web/: hearth.js, the start page, the console, the reference
         // apps), compiled in by the EmbedWebAssets plugin, and the routes that serve it.

@@ -19,4 +19,17 @@ int hearth_set_direct_io(int fd, int on);
 /// 1 if the file descriptor has direct I/O on, 0 if not (always 0 where the platform has none).
 int hearth_has_direct_io(int fd);
 
+/// Runs MD5's compression over `count` consecutive 64-byte blocks, `state` being MD5's four words
+/// (A, B, C, D) before and after. Plain C: for one body on its own.
+void hearth_md5_compress(uint32_t state[4], const uint8_t *blocks, size_t count);
+
+/// Whether ``hearth_md5_lanes`` runs 16 lanes at once here (x86-64 with AVX-512); elsewhere it runs
+/// them one after another.
+int hearth_md5_lanes_available(void);
+
+/// Runs MD5's compression over `count` 64-byte blocks in each of 16 lanes at once: lane `i` has the
+/// state `state[i]`, `state[16 + i]`, `state[32 + i]`, `state[48 + i]` (A, B, C, D) and its blocks at
+/// `lanes[i]`, one after another; a NULL lane is idle (its state is left as it was).
+void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count);
+
 #endif

@@ -74,7 +74,8 @@ void hearth_md5_compress(uint32_t state[4], const uint8_t *blocks, size_t count)
 #include <immintrin.h>
 
 int hearth_md5_lanes_available(void) {
-    return __builtin_cpu_supports("avx512f");
+    // A read of what the runtime found at start; it covers the OS saving AVX-512's registers (XCR0).
+    return __builtin_cpu_supports("avx512f") ? 1 : 0;
 }
 
 // Turns 16 rows (row l: lane l's block of 16 words) into 16 columns (column w: word w of each lane).
@@ -131,7 +132,7 @@ static const uint8_t md5_zero_block[64];
     LANES_STEP(0x39, c, d, a, b, (7 * step + 14) & 15, step + 2, 15); LANES_STEP(0x39, b, c, d, a, (7 * step + 21) & 15, step + 3, 21)
 
 __attribute__((target("avx512f")))
-void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count) {
+static void md5_lanes_avx512(uint32_t state[64], const uint8_t *const lanes[16], size_t count) {
     __m512i a = _mm512_loadu_si512(state);
     __m512i b = _mm512_loadu_si512(state + 16);
     __m512i c = _mm512_loadu_si512(state + 32);
@@ -175,8 +176,10 @@ int hearth_md5_lanes_available(void) {
     return 0;
 }
 
-void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count) {
-    // No AVX-512 here (``MD5Lanes`` does not call it then): one lane after another.
+#endif
+
+// One lane after another: where the CPU has no AVX-512.
+static void md5_lanes_one_by_one(uint32_t state[64], const uint8_t *const lanes[16], size_t count) {
     for (int lane = 0; lane < 16; lane++) {
         if (!lanes[lane]) continue;
         uint32_t one[4] = {state[lane], state[16 + lane], state[32 + lane], state[48 + lane]};
@@ -185,4 +188,12 @@ void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t
     }
 }
 
+void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count) {
+#if defined(__x86_64__)
+    if (hearth_md5_lanes_available()) {
+        md5_lanes_avx512(state, lanes, count);
+        return;
+    }
 #endif
+    md5_lanes_one_by_one(state, lanes, count);
+}

@@ -127,12 +127,21 @@ final class BlobStore: Sendable {
     /// uploads' (``MD5Lanes``, decision 0022).
     private func writeWhole(_ chunks: [ByteBuffer]) async throws -> Written {
         let blob = Self.newIdentifier()
+        guard MD5Lanes.isAccelerated else {
+            let (md5, crc, size) = try await writeFile(blob, chunks, hashingMD5: true)
+            return Written(blob: blob, size: size, md5Hash: Data(md5!).base64EncodedString(), crc32c: crc)
+        }
+        async let md5 = MD5Lanes.shared.digest(of: chunks)
+        let (_, crc, size) = try await writeFile(blob, chunks, hashingMD5: false)
+        return Written(blob: blob, size: size, md5Hash: Data(await md5).base64EncodedString(), crc32c: crc)
+    }
+
+    /// The pool job of ``writeWhole(_:)``: returns the MD5 if asked to make it, the CRC-32C and the size.
+    private func writeFile(_ blob: String, _ chunks: [ByteBuffer], hashingMD5: Bool) async throws -> ([UInt8]?, UInt32, Int64) {
         let path = blobPath(blob)
-        let inLanes = MD5Lanes.isAccelerated
-        async let laneMD5 = inLanes ? MD5Lanes.shared.digest(of: chunks) : []
-        let (ownMD5, crc, size) = try await pool.runIfActive {
+        return try await pool.runIfActive {
             let file = try self.create(blob)
-            var md5 = inLanes ? nil : Insecure.MD5()
+            var md5 = hashingMD5 ? Insecure.MD5() : nil
             var crc = CRC32C()
             var position: Int64 = 0
             do {
@@ -153,9 +162,6 @@ final class BlobStore: Sendable {
             }
             return (md5.map { Array($0.finalize()) }, crc.value, position)
         }
-        let md5: [UInt8]
-        if let ownMD5 { md5 = ownMD5 } else { md5 = await laneMD5 }
-        return Written(blob: blob, size: size, md5Hash: Data(md5).base64EncodedString(), crc32c: crc)
     }
 
     /// Appends `body` to a resumable upload's file at `offset` (bytes already durable), making the new

@@ -21,7 +21,7 @@ import Synchronization
 /// ```
 public final class MD5Lanes: Sendable {
     /// Whether this CPU runs the lanes at once; elsewhere callers had better hash on their own threads.
-    public static let isAccelerated = hearth_md5_lanes_available() == 1
+    public static let isAccelerated = hearth_md5_lanes_available() != 0
 
     public static let shared = MD5Lanes()
 
@@ -110,18 +110,24 @@ public final class MD5Lanes: Sendable {
 }
 
 /// One body in a lane: where its next whole blocks are, and the blocks that straddle two chunks or end
-/// it (MD5's padding), copied into a small buffer of its own.
+/// it (MD5's padding), copied into a buffer of its own.
 private final class BodyLane {
     static let initialState: [UInt32] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476]
 
     let job: MD5Lanes.Job
-    /// Each chunk's bytes. The job holds the buffers, which no one writes to, so their storage stays.
+    /// Each chunk's bytes, used past `withUnsafeReadableBytes`: the job holds the buffers until the
+    /// digest is done, and a `ByteBuffer`'s storage neither moves nor changes while held (a writer to
+    /// another copy of it gets storage of its own).
     private let chunks: [UnsafeRawBufferPointer]
     private let length: Int
     private var chunk = 0
     private var offset = 0
     private var left: Int
-    private let scratch = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 64)
+    /// Blocks copied out of the chunks: where one straddles two chunks, up to ``scratchBlocks`` from
+    /// there on (a run of the lanes takes as many blocks as the busy lane with the fewest has at hand,
+    /// so one straddling block would make a run of one for all); and the last block or two, padded.
+    private let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64 * BodyLane.scratchBlocks, alignment: 64)
+    static let scratchBlocks = 64
     /// The blocks the next run reads, and how many are left of them.
     private(set) var blocks: UnsafePointer<UInt8>?
     private var blocksLeft = 0
@@ -153,10 +159,10 @@ private final class BodyLane {
         inChunk = false
         blocks = UnsafePointer(scratch.assumingMemoryBound(to: UInt8.self))
         if left >= 64 {
-            // A block across the end of one chunk and the start of the next.
-            copy(64)
-            blocksLeft = 1
-            return 1
+            // A block across the end of one chunk and the start of the next, and whole blocks after it.
+            blocksLeft = min(left / 64, Self.scratchBlocks)
+            copy(64 * blocksLeft)
+            return blocksLeft
         }
         // The last bytes, then 0x80, zeros and the length in bits, to a whole block or two.
         let tail = left

@@ -23,8 +23,8 @@ int hearth_has_direct_io(int fd);
 /// (A, B, C, D) before and after. Plain C: for one body on its own.
 void hearth_md5_compress(uint32_t state[4], const uint8_t *blocks, size_t count);
 
-/// Whether ``hearth_md5_lanes`` runs 16 lanes at once here (x86-64 with AVX-512); elsewhere it runs
-/// them one after another.
+/// 1 if ``hearth_md5_lanes`` runs 16 lanes at once here (x86-64 with AVX-512, the OS saving its
+/// registers), 0 if it runs them one after another.
 int hearth_md5_lanes_available(void);
 
 /// Runs MD5's compression over `count` 64-byte blocks in each of 16 lanes at once: lane `i` has the

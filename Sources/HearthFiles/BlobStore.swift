@@ -272,9 +272,14 @@ final class BlobStore: Sendable {
     /// Reads `[start, end)` of a blob in one job on the blocking pool (open, read, close): for a body
     /// of at most ``wholeReadLimit`` bytes, where each further thread hop would cost about as much as
     /// the read itself (the 64 KiB downloads of docs/benchmarks.md, issue 30).
+    ///
+    /// A blob whose bytes are all in the page cache is read right here, in the caller's task, without
+    /// the hop to the pool and back (decision 0023): `RWF_NOWAIT` makes the read give up rather than
+    /// wait for the disk, and then the pool reads it.
     func read(_ blob: String, from start: Int64, to end: Int64) async throws -> ByteBuffer {
         let path = blobPath(blob)
         let count = Int(end - start)
+        if let cached = Self.readIfCached(path, from: start, count: count) { return cached }
         return try await pool.runIfActive {
             let file = try Self.open(path, flags: O_RDONLY)
             defer { BlobReader.close(file) }
@@ -291,6 +296,28 @@ final class BlobStore: Sendable {
             }
             return buffer
         }
+    }
+
+    /// `[start, start + count)` of the file at `path` if every byte of it is in the page cache; nil if
+    /// not, or if anything fails (the pool's read then answers, with the error if there is one).
+    static func readIfCached(_ path: String, from start: Int64, count: Int) -> ByteBuffer? {
+        #if canImport(Glibc)
+        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        #else
+        let file = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+        #endif
+        guard file >= 0 else { return nil }
+        defer { BlobReader.close(file) }
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        while buffer.readableBytes < count {
+            let offset = start + Int64(buffer.readableBytes), wanted = count - buffer.readableBytes
+            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw in
+                max(0, hearth_read_cached(file, raw.baseAddress, wanted, offset))
+            }
+            // Not cached (or not supported here), or a file shorter than its catalog entry: the pool.
+            guard read > 0 else { return nil }
+        }
+        return buffer
     }
 
     /// Opens a blob for reading; the file stays readable while open even if the blob is replaced.

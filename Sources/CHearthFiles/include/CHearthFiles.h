@@ -32,4 +32,10 @@ int hearth_md5_lanes_available(void);
 /// `lanes[i]`, one after another; a NULL lane is idle (its state is left as it was).
 void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count);
 
+/// Reads up to `count` bytes at `offset` only from the page cache (Linux's `preadv2` with `RWF_NOWAIT`):
+/// the bytes read, fewer than asked where the rest is not cached, or -1 with errno set (EAGAIN when
+/// nothing asked for is cached; ENOTSUP where the platform has no such read, EOPNOTSUPP where the
+/// kernel or file system has none).
+long hearth_read_cached(int fd, void *buffer, size_t count, int64_t offset);
+
 #endif

@@ -116,6 +116,31 @@ struct BlobStoreTests {
         #expect(try Self.files(root) == ["blobs/\(copy.prefix(2))/\(copy)"])
     }
 
+    /// A whole read takes the bytes from the page cache in place when they are all there, and from the
+    /// pool when they are not (dropped from the cache here): the same bytes either way, and a blob
+    /// that is gone fails on both.
+    @Test func aWholeReadComesFromTheCacheInPlaceOrFromThePool() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let body = Self.bytes(200_000)
+        let written = try await blobs.write(Chunks(bytes: body, chunk: 65_536))
+        let path = blobs.blobPath(written.blob)
+        #expect(BlobStore.readIfCached(path, from: 7, count: 100_000).map { Array($0.readableBytesView) } == Array(body[7..<100_007]))
+        #if os(Linux)
+        // Written and fsynced, so clean pages: the kernel drops them when asked.
+        let file = open(path, O_RDONLY)
+        #expect(posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(file)
+        #expect(BlobStore.readIfCached(path, from: 0, count: body.count) == nil)
+        #endif
+        #expect(Array(try await blobs.read(written.blob, from: 0, to: Int64(body.count)).readableBytesView) == body)
+        #expect(BlobStore.readIfCached(path, from: 0, count: body.count).map { Array($0.readableBytesView) } == body)
+        #expect(BlobStore.readIfCached(path, from: 0, count: body.count + 1) == nil)
+        await blobs.remove(written.blob)
+        #expect(BlobStore.readIfCached(path, from: 0, count: 10) == nil)
+        await #expect(throws: BlobStore.Failure.self) { _ = try await blobs.read(written.blob, from: 0, to: 10) }
+    }
+
     @Test(arguments: [1_000, 2 * BlobStore.writeBatch])
     func aBodyOverTheLimitLeavesNothing(size: Int) async throws {
         let (blobs, root) = try Self.temporaryStore()

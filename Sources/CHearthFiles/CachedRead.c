@@ -1,13 +1,36 @@
-// preadv2 with RWF_NOWAIT: a read that never waits for the disk, which Swift's Glibc module does not
-// export (a GNU extension). Downloads read cached blobs in their own task with it, without a hop to
-// the blocking pool (docs/decisions/0023-cached-reads-in-place.md).
-#if defined(__linux__)
+// Opening and reading a file only from the kernel's caches, which Swift's Glibc module does not export
+// (GNU and Linux extensions): downloads read cached blobs in their own task with these, without a hop
+// to the blocking pool, and never wait for the disk there (docs/decisions/0023-cached-reads-in-place.md).
+#if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
 #include "CHearthFiles.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+#endif
+
+int hearth_open_cached(const char *path) {
+#if defined(__linux__) && defined(SYS_openat2) && defined(RESOLVE_CACHED)
+    struct open_how how = {0};
+    // O_NOATIME: a read that updates the access time dirties the inode, which on a journalled file
+    // system can wait for the journal (the server owns its blobs; EPERM where it does not).
+    how.flags = O_RDONLY | O_CLOEXEC | O_NOATIME;
+    how.resolve = RESOLVE_CACHED;
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+#else
+    (void)path;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
 
 long hearth_read_cached(int fd, void *buffer, size_t count, int64_t offset) {
 #if defined(__linux__) && defined(RWF_NOWAIT)

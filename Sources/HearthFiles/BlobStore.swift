@@ -23,7 +23,9 @@ import Darwin
 /// What a crash leaves behind (a blob no row names, whole or not) is removed by
 /// ``sweep(keeping:uploads:)`` at the next start.
 ///
-/// All file I/O runs on NIO's blocking thread pool, never on an event loop.
+/// All file I/O runs on NIO's blocking thread pool, never on an event loop, but for the open and read
+/// of a blob whose path and bytes are all in the kernel's caches, which cannot wait for the disk and
+/// run in the downloading task (``read(_:from:to:)``, decision 0023).
 ///
 /// For example:
 /// ```swift
@@ -54,6 +56,11 @@ final class BlobStore: Sendable {
     let directAfter: Int64
     /// Batches written with direct I/O so far (the tests check that large uploads take that path).
     let directBatches = Atomic<Int>(0)
+    /// Whole reads answered in place from the kernel's caches so far (decision 0023; the tests check it).
+    let cachedReads = Atomic<Int>(0)
+    /// Off once the system showed it has no cached open or read (another OS, an old kernel, a file
+    /// system without `RWF_NOWAIT`): then every read goes to the pool at once.
+    let readsInPlace = Atomic<Bool>(true)
 
     init(root: URL, pool: NIOThreadPool = .singleton, directAfter: Int64 = 8 << 20) throws {
         precondition(directAfter % Int64(Self.writeBatch) == 0)
@@ -273,13 +280,16 @@ final class BlobStore: Sendable {
     /// of at most ``wholeReadLimit`` bytes, where each further thread hop would cost about as much as
     /// the read itself (the 64 KiB downloads of docs/benchmarks.md, issue 30).
     ///
-    /// A blob whose bytes are all in the page cache is read right here, in the caller's task, without
-    /// the hop to the pool and back (decision 0023): `RWF_NOWAIT` makes the read give up rather than
-    /// wait for the disk, and then the pool reads it.
+    /// A blob whose path and bytes are all in the kernel's caches is read right here, in the caller's
+    /// task, without the hop to the pool and back (decision 0023): `RESOLVE_CACHED` and `RWF_NOWAIT`
+    /// make the open and the read give up rather than wait for the disk, and then the pool reads it.
     func read(_ blob: String, from start: Int64, to end: Int64) async throws -> ByteBuffer {
         let path = blobPath(blob)
         let count = Int(end - start)
-        if let cached = Self.readIfCached(path, from: start, count: count) { return cached }
+        if let cached = readIfCached(path, from: start, count: count) {
+            cachedReads.add(1, ordering: .relaxed)
+            return cached
+        }
         return try await pool.runIfActive {
             let file = try Self.open(path, flags: O_RDONLY)
             defer { BlobReader.close(file) }
@@ -298,26 +308,44 @@ final class BlobStore: Sendable {
         }
     }
 
-    /// `[start, start + count)` of the file at `path` if every byte of it is in the page cache; nil if
-    /// not, or if anything fails (the pool's read then answers, with the error if there is one).
-    static func readIfCached(_ path: String, from start: Int64, count: Int) -> ByteBuffer? {
-        #if canImport(Glibc)
-        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        #else
-        let file = Darwin.open(path, O_RDONLY | O_CLOEXEC)
-        #endif
-        guard file >= 0 else { return nil }
+    /// `[start, start + count)` of the file at `path` if its path and every byte of it are in the
+    /// kernel's caches; nil if not, or if anything fails (the pool's read then answers, with the error
+    /// if there is one). Where the system has no such open or read, the first try turns it off.
+    func readIfCached(_ path: String, from start: Int64, count: Int) -> ByteBuffer? {
+        #if os(Linux)
+        guard readsInPlace.load(ordering: .relaxed) else { return nil }
+        let file = hearth_open_cached(path)
+        guard file >= 0 else {
+            turnOffReadsInPlaceIfUnsupported(errno)
+            return nil
+        }
         defer { BlobReader.close(file) }
         var buffer = ByteBufferAllocator().buffer(capacity: count)
+        var failure: Int32 = 0
         while buffer.readableBytes < count {
             let offset = start + Int64(buffer.readableBytes), wanted = count - buffer.readableBytes
             let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw in
-                max(0, hearth_read_cached(file, raw.baseAddress, wanted, offset))
+                let read = hearth_read_cached(file, raw.baseAddress, wanted, offset)
+                if read < 0 { failure = errno }
+                return max(0, read)
             }
-            // Not cached (or not supported here), or a file shorter than its catalog entry: the pool.
-            guard read > 0 else { return nil }
+            // Not cached, not supported here, or a file shorter than its catalog entry: the pool.
+            guard read > 0 else {
+                turnOffReadsInPlaceIfUnsupported(failure)
+                return nil
+            }
         }
         return buffer
+        #else
+        return nil
+        #endif
+    }
+
+    private func turnOffReadsInPlaceIfUnsupported(_ error: Int32) {
+        // EPERM: blobs this process does not own (copied in by another user), which O_NOATIME refuses.
+        if error == ENOSYS || error == ENOTSUP || error == EOPNOTSUPP || error == EINVAL || error == EPERM {
+            readsInPlace.store(false, ordering: .relaxed)
+        }
     }
 
     /// Opens a blob for reading; the file stays readable while open even if the blob is replaced.

@@ -32,6 +32,12 @@ int hearth_md5_lanes_available(void);
 /// `lanes[i]`, one after another; a NULL lane is idle (its state is left as it was).
 void hearth_md5_lanes(uint32_t state[64], const uint8_t *const lanes[16], size_t count);
 
+/// Opens `path` for reading, without updating its access time, only if every part of it is in the
+/// kernel's caches (Linux's `openat2` with `RESOLVE_CACHED`, 5.12 and later), so the open never waits
+/// for the disk: the file descriptor, or -1 with errno set (EAGAIN when something is not cached; EPERM
+/// for a file this process does not own; ENOSYS or ENOTSUP where there is no such open).
+int hearth_open_cached(const char *path);
+
 /// Reads up to `count` bytes at `offset` only from the page cache (Linux's `preadv2` with `RWF_NOWAIT`):
 /// the bytes read, fewer than asked where the rest is not cached, or -1 with errno set (EAGAIN when
 /// nothing asked for is cached; ENOTSUP where the platform has no such read, EOPNOTSUPP where the

@@ -88,7 +88,8 @@ public final class MD5Lanes: Sendable {
             var count = Self.blocksPerRun
             for index in busy { count = min(count, lanes[index]!.prepare()) }
             if busy.count == 1 || !usesLanes {
-                // Where the CPU has no AVX-512 (the tests run this anywhere), one body after another.
+                // A body alone, or an instance told not to use the lanes (a test's, as on a CPU without
+                // AVX-512): one body after another with the plain compression.
                 for index in busy {
                     var one = (0..<4).map { states[16 * $0 + index] }
                     hearth_md5_compress(&one, lanes[index]!.blocks, count)

@@ -182,6 +182,22 @@ def test_multi_path_update(pages, unique_path):
     assert len(b.results('root')) == 2
 
 
+def test_update_sets_priorities(pages, unique_path):
+    """Update keys ending in `.priority` set the priority of the node above; B's priority order follows."""
+    a, b, _ = pages
+    a.call('await set(ref(db, args[0]), {x: "X", y: {n: 1}});', unique_path)
+    b.call('''
+        onValue(query(ref(db, args[0]), orderByPriority()), (s) => {
+            const keys = [];
+            s.forEach((c) => { keys.push(c.key); });
+            log("order", keys);
+        });
+    ''', unique_path)
+    b.wait_for('order', lambda r: r and r[-1] == ['x', 'y'])
+    a.call('await update(ref(db, args[0]), {"x/.priority": 2, "y/.priority": 1, "w/n": 0, "w/.priority": 0});', unique_path)
+    b.wait_for('order', lambda r: r[-1] == ['w', 'y', 'x'])
+
+
 def test_remove(pages, unique_path):
     a, b, _ = pages
     a.call('await set(ref(db, args[0]), {one: 1, two: 2});', unique_path)

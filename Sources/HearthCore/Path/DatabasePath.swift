@@ -35,6 +35,32 @@ public struct DatabasePath: Sendable, Hashable, CustomStringConvertible {
         self.keys = keys
     }
 
+    /// Parses a key of a multi-location update (a PATCH body's, the `m` and `om` requests'): a path as
+    /// ``init(_:)`` parses it, which may end in `.priority` to set the priority of the node above it, as
+    /// Firebase's SDKs allow (`update(ref, {"a/.priority": 5})`). That last key is ``Key/priority``.
+    ///
+    /// ```swift
+    /// #expect(try DatabasePath(updateKey: "a/.priority").keys == [Key("a"), .priority])
+    /// ```
+    public init(updateKey string: String) throws(PathError) {
+        var segments = Self.segments(of: string)
+        let priority = segments.last == ".priority"
+        if priority { segments.removeLast() }
+        var keys: [Key] = []
+        keys.reserveCapacity(segments.count + 1)
+        for segment in segments {
+            keys.append(try Key(validating: String(segment)))
+        }
+        if keys.count > DatabasePath.maximumDepth {
+            throw PathError(.tooDeep, "Invalid path: paths must be at most \(DatabasePath.maximumDepth) levels deep")
+        }
+        if priority { keys.append(.priority) }
+        self.keys = keys
+    }
+
+    /// Whether the path names a priority (its last key is ``Key/priority``): only an update's may.
+    public var isPriority: Bool { keys.last?.isPriority == true }
+
     /// The non-empty segments of a slash-separated path, in order: `"//a///b/"` gives `["a", "b"]`.
     ///
     /// Split on the UTF-8 bytes, as Firebase's SDKs split on code units: a slash followed by a combining

@@ -34,6 +34,14 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     public var description: String { string }
 
+    /// `.priority`: not a child but a node's priority. No valid key can be it (keys have no `.`), so
+    /// only the paths of a multi-location update carry it, as their last key (``DatabasePath/init(updateKey:)``),
+    /// and ``Node/setting(_:at:)`` sets the priority of the node above it.
+    public static let priority = Key(".priority")
+
+    /// Whether this is ``priority``.
+    public var isPriority: Bool { string == ".priority" }
+
     /// Checks a key against Firebase's rules.
     public static func validate(_ string: String) throws(PathError) {
         // Every key of every path and JSON object comes here: a valid key is checked on its contiguous

@@ -120,14 +120,28 @@ public enum Node: Sendable, Hashable {
     }
 
     /// This node with the node at `path` (relative to this node) replaced.
+    ///
+    /// A last key ``Key/priority`` sets the priority of the node above it to `node`'s value (a string or
+    /// a number; anything else removes it), as an update's `a/.priority` does; an empty node keeps none.
     public func setting(_ node: Node, at path: DatabasePath) -> Node {
         setting(node, at: path.keys[...])
     }
 
+    /// As `setting(_:at:)` with a path, for its keys.
     public func setting(_ node: Node, at keys: ArraySlice<Key>) -> Node {
         guard let first = keys.first else { return node }
+        if keys.count == 1, first.isPriority { return withPriority(node.asPriority) }
         let updated = child(first).setting(node, at: keys.dropFirst())
         return replacingChild(first, with: updated)
+    }
+
+    /// This node as a priority: a string or a number leaf is one; anything else is none.
+    public var asPriority: Priority? {
+        switch self {
+        case .leaf(.number(let n), _): .number(n)
+        case .leaf(.string(let s), _): .string(s)
+        default: nil
+        }
     }
 
     /// The number of leaves in this subtree (priorities not counted).

@@ -455,15 +455,25 @@ public final class DatabaseInstance: Sendable {
             var mutations: [StorageMutation] = []
             var removedLeaves = 0
             var writtenLeaves = 0
-            for item in items {
+            // Values first, then priorities (`a/.priority`): a priority given with its node's new value holds.
+            for item in items.filter({ !$0.path.isPriority }) + items.filter(\.path.isPriority) {
                 let target = path.appending(item.path)
+                if item.path.isPriority {
+                    // The priority of the node above, as a PUT to its `.priority` does; none on an empty node.
+                    let located = DatabasePath(keys: Array(target.keys.dropLast()))
+                    let existing = after.child(at: located)
+                    let priority = try convertPriority(item.value, now: now, existing: existing)
+                    if !existing.isEmpty {
+                        after = after.setting(existing.withPriority(priority), at: located)
+                        mutations.append(.setPriority(located, priority))
+                    }
+                    resolved.append((item.path, priority.map { .leaf($0.primitive) } ?? .empty))
+                    continue
+                }
                 if target.count > DatabasePath.maximumDepth {
                     throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
                 }
                 let existing = root.child(at: target)
-                if item.path.last?.string == ".priority" {
-                    throw WriteError(.invalidData, "Invalid data; use a PUT to …/.priority.json to set a priority")
-                }
                 let node = try convert(item.value, depth: target.count, now: now, existing: existing)
                 if request.maximumLeaves != nil {
                     removedLeaves += existing.leafCount
@@ -476,7 +486,9 @@ public final class DatabaseInstance: Sendable {
             }
             // Every target is checked against the one combined new tree; any failure rejects the whole update.
             for item in resolved {
-                try authorizeWrite(path.appending(item.path), request.identity, rules, before: root, after: after, now: now)
+                // A priority is written where its node is.
+                let target = path.appending(item.path.isPriority ? DatabasePath(keys: Array(item.path.keys.dropLast())) : item.path)
+                try authorizeWrite(target, request.identity, rules, before: root, after: after, now: now)
             }
             if let limit = request.maximumLeaves, removedLeaves + writtenLeaves > limit {
                 throw WriteError(.tooLarge, DatabaseInstance.tooLargeMessage)

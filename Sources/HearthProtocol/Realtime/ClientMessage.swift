@@ -134,7 +134,7 @@ public enum WireAction: Sendable {
             for (key, value) in members {
                 let relative: DatabasePath
                 do {
-                    relative = try DatabasePath(key)
+                    relative = try DatabasePath(updateKey: key)
                 } catch {
                     throw WireError("Invalid key in update: \(error.message)")
                 }

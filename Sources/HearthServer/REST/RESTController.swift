@@ -205,7 +205,7 @@ public struct RESTController: Sendable {
                 var items: [(path: DatabasePath, value: JSONValue)] = []
                 for (name, value) in members {
                     do {
-                        let relative = try DatabasePath(name)
+                        let relative = try DatabasePath(updateKey: name)
                         guard !relative.isRoot else { throw PathError(.emptyKey, "empty path") }
                         items.append((relative, value))
                     } catch {

@@ -120,6 +120,18 @@ def test_update_multipath_root(open_page, base_path):
     assert open_page("C").op("get", base_path)["val"] == final
 
 
+def test_update_sets_priorities(open_page, base_path):
+    """`update()` keys ending in `.priority` set the priority of the node above, as the SDK allows
+    (`validateFirebaseMergeDataArg`); another page's `orderByPriority` listener sees the new order."""
+    a, b = open_page("A"), open_page("B")
+    a.op("set", base_path, {"x": "X", "y": {"n": 1}, "z": "Z"})
+    b.op("listen", "v", base_path, [["orderByPriority"]], ["value"])
+    b.wait_value("v", lambda v: v["keys"] == ["x", "y", "z"])
+    a.op("update", base_path, {"x/.priority": 3, "y/.priority": 2, "z/.priority": "a", "w/n": 0, "w/.priority": 1})
+    b.wait_value("v", lambda v: v["keys"] == ["w", "y", "x", "z"])
+    assert open_page("C").op("get", base_path, [["orderByPriority"]])["keys"] == ["w", "y", "x", "z"]
+
+
 def test_push_and_child_added(open_page, base_path):
     a, b = open_page("A"), open_page("B")
     path = f"{base_path}/list"

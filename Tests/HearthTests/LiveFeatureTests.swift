@@ -229,6 +229,39 @@ import Testing
         }
     }
 
+    /// `updateChildValues` with keys ending in `.priority`, as Firebase's SDKs allow: the writer's own view
+    /// and another client's both get the priorities; a priority that is not a string or number is refused.
+    @Test func anUpdateSetsPrioritiesThatOtherClientsSee() async throws {
+        try await LiveServer.run { url, server in
+            let writer = try makeClient(url)
+            let reader = try makeClient(url)
+            let ranked = reader.reference(withPath: "ranked").queryOrderedByPriority()
+            let recorder = Recorder()
+            recorder.observe(ranked, .value)
+            #expect(await recorder.wait(count: 1) == ["value ranked prev=- null"])
+            recorder.clear()
+            try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": 2, "a/name": "A", "b/name": "B", "b/.priority": 1])
+            #expect(await recorder.wait(count: 1) == [#"value ranked prev=- {"a":{"name":"A"},"b":{"name":"B"}}"#])
+            let seen = try await reader.reference(withPath: "ranked").queryOrderedByPriority().getData()
+            #expect(seen.children.allObjects.map(\.key) == ["b", "a"])
+            #expect(seen.childSnapshot(forPath: "a").priority as? Int == 2)
+            let own = try await writer.reference(withPath: "ranked/a").getData()
+            #expect(own.priority as? Int == 2)
+            #expect(server.snapshot().child(at: try DatabasePath("/ranked/b")).priority == .number(1))
+            // Another update moves a to the front, over the wire to the reader.
+            recorder.clear()
+            try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": 0])
+            _ = await recorder.wait(count: 1)
+            let moved = try await reader.reference(withPath: "ranked").queryOrderedByPriority().getData()
+            #expect(moved.children.allObjects.map(\.key) == ["a", "b"])
+            await #expect(throws: DatabaseError.self) {
+                try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": true])
+            }
+            writer.goOffline()
+            reader.goOffline()
+        }
+    }
+
     @Test func observeSingleEventFiresOnceAndReferencesDescribeTheirLocation() async throws {
         try await LiveServer.run { url, _ in
             let client = try makeClient(url)

@@ -155,7 +155,11 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
     }
 
     /// Writes several paths (relative to here, `/` allowed inside keys) atomically; other children
-    /// stay as they are.
+    /// stay as they are. A key ending in `.priority` sets the priority of the node above it.
+    ///
+    /// ```swift
+    /// ref.updateChildValues(["ada/name": "Ada", "ada/.priority": 1])
+    /// ```
     public func updateChildValues(_ values: [AnyHashable: Any]) {
         updateChildValues(values, withCompletionBlock: nil)
     }
@@ -181,15 +185,17 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
         for (key, value) in values {
             guard let name = key.base as? String else { throw DatabaseError(.invalidData, "Update keys must be strings") }
             let relative: DatabasePath
-            do { relative = try DatabasePath(name) } catch { throw DatabaseError(.invalidData, error.message) }
+            // A key may end in `.priority` to set the priority of the node above it, as Firebase's SDKs allow.
+            do { relative = try DatabasePath(updateKey: name) } catch { throw DatabaseError(.invalidData, error.message) }
             guard !relative.isRoot else { throw DatabaseError(.invalidData, "Update keys must not be empty") }
-            children.append((relative, try FoundationValue.json(from: value)))
+            children.append((relative, relative.isPriority ? try FoundationValue.priorityJSON(value) : try FoundationValue.json(from: value)))
         }
         children.sort { $0.path.description < $1.path.description }
         for (a, b) in zip(children, children.dropFirst()) where a.path.contains(b.path) {
             throw DatabaseError(.invalidData, "Path \(a.path) is an ancestor of \(b.path) in the same update")
         }
-        return children
+        // Priorities after values, as the server applies them: a priority given with its node's new value holds.
+        return children.filter { !$0.path.isPriority } + children.filter(\.path.isPriority)
     }
 
     // MARK: onDisconnect

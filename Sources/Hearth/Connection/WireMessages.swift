@@ -96,7 +96,7 @@ enum ServerFrame: Sendable, Equatable {
                 guard case .object(let members) = data else { throw ProtocolViolation("merge data must be an object") }
                 var items: [(path: DatabasePath, value: JSONValue)] = []
                 for (key, value) in members {
-                    do { items.append((try DatabasePath(key), value)) } catch { throw ProtocolViolation("invalid merge key \(key)") }
+                    do { items.append((try DatabasePath(updateKey: key), value)) } catch { throw ProtocolViolation("invalid merge key \(key)") }
                 }
                 self = .merge(path: path, items: items, tag: tag)
             }

@@ -19,7 +19,7 @@ extension Repo {
             case "om":
                 if case .object(let members)? = data {
                     for (key, value) in members {
-                        if let relative = try? DatabasePath(key) { state.onDisconnect.append((path.appending(relative), value)) }
+                        if let relative = try? DatabasePath(updateKey: key) { state.onDisconnect.append((path.appending(relative), value)) }
                     }
                 }
             default:

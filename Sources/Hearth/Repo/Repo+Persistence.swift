@@ -40,7 +40,7 @@ extension Repo {
                 continue
             }
             if write.action == "m", case .object(let children) = data, let path = try? DatabasePath(wirePath) {
-                let relative = children.compactMap { key, value in (try? DatabasePath(key)).map { (path: $0, json: value) } }
+                let relative = children.compactMap { key, value in (try? DatabasePath(updateKey: key)).map { (path: $0, json: value) } }
                 performUpdate(&state, path: path, children: relative, completion: nil)
             } else if wirePath.hasSuffix("/.priority"), let path = try? DatabasePath(String(wirePath.dropLast("/.priority".count))) {
                 performSetPriority(&state, path: path, priority: data, completion: nil)

@@ -64,7 +64,7 @@ package enum ForwardedWrites {
                 switch (fields[1].key, fields[1].value) {
                 case ("n", let written):
                     return .success(.written(value: value, written: .node(try node(written))))
-                case ("u", .array(let pairs)):
+                case ("u", .array(let pairs)), ("up", .array(let pairs)):
                     let items = try pairs.map { pair -> (path: DatabasePath, node: Node) in
                         guard case .array(let parts) = pair, parts.count == 2 else { throw ReplicationError("An outcome is malformed") }
                         return (try path(parts[0]), try node(parts[1]))

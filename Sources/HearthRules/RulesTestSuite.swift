@@ -82,11 +82,15 @@ public struct RulesTestSuite: Sendable {
                 let location = try DatabasePath(path)
                 var after = data
                 var targets: [DatabasePath] = []
-                for (key, value) in members {
-                    let target = location.appending(try DatabasePath(key))
-                    let node = try Node(json: value, depth: target.count, context: ServerValueContext(now: now, existing: data.child(at: target)))
-                    after = after.setting(node, at: target)
-                    targets.append(target)
+                // As the engine applies an update: values, then priorities (`a/.priority`), each checked at its node.
+                let items = try members.map { (key, value) throws(PathError) in (path: location.appending(try DatabasePath(updateKey: key)), value: value) }
+                for item in items.filter({ !$0.path.isPriority }) + items.filter(\.path.isPriority) {
+                    let context = ServerValueContext(now: now, existing: data.child(at: item.path))
+                    let node: Node = item.path.isPriority
+                        ? try Node.convertPriority(item.value, context: context).map { .leaf($0.primitive) } ?? .empty
+                        : try Node(json: item.value, depth: item.path.count, context: context)
+                    after = after.setting(node, at: item.path)
+                    targets.append(item.path.isPriority ? DatabasePath(keys: Array(item.path.keys.dropLast())) : item.path)
                 }
                 return rules.explainWrite(targets, subject, before: data, after: after, now: now)
             }

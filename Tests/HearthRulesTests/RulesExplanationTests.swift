@@ -88,6 +88,20 @@ import Testing
         ))
     }
 
+    /// An update's `p1/.priority` is checked where the node is, as the server checks it.
+    @Test func anUpdatesPriorityIsCheckedAtItsNode() throws {
+        let rules = try RulesDocument(source: source)
+        let allowed = try RulesTestSuite.explain(
+            scenario(#"{"auth": {"uid": "ada"}, "update": "/posts/ada", "value": {"p1/.priority": 3}}"#), rules, data: data, now: 0
+        )
+        #expect(allowed.allowed)
+        #expect(allowed.summary == "Allowed: rules/posts/$uid/.write (line 7) grants writing /posts/ada/p1, and every .validate passed.")
+        let denied = try RulesTestSuite.explain(
+            scenario(#"{"auth": {"uid": "bob"}, "update": "/posts/ada", "value": {"p1/.priority": 3}}"#), rules, data: data, now: 0
+        )
+        #expect(denied.summary == "Denied: no .write rule allowed writing /posts/ada/p1.")
+    }
+
     @Test func aScenarioWithoutAnOperationIsAnError() throws {
         let rules = try RulesDocument(source: source)
         #expect(throws: RulesError.self) { try RulesTestSuite.explain(scenario(#"{"auth": null}"#), rules, data: data, now: 0) }

@@ -91,6 +91,32 @@ import Testing
         #expect(events == expected)
     }
 
+    /// An update's `a/.priority` reaches a `format=export` stream as written, and a plain stream not at
+    /// all (it carries no priorities); the values of the same update reach both.
+    @Test func aPriorityFromAnUpdateReachesExportStreamsOnly() async throws {
+        let setup: @Sendable (any TestClientProtocol) async throws -> Void = { client in
+            try await client.call(.put, "/room.json", #"{"a":{"x":1}}"#)
+        }
+        let actions: @Sendable (any TestClientProtocol) async throws -> Void = { client in
+            try await client.call(.patch, "/room.json", #"{"a/.priority":5}"#)
+            // b does not exist: its priority resolves to none.
+            try await client.call(.patch, "/room.json", #"{"c":2,"b/.priority":"p"}"#)
+        }
+        let plain = try await collect("/room.json", setup: setup, actions: actions)
+        #expect(plain == [
+            Self.event("put", #"{"path":"/","data":{"a":{"x":1}}}"#),
+            Self.event("patch", #"{"path":"/","data":{"c":2}}"#),
+            Self.event("cancel", "null"),
+        ].joined())
+        let export = try await collect("/room.json?format=export", setup: setup, actions: actions)
+        #expect(export == [
+            Self.event("put", #"{"path":"/","data":{"a":{"x":1}}}"#),
+            Self.event("patch", #"{"path":"/","data":{"a/.priority":5}}"#),
+            Self.event("patch", #"{"path":"/","data":{"c":2,"b/.priority":null}}"#),
+            Self.event("cancel", "null"),
+        ].joined())
+    }
+
     @Test func queryStreamsKeepTheirWindowExact() async throws {
         let server = TestServer(emulator: true)
         let events = try await collect(

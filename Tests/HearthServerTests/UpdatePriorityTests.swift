@@ -1,9 +1,11 @@
 import HearthAccess
+import Foundation
 import HearthCore
 import HTTPTypes
 @testable import HearthEngine
 import HearthRealtimeClient
 @testable import HearthServer
+import HearthSQLite
 import HearthStorage
 import Testing
 
@@ -47,10 +49,10 @@ import Testing
     @Test func aPatchSetsPrioritiesAfterItsValues() async throws {
         try await TestServer().run { client, _ async throws in
             try await client.call(.put, "/t.json", #"{"a":{"x":1},"b":2}"#)
-            // The echo is what was written; a priority of a node that does not exist changes nothing.
+            // The echo is what was written; a node that does not exist gets no priority (null).
             let reply = try await client.call(.patch, "/t.json", #"{"a/.priority":5,"b/.priority":"p","z/.priority":3}"#)
             #expect(reply.status == .ok)
-            #expect(reply.body == #"{"a/.priority":5,"b/.priority":"p","z/.priority":3}"#)
+            #expect(reply.body == #"{"a/.priority":5,"b/.priority":"p","z/.priority":null}"#)
             #expect(try await client.call(.get, "/t.json?format=export").body == #"{"a":{"x":1,".priority":5},"b":{".value":2,".priority":"p"}}"#)
             // The location's own priority, and a priority listed before the value that makes its node.
             try await client.call(.patch, "/t.json", #"{".priority":7,"n/.priority":2,"n/x":1}"#)
@@ -75,6 +77,42 @@ import Testing
             #expect(overlap.status == .badRequest)
             #expect(overlap.error?.contains("ancestor") == true)
             #expect(try await client.call(.get, "/t.json?format=export").body == #"{"a":{"x":1},"b":2}"#)
+        }
+    }
+
+    @Test func aPriorityIsAsDeepAsItsNode() async throws {
+        try await TestServer().run { client, _ async throws in
+            let deep = (1...31).map { "k\($0)" }.joined(separator: "/")
+            try await client.call(.put, "/\(deep)/leaf.json", "1")
+            // The node is 32 levels deep: its priority may be set, a child below it may not.
+            #expect(try await client.call(.patch, "/\(deep).json", #"{"leaf/.priority":1}"#).status == .ok)
+            #expect(try await client.call(.get, "/\(deep)/leaf/.priority.json").body == "1")
+            let tooDeep = try await client.call(.patch, "/\(deep)/leaf.json", #"{"x/.priority":1}"#)
+            #expect(tooDeep.status == .badRequest)
+            #expect(tooDeep.error?.contains("32 levels") == true)
+        }
+    }
+
+    @Test func aPriorityIsKeptOnDiskAndAfterARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-priority-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await TestServer().run(storage: try SQLiteStorage(directory: directory)) { client, _ async throws in
+            try await client.call(.put, "/t.json", #"{"a":{"x":1},"b":2}"#)
+            try await client.call(.patch, "/t.json", #"{"a/.priority":5,"b/.priority":"p",".priority":1,"n/x":1,"n/.priority":2}"#)
+            try await client.call(.patch, "/t.json", #"{"b/.priority":null}"#)
+        }
+        try await TestServer().run(storage: try SQLiteStorage(directory: directory)) { client, _ async throws in
+            #expect(try await client.call(.get, "/t.json?format=export").body == #"{"a":{"x":1,".priority":5},"b":2,"n":{"x":1,".priority":2},".priority":1}"#)
+        }
+    }
+
+    @Test func aPriorityIsValidatedByTheRulesOfItsNode() async throws {
+        try await TestServer().run { client, _ async throws in
+            try await client.call(.put, "/ranked/a.json", "1")
+            try await client.call(.put, "/.settings/rules.json", #"{"rules": {"ranked": {"$item": {".write": true, ".validate": "newData.getPriority() == null || newData.getPriority() < 10"}}}}"#)
+            #expect(try await client.call(.patch, "/ranked.json", #"{"a/.priority":3}"#, headers: [:]).status == .ok)
+            #expect(try await client.call(.patch, "/ranked.json", #"{"a/.priority":30}"#, headers: [:]).status == .unauthorized)
+            #expect(try await client.call(.get, "/ranked/a/.priority.json").body == "3")
         }
     }
 
@@ -118,6 +156,36 @@ import Testing
             #expect(database.snapshot().child(at: try DatabasePath("/t/a")).priority == .string("high"))
             for connection in [listener, below, writer] { await connection.close() }
         }
+    }
+
+    @Test func anOnDisconnectUpdateSetsAPriorityWhenTheConnectionEnds() async throws {
+        try await TestServer(emulator: true).runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            _ = try await database.write(WriteRequest(.set(try DatabasePath("/t"), try JSONValue(parsing: #"{"a":{"x":1}}"#)), identity: .admin))
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(RealtimeConnectionTests.request(1, "om", #"{"p":"/t","d":{"a/.priority":9,"seen":true}}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+            #expect(database.snapshot().child(at: try DatabasePath("/t/a")).priority == nil)
+            await connection.close()
+            let a = try DatabasePath("/t/a")
+            try await eventually { database.snapshot().child(at: a).priority == .number(9) }
+            #expect(database.snapshot().child(at: try DatabasePath("/t/seen")) == .leaf(.bool(true)))
+        }
+    }
+
+    @Test func anUpdateWithAPriorityIsLoggedSoThatEarlierVersionsReload() throws {
+        func payload(_ items: [(path: DatabasePath, node: Node)]) -> String {
+            ReplicatedEntry.changes([ReplicatedEntry.Write(path: .root, written: .update(items))]).payload
+        }
+        #expect(try payload([(DatabasePath("a"), .leaf(.number(1)))]).contains(#""u":["#))
+        let withPriority = try payload([(DatabasePath("a"), .leaf(.number(1))), (DatabasePath(updateKey: "b/.priority"), .leaf(.number(2)))])
+        #expect(withPriority.contains(#""up":["#) && !withPriority.contains(#""u":["#))
+        guard case .changes(let writes) = try ReplicatedEntry(payload: withPriority), case .update(let items) = writes.first?.written else {
+            Issue.record("the entry does not decode")
+            return
+        }
+        #expect(items.map(\.path) == [try DatabasePath("a"), try DatabasePath(updateKey: "b/.priority")])
     }
 
     @Test func followersReplayAPriorityFromTheLog() throws {

@@ -458,20 +458,24 @@ public final class DatabaseInstance: Sendable {
             // Values first, then priorities (`a/.priority`): a priority given with its node's new value holds.
             for item in items.filter({ !$0.path.isPriority }) + items.filter(\.path.isPriority) {
                 let target = path.appending(item.path)
+                let located = item.path.isPriority ? DatabasePath(keys: Array(target.keys.dropLast())) : target
+                if located.count > DatabasePath.maximumDepth {
+                    throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
+                }
                 if item.path.isPriority {
-                    // The priority of the node above, as a PUT to its `.priority` does; none on an empty node.
-                    let located = DatabasePath(keys: Array(target.keys.dropLast()))
+                    // The priority of the node above, as a PUT to its `.priority` does. An empty node has
+                    // none: the item resolves to what is there after, as every resolved item does.
                     let existing = after.child(at: located)
                     let priority = try convertPriority(item.value, now: now, existing: existing)
-                    if !existing.isEmpty {
-                        after = after.setting(existing.withPriority(priority), at: located)
-                        mutations.append(.setPriority(located, priority))
+                    if request.maximumLeaves != nil { writtenLeaves += 1 }
+                    guard !existing.isEmpty else {
+                        resolved.append((item.path, .empty))
+                        continue
                     }
+                    after = after.setting(existing.withPriority(priority), at: located)
+                    mutations.append(.setPriority(located, priority))
                     resolved.append((item.path, priority.map { .leaf($0.primitive) } ?? .empty))
                     continue
-                }
-                if target.count > DatabasePath.maximumDepth {
-                    throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
                 }
                 let existing = root.child(at: target)
                 let node = try convert(item.value, depth: target.count, now: now, existing: existing)

@@ -94,7 +94,7 @@ public enum ReplicatedEntry: Sendable {
         switch (members[1].key, members[1].value) {
         case ("n", let node):
             return Write(path: path, written: .node(try decodeNode(node, depth: path.count)))
-        case ("u", .array(let items)):
+        case ("u", .array(let items)), ("up", .array(let items)):
             let resolved = try items.map { item -> (path: DatabasePath, node: Node) in
                 guard case .array(let pair) = item, pair.count == 2 else { throw ReplicationError("A logged update is malformed") }
                 let relative = try decodePath(pair[0])
@@ -132,14 +132,16 @@ public struct ReplicationError: HearthError {
 extension WrittenData {
     /// The written data as members of an object being written: `,"n":<node>` for a set,
     /// `,"u":[[<path>,<node>],…]` for an update (paths as ``DatabasePath/keyArray``). The log's
-    /// entries and the answers to forwarded writes both carry it so.
+    /// entries and the answers to forwarded writes both carry it so. An update that sets a priority
+    /// (`a/.priority`) is `"up"` instead: a node of an earlier version, which would take `.priority` for
+    /// a child, finds it malformed and reloads rather than serve a wrong tree.
     package func writeMembers(to writer: inout JSONWriter) {
         switch self {
         case .node(let node):
             writer.writeRaw(#","n":"#)
             node.write(to: &writer, format: .export)
         case .update(let items):
-            writer.writeRaw(#","u":["#)
+            writer.writeRaw(items.contains { $0.path.isPriority } ? #","up":["# : #","u":["#)
             for (index, item) in items.enumerated() {
                 if index > 0 { writer.writeRaw(",") }
                 writer.writeRaw("[")

@@ -208,9 +208,13 @@ public final class SubscriptionHub: Sendable {
     static func events(for key: ListenKey, change: Change) -> [ServerSentEvent] {
         ListenEvent.events(for: key, change: change).flatMap { event -> [ServerSentEvent] in
             switch event {
-            case .put(let path, let node): [.put(path: path, data: node, format: key.format)]
-            case .patch(let path, let items): [.patch(path: path, data: items, format: key.format)]
-            case .window(let items): items.map { .put(path: DatabasePath(keys: [$0.key]), data: $0.node, format: key.format) }
+            case .put(let path, let node): return [.put(path: path, data: node, format: key.format)]
+            case .patch(let path, var items):
+                // Only `format=export` streams carry priorities: an update's `a/.priority` changes nothing
+                // a plain stream shows (as a PUT to `a/.priority.json` sends it `a` without one).
+                if key.format != .export { items.removeAll { $0.key == ".priority" || $0.key.hasSuffix("/.priority") } }
+                return items.isEmpty ? [] : [.patch(path: path, data: items, format: key.format)]
+            case .window(let items): return items.map { .put(path: DatabasePath(keys: [$0.key]), data: $0.node, format: key.format) }
             }
         }
     }

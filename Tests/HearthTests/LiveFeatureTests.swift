@@ -251,11 +251,43 @@ import Testing
             // Another update moves a to the front, over the wire to the reader.
             recorder.clear()
             try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": 0])
-            _ = await recorder.wait(count: 1)
+            #expect(await recorder.wait(count: 1).count == 1)
             let moved = try await reader.reference(withPath: "ranked").queryOrderedByPriority().getData()
             #expect(moved.children.allObjects.map(\.key) == ["a", "b"])
             await #expect(throws: DatabaseError.self) {
                 try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": true])
+            }
+            writer.goOffline()
+            reader.goOffline()
+        }
+    }
+
+    /// The writer's own default views take an update's priority as a change of the node (a value event
+    /// with the priority, `childChanged` above), never as a child named `.priority`; so do another
+    /// client's, from the server's merge.
+    @Test func aPriorityFromAnUpdateChangesTheNodeInEveryView() async throws {
+        try await LiveServer.run { url, _ in
+            let writer = try makeClient(url)
+            let reader = try makeClient(url)
+            try await writer.reference(withPath: "ranked").setValue(["a": ["name": "A"], "b": "B"])
+            let recorders = [Recorder(), Recorder()]
+            for (client, events) in zip([writer, reader], recorders) {
+                let ranked = client.reference(withPath: "ranked")
+                ranked.child("a").observe(.value) { s in events.append("a value \(s.priority as? Int ?? -1) \(s.childrenCount)") }
+                for type in [DataEventType.childAdded, .childChanged, .childRemoved] {
+                    ranked.observe(type) { s in events.append("\(Recorder.name(type)) \(s.key) \(s.priority as? Int ?? -1)") }
+                }
+                #expect(Set(await events.wait(count: 3)) == ["a value -1 1", "added a -1", "added b -1"])
+                events.clear()
+            }
+            try await writer.reference(withPath: "ranked").updateChildValues(["a/.priority": 5])
+            for events in recorders {
+                #expect(await events.wait(count: 2) == ["a value 5 1", "changed a 5"])
+            }
+            // The acknowledgement and the server's echo change nothing more.
+            try await writer.reference(withPath: "ranked/b").setValue("B2")
+            for events in recorders {
+                #expect(await events.wait(count: 3) == ["a value 5 1", "changed a 5", "changed b -1"])
             }
             writer.goOffline()
             reader.goOffline()

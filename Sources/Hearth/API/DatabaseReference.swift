@@ -188,9 +188,20 @@ public final class DatabaseReference: DatabaseQuery, @unchecked Sendable, Custom
             // A key may end in `.priority` to set the priority of the node above it, as Firebase's SDKs allow.
             do { relative = try DatabasePath(updateKey: name) } catch { throw DatabaseError(.invalidData, error.message) }
             guard !relative.isRoot else { throw DatabaseError(.invalidData, "Update keys must not be empty") }
-            children.append((relative, relative.isPriority ? try FoundationValue.priorityJSON(value) : try FoundationValue.json(from: value)))
+            let json = try FoundationValue.json(from: value)
+            if relative.isPriority {
+                switch json {
+                case .null, .number, .string: break
+                case .object(let members) where members.count == 1 && members[0].key == ".sv": break
+                default: throw DatabaseError(.invalidData, "Priorities must be strings, numbers or server values")
+                }
+            }
+            children.append((relative, json))
         }
-        children.sort { $0.path.description < $1.path.description }
+        // By keys, as the server compares them: by text, `a-b` would sort between `a` and `a/.priority`.
+        children.sort { a, b in
+            a.path.keys.lexicographicallyPrecedes(b.path.keys) { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
+        }
         for (a, b) in zip(children, children.dropFirst()) where a.path.contains(b.path) {
             throw DatabaseError(.invalidData, "Path \(a.path) is an ancestor of \(b.path) in the same update")
         }

@@ -563,10 +563,13 @@ struct SyncTree: Sendable {
     }
 
     /// The keys of the children of `location` that `paths` lie in; nil when one of them is at or above
-    /// it (the whole location may have changed). Paths elsewhere are ignored.
+    /// it (the whole location may have changed). Paths elsewhere are ignored. A priority (an update's
+    /// `a/.priority`) is a change of its node, not of a child named `.priority`.
     static func childKeys(below location: DatabasePath, of paths: [DatabasePath]) -> Set<Key>? {
         var keys: Set<Key> = []
-        for path in paths where location.contains(path) || path.contains(location) {
+        for var path in paths {
+            if path.isPriority { path.keys.removeLast() }
+            guard location.contains(path) || path.contains(location) else { continue }
             guard path.count > location.count else { return nil }
             keys.insert(path.keys[location.count])
         }

@@ -219,14 +219,20 @@ def test_get_reads_from_the_server_and_with_queries(pages, unique_path):
     got = b.call('''
         const all = (await get(ref(db, args[0]))).val();
         const missing = await get(ref(db, args[0] + "/nothing"));
-        const s = await get(query(ref(db, args[0]), orderByChild("n"), limitToFirst(2)));
+        // Ordered by a child, the whole location: no index needed.
+        const s = await get(query(ref(db, args[0]), orderByChild("n")));
         const keys = [];
         s.forEach((c) => { keys.push(c.key); });
         const range = await get(query(ref(db, args[0]), orderByKey(), startAfter("p1")));
-        return {all, missing: [missing.exists(), missing.val()], keys, range: Object.keys(range.val())};
+        const first = await get(query(ref(db, args[0]), orderByKey(), limitToFirst(2)));
+        // Limited by a child without its .indexOn: refused, as Firebase refuses it.
+        const unindexed = await get(query(ref(db, args[0]), orderByChild("n"), limitToFirst(2))).then(() => "answered", (e) => e.message);
+        return {all, missing: [missing.exists(), missing.val()], keys, range: Object.keys(range.val()),
+                first: Object.keys(first.val()), unindexed};
     ''', unique_path)
     assert got == {'all': {'p1': {'n': 3}, 'p2': {'n': 1}, 'p3': {'n': 2}},
-                   'missing': [False, None], 'keys': ['p2', 'p3'], 'range': ['p2', 'p3']}
+                   'missing': [False, None], 'keys': ['p2', 'p3', 'p1'], 'range': ['p2', 'p3'], 'first': ['p1', 'p2'],
+                   'unindexed': f'failure: Index not defined, add ".indexOn": "n", for path "/{unique_path}", to the rules'}
 
 
 def test_concurrent_transactions_from_two_pages(pages, unique_path):

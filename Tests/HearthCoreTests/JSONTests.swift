@@ -35,4 +35,22 @@ import Testing
     @Test func surrogatePairEscapesDecode() throws {
         #expect(try JSONValue(parsing: #""\ud83d\ude00""#) == .string("😀"))
     }
+
+    /// Half of a pair is refused unless asked to be replaced (U+FFFD), where a whole pair still decodes.
+    @Test(arguments: [
+        (#""a\ud83d""#, "a\u{FFFD}"), (#""\ude00b""#, "\u{FFFD}b"), (#""\ud83d\u0041""#, "\u{FFFD}A"),
+        (#""\ud83d\ud83d\ude00""#, "\u{FFFD}😀"), (#""\ud83d\ude00""#, "😀"),
+    ])
+    func unpairedSurrogatesAreReplacedOnlyWhenAsked(_ text: String, _ expected: String) throws {
+        var bytes = Array(text.utf8)
+        let lenient = try bytes.withUnsafeMutableBytes { raw throws(JSONError) in
+            var parser = JSONParser(UnsafeRawBufferPointer(raw))
+            parser.replacesUnpairedSurrogates = true
+            return try parser.parseDocument()
+        }
+        #expect(lenient == .string(expected))
+        if expected.unicodeScalars.contains("\u{FFFD}") {
+            #expect(throws: JSONError.self) { try JSONValue(parsing: text) }
+        }
+    }
 }

@@ -14,6 +14,10 @@ public struct JSONParser {
     public var offset: Int
     /// Containers nested deeper than this are rejected, so hostile input cannot exhaust the stack.
     public var maximumNesting = 512
+    /// Half of a UTF-16 surrogate pair (`"\ud83d"` alone, as JavaScript's `JSON.stringify` writes a
+    /// string cut inside an emoji) becomes U+FFFD instead of failing the parse. Off by default: data
+    /// with one is refused; the WebSocket uses it only to find which request to refuse.
+    public var replacesUnpairedSurrogates = false
 
     public init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -308,15 +312,20 @@ public struct JSONParser {
                 i += 4
                 var scalarValue = UInt32(unit)
                 if (0xD800...0xDBFF).contains(unit) {
-                    guard i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
-                    else { throw JSONError("Unpaired surrogate in string", offset: i) }
-                    let low = try hex4(at: i + 2)
-                    guard (0xDC00...0xDFFF).contains(low) else { throw JSONError("Unpaired surrogate in string", offset: i) }
-                    i += 6
-                    scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
-                    unit = 0
+                    if i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u"),
+                        case let low = try hex4(at: i + 2), (0xDC00...0xDFFF).contains(low)
+                    {
+                        i += 6
+                        scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                        unit = 0
+                    } else if replacesUnpairedSurrogates {
+                        scalarValue = 0xFFFD
+                    } else {
+                        throw JSONError("Unpaired surrogate in string", offset: i)
+                    }
                 } else if (0xDC00...0xDFFF).contains(unit) {
-                    throw JSONError("Unpaired surrogate in string", offset: i)
+                    guard replacesUnpairedSurrogates else { throw JSONError("Unpaired surrogate in string", offset: i) }
+                    scalarValue = 0xFFFD
                 }
                 guard let scalar = Unicode.Scalar(scalarValue) else { throw JSONError("Invalid escape", offset: i) }
                 scratch.append(contentsOf: String(Character(scalar)).utf8)

@@ -16,11 +16,36 @@ public enum ClientMessage: Sendable {
     /// A data message: a numbered request.
     case request(WireRequest)
 
+    /// The request of a data message that parses only with its unpaired surrogates replaced, answered
+    /// with `invalid_data`; nil for any other fault.
+    static func requestWithUnpairedSurrogate(_ text: String) -> WireRequest? {
+        var text = text
+        let lenient: JSONValue? = text.withUTF8 { buffer in
+            var parser = JSONParser(UnsafeRawBufferPointer(buffer))
+            parser.replacesUnpairedSurrogates = true
+            return try? parser.parseDocument()
+        }
+        guard let lenient, case .string("d")? = lenient["t"], case .number(let number)? = lenient["d"]?["r"],
+            number == number.rounded(), abs(number) < 1e15
+        else { return nil }
+        return WireRequest(
+            number: Int(number),
+            action: .invalid(status: "invalid_data", message: "Invalid data; a string holds half of a UTF-16 surrogate pair (a character cut in two)")
+        )
+    }
+
     public init(parsing text: String) throws(WireError) {
         let json: JSONValue
         do {
             json = try JSONValue(parsing: text)
         } catch {
+            // A request whose data holds half of a UTF-16 surrogate pair (`JSON.stringify` of a string cut
+            // inside an emoji; the SDKs do not check for it) is refused on its own, as a PUT of it is:
+            // closing the connection instead made the SDK send it again on every reconnect.
+            if let request = Self.requestWithUnpairedSurrogate(text) {
+                self = .request(request)
+                return
+            }
             throw WireError("Invalid JSON message")
         }
         switch json["t"] {

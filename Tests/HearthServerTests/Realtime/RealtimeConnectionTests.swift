@@ -323,6 +323,28 @@ import Testing
             await reader.close()
         }
     }
+
+    /// A write whose string holds half of a surrogate pair, as `JSON.stringify` writes a string cut inside
+    /// an emoji, is refused on its own (`invalid_data`, as a PUT of it gets 400); the connection stays,
+    /// and the writes after it go through. (Closing it made the SDK resend the write on every reconnect.)
+    @Test func aWriteWithHalfASurrogatePairIsRefusedAndTheConnectionStays() async throws {
+        try await TestServer(emulator: true).runLive { _, port, registry in
+            let database = try await registry.database("demo")
+            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+            _ = try await connection.nextMessage()
+            try await connection.send(Self.request(1, "p", #"{"p":"/chat/m1","d":{"text":"hi \ud83d"}}"#))
+            let refused = try #require(try await connection.nextMessage())
+            #expect(refused.hasPrefix(#"{"t":"d","d":{"r":1,"b":{"s":"invalid_data","d":"Invalid data; "#), "\(refused)")
+            try await connection.send(Self.request(2, "m", #"{"p":"/chat","d":{"m2/text":"\udc00 alone","m3/text":"ok"}}"#))
+            #expect(try await connection.nextMessage()?.hasPrefix(#"{"t":"d","d":{"r":2,"b":{"s":"invalid_data""#) == true)
+            try await connection.send(Self.request(3, "p", #"{"p":"/chat/m4","d":{"text":"a whole \ud83d\ude00"}}"#))
+            #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+            #expect(database.snapshot().child(at: try DatabasePath("/chat")) == .empty.setting(.leaf(.string("a whole 😀")), at: try DatabasePath("m4/text")))
+            // A frame that is not JSON for any other reason still ends the connection.
+            try await connection.send(#"{"t":"d","d":{"r":4,"a":"p","b":{"p":"/x","d":1}"#)
+            #expect(try await connection.nextMessage() == nil)
+        }
+    }
 }
 
 /// A value handed to one task that alone uses it from then on (a test's reading task).

@@ -132,6 +132,20 @@ def test_update_sets_priorities(open_page, base_path):
     assert open_page("C").op("get", base_path, [["orderByPriority"]])["keys"] == ["w", "y", "x", "z"]
 
 
+def test_a_string_cut_inside_an_emoji_is_refused_alone(open_page, base_path):
+    """`"hi 😀"[:4]` holds half a surrogate pair, which `JSON.stringify` sends as `\\ud83d`: that write
+    fails with invalid_data, and the connection and the writes after it go on."""
+    a = open_page("A")
+    try:
+        a.op("set", f"{base_path}/m1", {"__slice": ["hi \U0001F600", 0, 4]})
+        raise AssertionError("a write with half a surrogate pair was acknowledged")
+    except OpError as error:
+        assert "invalid_data" in str(error).lower() or "invalid data" in str(error).lower(), str(error)
+    a.op("set", f"{base_path}/m2", "whole \U0001F600")
+    b = open_page("B")
+    assert b.op("get", base_path)["val"] == {"m2": "whole \U0001F600"}
+
+
 def test_push_and_child_added(open_page, base_path):
     a, b = open_page("A"), open_page("B")
     path = f"{base_path}/list"

@@ -128,23 +128,32 @@ import Testing
         }
     }
 
+    /// `/t` holds `{"a": {"x": 1}}`.
+    static func seed(_ database: DatabaseInstance) async throws {
+        _ = try await database.write(WriteRequest(.set(try DatabasePath("/t"), try JSONValue(parsing: #"{"a":{"x":1}}"#)), identity: .admin))
+    }
+
+    /// A WebSocket connection to the `demo` database, past its handshake.
+    static func connect(_ port: Int) async throws -> WireConnection {
+        let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
+        _ = try await connection.nextMessage()
+        return connection
+    }
+
     @Test func aMergeOverTheWebSocketSetsAPriorityAndListenersAreSentIt() async throws {
         try await TestServer(emulator: true).runLive { _, port, registry in
             let database = try await registry.database("demo")
-            _ = try await database.write(WriteRequest(.set(try DatabasePath("/t"), try JSONValue(parsing: #"{"a":{"x":1}}"#)), identity: .admin))
-            let listener = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await listener.nextMessage()
+            try await Self.seed(database)
+            let listener = try await Self.connect(port)
             try await listener.send(RealtimeConnectionTests.request(1, "q", #"{"p":"/t","h":""}"#))
             #expect(try await listener.nextMessage() == #"{"t":"d","d":{"a":"d","b":{"p":"t","d":{"a":{"x":1}}}}}"#)
             #expect(try await listener.nextMessage()?.contains(#""s":"ok""#) == true)
-            let below = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await below.nextMessage()
+            let below = try await Self.connect(port)
             try await below.send(RealtimeConnectionTests.request(1, "q", #"{"p":"/t/a","h":""}"#))
             #expect(try await below.nextMessage() == #"{"t":"d","d":{"a":"d","b":{"p":"t/a","d":{"x":1}}}}"#)
             #expect(try await below.nextMessage()?.contains(#""s":"ok""#) == true)
 
-            let writer = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await writer.nextMessage()
+            let writer = try await Self.connect(port)
             try await writer.send(RealtimeConnectionTests.request(1, "m", #"{"p":"/t","d":{"a/.priority":"high"}}"#))
             #expect(try await writer.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
             #expect(try await listener.nextMessage() == #"{"t":"d","d":{"a":"m","b":{"p":"t","d":{"a/.priority":"high"}}}}"#)
@@ -161,9 +170,8 @@ import Testing
     @Test func anOnDisconnectUpdateSetsAPriorityWhenTheConnectionEnds() async throws {
         try await TestServer(emulator: true).runLive { _, port, registry in
             let database = try await registry.database("demo")
-            _ = try await database.write(WriteRequest(.set(try DatabasePath("/t"), try JSONValue(parsing: #"{"a":{"x":1}}"#)), identity: .admin))
-            let connection = try await WireConnection.connect(host: "127.0.0.1", port: port, path: "/.ws?v=5&ns=demo")
-            _ = try await connection.nextMessage()
+            try await Self.seed(database)
+            let connection = try await Self.connect(port)
             try await connection.send(RealtimeConnectionTests.request(1, "om", #"{"p":"/t","d":{"a/.priority":9,"seen":true}}"#))
             #expect(try await connection.nextMessage() == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
             #expect(database.snapshot().child(at: try DatabasePath("/t/a")).priority == nil)

@@ -76,13 +76,19 @@ public struct ServerClock: Sendable {
         .milliseconds(max(0, Int64((secondsSince1970 * 1000 - wallNow()).rounded(.up))))
     }
 
-    /// The next deadline of a schedule that repeats every `interval`: one interval after `previous`, or
-    /// the first one after `now` if the schedule fell behind (a late wake-up, or a test that advanced
-    /// the clock by many intervals at once) — a missed tick is not made up for.
+    /// The next deadline of a schedule that repeats every `interval`: one interval after `previous`, or,
+    /// if the schedule fell behind (a late wake-up, or a test that advanced the clock by many intervals
+    /// at once), the latest one due by `now`, which is then kept at once: the ticks missed before it are
+    /// not made up for, but the one due now is not skipped either (skipping it left a test whose clock
+    /// stops on a tick waiting for a sweep that never came).
+    ///
+    /// ```swift
+    /// ServerClock.next(after: .seconds(180), every: .seconds(30), now: .seconds(300))  // 300 s
+    /// ```
     package static func next(after previous: Duration, every interval: Duration, now: Duration) -> Duration {
         var deadline = previous + interval
-        if deadline <= now {
-            let missed = Int64(((now - deadline) / interval).rounded(.down)) + 1
+        if deadline < now {
+            let missed = Int64(((now - deadline) / interval).rounded(.down))
             deadline += interval * missed
         }
         return deadline

@@ -178,8 +178,14 @@ import Testing
             // (a pong counted at 300 s kept the connection open under load).
             try await connection.send(#"{"t":"c","d":{"t":"p","d":{}}}"#)
             #expect(try await connection.nextMessage() == #"{"t":"c","d":{"t":"o","d":null}}"#)
-            // Then silence from 150 s: the sweep at 300 s (the first a whole timeout later) closes it.
+            // Then silence from 150 s. The client reads nothing until the end, so it answers none of the
+            // server's pings (from 210 s), as a dead client would not: the sweep at 300 s (the first a
+            // whole timeout later) closes it. (Reading meanwhile, it would answer the ping of 210 s, and
+            // the pong, counted at whatever time the clock had reached, could keep it open: a live client.)
+            let sessions = try server.realtime.sessions
             await server.advance(to: .seconds(300))
+            try await server.idleSweep(reaching: .seconds(300))
+            try await eventually { sessions.count == 0 }
             #expect(try await connection.nextMessage() == nil)
         }
     }

@@ -90,7 +90,7 @@ public struct RulesTestSuite: Sendable {
                         ? try Node.convertPriority(item.value, context: context).map { .leaf($0.primitive) } ?? .empty
                         : try Node(json: item.value, depth: item.path.count, context: context)
                     after = after.setting(node, at: item.path)
-                    targets.append(item.path.isPriority ? DatabasePath(keys: Array(item.path.keys.dropLast())) : item.path)
+                    targets.append(item.path.node)
                 }
                 return rules.explainWrite(targets, subject, before: data, after: after, now: now)
             }

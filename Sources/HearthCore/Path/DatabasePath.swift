@@ -61,6 +61,10 @@ public struct DatabasePath: Sendable, Hashable, CustomStringConvertible {
     /// Whether the path names a priority (its last key is ``Key/priority``): only an update's may.
     public var isPriority: Bool { keys.last?.isPriority == true }
 
+    /// The node the path is about: the path itself, or for a priority the node above it (where its rules
+    /// are checked and its row is written).
+    public var node: DatabasePath { isPriority ? DatabasePath(keys: Array(keys.dropLast())) : self }
+
     /// The non-empty segments of a slash-separated path, in order: `"//a///b/"` gives `["a", "b"]`.
     ///
     /// Split on the UTF-8 bytes, as Firebase's SDKs split on code units: a slash followed by a combining

@@ -458,7 +458,7 @@ public final class DatabaseInstance: Sendable {
             // Values first, then priorities (`a/.priority`): a priority given with its node's new value holds.
             for item in items.filter({ !$0.path.isPriority }) + items.filter(\.path.isPriority) {
                 let target = path.appending(item.path)
-                let located = item.path.isPriority ? DatabasePath(keys: Array(target.keys.dropLast())) : target
+                let located = target.node
                 if located.count > DatabasePath.maximumDepth {
                     throw WriteError(.invalidData, "Invalid data; paths must be at most 32 levels deep")
                 }
@@ -491,7 +491,7 @@ public final class DatabaseInstance: Sendable {
             // Every target is checked against the one combined new tree; any failure rejects the whole update.
             for item in resolved {
                 // A priority is written where its node is.
-                let target = path.appending(item.path.isPriority ? DatabasePath(keys: Array(item.path.keys.dropLast())) : item.path)
+                let target = path.appending(item.path.node)
                 try authorizeWrite(target, request.identity, rules, before: root, after: after, now: now)
             }
             if let limit = request.maximumLeaves, removedLeaves + writtenLeaves > limit {

@@ -297,10 +297,15 @@ public struct RESTController: Sendable {
 
     /// `orderBy` on a child or `$value` needs `.indexOn` in the rules, as Firebase requires (REST reads and streams).
     static func checkIndex(_ query: Query, at path: DatabasePath, _ database: DatabaseInstance, enforce: Bool) throws {
-        guard enforce, let name = query.index.indexOnName else { return }
-        guard database.rules.hasIndex(name, at: path) else {
-            throw RESTError(.badRequest, "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
-        }
+        guard enforce, let missing = missingIndex(query, at: path, database) else { return }
+        throw RESTError(.badRequest, missing)
+    }
+
+    /// Firebase's "Index not defined" message when `query` orders by a child or by value that has no
+    /// `.indexOn` at `path`; nil when it needs none or has it (REST reads and streams, WebSocket gets).
+    static func missingIndex(_ query: Query, at path: DatabasePath, _ database: DatabaseInstance) -> String? {
+        guard let name = query.index.indexOnName, !database.rules.hasIndex(name, at: path) else { return nil }
+        return "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules"
     }
 
     /// `.read` at the path or above, with the request's query, evaluated on `root` (the tree a read

@@ -506,10 +506,10 @@ final class RealtimeSession: RealtimeListener {
             // A read that filters or limits by a child or by value needs its `.indexOn`, as over REST and as
             // Firebase answers the SDKs' `get()` (a listen of it is only warned, `no_index`); ordering alone
             // reads the whole location and needs none.
-            if services.configuration.enforceIndexes, let query = query?.query, !query.isDefault, let name = query.index.indexOnName,
-                !database.rules.hasIndex(name, at: path)
+            if services.configuration.enforceIndexes, let query = query?.query, !query.isDefault,
+                let missing = RESTController.missingIndex(query, at: path, database)
             {
-                throw Failure(status: "failure", message: "Index not defined, add \".indexOn\": \"\(name)\", for path \"\(path)\", to the rules")
+                throw Failure(status: "failure", message: missing)
             }
             let node = root.child(at: path)
             return .data(query.map { $0.query.evaluate(on: node).withPriority(nil) } ?? node)

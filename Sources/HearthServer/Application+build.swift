@@ -152,7 +152,6 @@ func makeApplication(
     }
     let readiness = ServerReadiness(storage: storage, probeNamespace: configuration.defaultNamespace)
     let router = Router(context: HearthRequestContext.self)
-    router.add(middleware: ActivityMiddleware(activity: activity))
     // Each request's client address and the admin-secret guard (wrong guesses locked out per address).
     let adminSecretGuard = AdminSecretGuard(configuration: configuration)
     router.add(middleware: RequestClientMiddleware(configuration: configuration, adminSecretGuard: adminSecretGuard))
@@ -171,7 +170,8 @@ func makeApplication(
     }
     let consoleSessions = ConsoleSessions(clock: configuration.clock)
     let rest = RESTController(
-        registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: consoleSessions
+        registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: consoleSessions,
+        activity: activity
     )
     WebAssets.register(on: router, referenceApps: configuration.referenceApps) { request, context in await rest.respond(to: request, context: context) }
     // The identity service signs with the same key the database verifies with, so it needs one.
@@ -273,7 +273,8 @@ func makeApplication(
         for database in registry?.openDatabases ?? [] { database.hub.revoke(consoleSession: hash) }
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
-    let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll)
+    // The activity middleware wraps the router; the shortcut's requests are recorded by the database API.
+    let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll, activity: ActivityMiddleware(activity: activity))
     // More ports (firebase.json's emulators): the same responder behind another server each. They stop
     // before the main one, whose services (the databases) outlive every listener.
     for listener in configuration.emulatorSuite.additionalListeners {

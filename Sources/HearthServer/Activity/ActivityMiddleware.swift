@@ -4,6 +4,9 @@ import Synchronization
 /// Logs every HTTP request into the server's activity (method, path without its query, status,
 /// duration). Handlers that know more — the database API knows the namespace and whether the request
 /// read, wrote or was refused by the rules — say so through ``RequestNote/current``.
+///
+/// It wraps the router (``DatabaseShortcutResponder``), so it sees every request the router answers;
+/// the database's shortcut past the router records its requests itself.
 struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
     let activity: ServerActivity
 
@@ -51,8 +54,8 @@ final class RequestNote: Sendable {
     /// The note of the HTTP request being handled by this task, if the activity middleware runs.
     @TaskLocal static var current: RequestNote?
 
-    /// Records what the current request was to `namespace`.
-    static func mark(_ namespace: String, _ kind: RequestRecord.Kind) {
-        current?.state.withLock { $0 = State(namespace: namespace, kind: kind) }
+    /// Records what the request was to `namespace`.
+    func mark(_ namespace: String, _ kind: RequestRecord.Kind) {
+        state.withLock { $0 = State(namespace: namespace, kind: kind) }
     }
 }

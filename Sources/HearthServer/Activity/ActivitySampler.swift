@@ -30,11 +30,11 @@ struct ActivitySampler: Sendable {
         var streams = 0
         for database in open {
             let stored = try? await database.storage.storedBytes()
-            let counters = activity.counters(database.namespace)
+            let totals = activity.totals(database.namespace)
             streams += database.hub.listenerCount
             states.append(DatabaseState(
                 namespace: database.namespace, listens: database.realtime.listenCount + database.hub.listenerCount,
-                reads: counters.reads.total, writes: counters.writes.total, denied: counters.denied.total, storedBytes: stored ?? nil
+                reads: totals.reads, writes: totals.writes, denied: totals.denied, storedBytes: stored ?? nil
             ))
         }
         let sample = Sample(websocketConnections: realtime.sessions.count, eventStreams: streams, databases: states)

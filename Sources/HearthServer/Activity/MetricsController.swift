@@ -46,7 +46,7 @@ struct MetricsController: Sendable {
         _ = await sampler.sample()
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: activity.prometheus.emitToBuffer()))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: activity.metricsText()))
         )
     }
 }

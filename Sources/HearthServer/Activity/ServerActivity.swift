@@ -10,86 +10,95 @@ import Synchronization
 /// console's Activity view polls them (`GET /.console/activity`); `/metrics` renders the same counters
 /// for Prometheus through swift-prometheus.
 ///
+/// Every answered request is recorded, so recording is on the hot path of every transport. Each thread
+/// records into a shard of its own (``ActivityShard``): requests answered on different cores share no
+/// lock and no cache line. Reading (the console, a scrape) sums the shards; the counters of `/metrics`
+/// are brought up to date when it is scraped (decision 0024).
+///
 /// For example:
 /// ```swift
 /// let activity = ServerActivity(clock: .system)
 /// activity.record(RequestRecord(transport: .http, method: "GET", path: "/posts.json", namespace: "demo", status: "200", duration: .milliseconds(2)))
-/// let text = activity.prometheus.emitToString()
+/// let text = String(decoding: activity.metricsText(), as: UTF8.self)
 /// ```
 final class ServerActivity: Sendable {
     /// The Prometheus registry behind `/metrics`: one per server, so in-process test servers don't mix.
     let prometheus = PrometheusCollectorRegistry()
     let clock: ServerClock
-    private let databases = Mutex<[String: DatabaseCounters]>([:])
-    private let log = Mutex(RecentRequests())
-    /// `hearth_requests_total` by transport and status, looked up here rather than in the registry:
-    /// the registry builds its key and takes its lock for every lookup, and every request makes one.
-    private let requestCounters = Mutex<[RequestCounterKey: Counter]>([:])
-
-    private struct RequestCounterKey: Hashable {
-        var transport: RequestRecord.Transport
-        var status: String
-    }
-    private let httpDuration: DurationHistogram
-    private let websocketDuration: DurationHistogram
+    private let shards: [ActivityShard]
+    /// Numbers the logged requests across shards, so the console can ask for those after the last it saw.
+    private let sequence = Atomic<Int>(0)
+    /// The Prometheus counters and the totals they were last brought up to.
+    private let published = Mutex(PublishedCounters())
 
     /// How many requests the log keeps for the console.
     static let logCapacity = 500
 
-    init(clock: ServerClock) {
+    /// The bounds of `hearth_request_duration_seconds`.
+    static let durationBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(1000), .seconds(5),
+    ]
+
+    init(clock: ServerClock, shardCount: Int = ServerActivity.defaultShardCount) {
         self.clock = clock
-        let buckets: [Duration] = [.microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-                                   .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(1000), .seconds(5)]
-        let duration = MetricNameDescriptor.hearth(
-            "request_duration", unit: "seconds", help: "Time from a request's arrival to its response (WebSocket: to its reply)."
-        )
-        httpDuration = prometheus.makeDurationHistogram(descriptor: duration, labels: [("transport", "http")], buckets: buckets)
-        websocketDuration = prometheus.makeDurationHistogram(descriptor: duration, labels: [("transport", "websocket")], buckets: buckets)
+        shards = (0..<max(1, shardCount)).map { _ in ActivityShard() }
     }
 
-    /// The counters of one database, created on first use.
-    func counters(_ namespace: String) -> DatabaseCounters {
-        databases.withLock { databases in
-            if let existing = databases[namespace] { return existing }
-            let counters = DatabaseCounters(namespace: namespace, registry: prometheus)
-            databases[namespace] = counters
-            return counters
-        }
-    }
+    /// Room for the event loops and the concurrency pool's threads, one core each, and a few more.
+    static var defaultShardCount: Int { min(32, 2 * ProcessInfo.processInfo.activeProcessorCount + 2) }
 
     /// Counts one finished request against its database (read, write or denial) and adds it to the log.
     func record(_ request: RequestRecord) {
-        if let namespace = request.namespace {
-            let counters = counters(namespace)
-            switch request.kind {
-            case .read: counters.reads.add()
-            case .write: counters.writes.add()
-            case .denied: counters.denied.add()
-            case .other: break
+        let time = clock.wallMilliseconds
+        shards[ThreadSlot.current % shards.count].tally.withLock { tally in
+            // Numbered under the shard's lock, so each shard's log is in order and drops its oldest: the
+            // newest `logCapacity` of all are then always among the shards' logs.
+            tally.add(request, sequence: sequence.wrappingAdd(1, ordering: .relaxed).newValue, time: time)
+        }
+    }
+
+    /// The reads, writes and denials counted for `namespace` so far.
+    func totals(_ namespace: String) -> DatabaseTotals {
+        shards.reduce(into: DatabaseTotals()) { totals, shard in
+            if let counted = shard.tally.withLock({ $0.databases[namespace] }) { totals.add(counted) }
+        }
+    }
+
+    /// The requests logged after sequence number `after`, oldest first: at most ``logCapacity``, the
+    /// newest. A number missing among them belongs to a request being logged in a shard read before it
+    /// was: the ones after it are held back until the next ask, so a poller that continues from the last
+    /// number it saw misses none.
+    func recentRequests(after: Int) -> [LoggedRequest] {
+        var merged = shards.flatMap { shard in shard.tally.withLock { Array($0.log) } }
+        merged.sort { $0.sequence < $1.sequence }
+        var newest = merged.suffix(Self.logCapacity)
+        if let gap = zip(newest, newest.dropFirst()).first(where: { $1.sequence != $0.sequence + 1 }) {
+            newest = newest.prefix { $0.sequence <= gap.0.sequence }
+        }
+        return newest.filter { $0.sequence > after }
+    }
+
+    /// `/metrics` in Prometheus's text format: the registry's metrics (counters brought up to the
+    /// shards' totals first), then the request-duration histogram.
+    func metricsText() -> [UInt8] {
+        var databases: [String: DatabaseTotals] = [:]
+        var requests: [RequestCounterKey: Int] = [:]
+        var durations = [DurationCounts](repeating: DurationCounts(), count: RequestRecord.Transport.allCases.count)
+        for shard in shards {
+            shard.tally.withLock { tally in
+                databases.merge(tally.databases) { $0.adding($1) }
+                requests.merge(tally.requests, uniquingKeysWith: +)
+                for index in durations.indices { durations[index].add(tally.durations[index]) }
             }
         }
-        requestCounter(request.transport, request.status).increment()
-        (request.transport == .http ? httpDuration : websocketDuration).record(request.duration)
-        let time = clock.wallMilliseconds
-        log.withLock { $0.append(request, time: time) }
-    }
-
-    private func requestCounter(_ transport: RequestRecord.Transport, _ status: String) -> Counter {
-        let key = RequestCounterKey(transport: transport, status: status)
-        if let counter = requestCounters.withLock({ $0[key] }) { return counter }
-        let counter = prometheus.makeCounter(
-            descriptor: .hearth(
-                "requests", unit: "total", help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
-            ),
-            labels: [("transport", transport.rawValue), ("status", status)]
-        )
-        requestCounters.withLock { $0[key] = counter }
-        return counter
-    }
-
-    /// The requests logged after sequence number `after`, oldest first.
-    func recentRequests(after: Int) -> [RecentRequests.Entry] {
-        log.withLock { $0.entries(after: after) }
+        var buffer: [UInt8] = []
+        published.withLock { published in
+            published.update(databases: databases, requests: requests, registry: prometheus)
+            prometheus.emit(into: &buffer)
+        }
+        DurationCounts.emit(durations, into: &buffer)
+        return buffer
     }
 
     /// Sets the live gauges from a sample of the server's state, just before they are read.
@@ -109,36 +118,79 @@ final class ServerActivity: Sendable {
     }
 }
 
-/// Reads, writes and rule denials of one database: an atomic each for the console's rates, and the
-/// matching Prometheus counters.
-final class DatabaseCounters: Sendable {
-    final class Tally: Sendable {
-        private let value = Atomic<Int>(0)
-        private let counter: Counter
+/// Reads, writes and rule denials of one database.
+struct DatabaseTotals: Sendable, Equatable {
+    var reads = 0
+    var writes = 0
+    var denied = 0
 
-        init(_ counter: Counter) { self.counter = counter }
-
-        func add() {
-            value.wrappingAdd(1, ordering: .relaxed)
-            counter.increment()
-        }
-
-        var total: Int { value.load(ordering: .relaxed) }
+    mutating func add(_ other: DatabaseTotals) {
+        reads += other.reads
+        writes += other.writes
+        denied += other.denied
     }
 
-    let reads: Tally
-    let writes: Tally
-    let denied: Tally
+    func adding(_ other: DatabaseTotals) -> DatabaseTotals {
+        var sum = self
+        sum.add(other)
+        return sum
+    }
+}
 
+/// `hearth_requests_total`'s labels.
+struct RequestCounterKey: Hashable, Sendable {
+    var transport: RequestRecord.Transport
+    var status: String
+}
+
+/// One logged request, numbered in the order requests were recorded.
+struct LoggedRequest: Sendable {
+    var sequence: Int
+    /// When it was recorded, in milliseconds since 1970.
+    var time: Double
+    var record: RequestRecord
+}
+
+/// The Prometheus counters of the activity, and the totals they show: a scrape adds what was counted since.
+private struct PublishedCounters {
+    struct Database {
+        var reads: Counter
+        var writes: Counter
+        var denied: Counter
+        var shown = DatabaseTotals()
+    }
+
+    var databases: [String: Database] = [:]
+    var requests: [RequestCounterKey: (counter: Counter, shown: Int)] = [:]
+
+    mutating func update(databases totals: [String: DatabaseTotals], requests counted: [RequestCounterKey: Int], registry: PrometheusCollectorRegistry) {
+        for (namespace, total) in totals {
+            var database = databases[namespace] ?? Database(namespace: namespace, registry: registry)
+            database.reads.increment(by: Int64(total.reads - database.shown.reads))
+            database.writes.increment(by: Int64(total.writes - database.shown.writes))
+            database.denied.increment(by: Int64(total.denied - database.shown.denied))
+            database.shown = total
+            databases[namespace] = database
+        }
+        for (key, count) in counted {
+            let counter = requests[key]?.counter ?? registry.makeCounter(
+                descriptor: .hearth(
+                    "requests", unit: "total", help: "Requests answered, by transport and status (HTTP code, or the WebSocket reply's status)."
+                ),
+                labels: [("transport", key.transport.rawValue), ("status", key.status)]
+            )
+            counter.increment(by: Int64(count - (requests[key]?.shown ?? 0)))
+            requests[key] = (counter, count)
+        }
+    }
+}
+
+extension PublishedCounters.Database {
     init(namespace: String, registry: PrometheusCollectorRegistry) {
         let labels = [("namespace", namespace)]
-        reads = Tally(registry.makeCounter(
-            descriptor: .hearth("reads", unit: "total", help: "Reads, listens included, that were answered."), labels: labels
-        ))
-        writes = Tally(registry.makeCounter(descriptor: .hearth("writes", unit: "total", help: "Writes acknowledged as durable."), labels: labels))
-        denied = Tally(registry.makeCounter(
-            descriptor: .hearth("denied", unit: "total", help: "Requests refused by the security rules."), labels: labels
-        ))
+        reads = registry.makeCounter(descriptor: .hearth("reads", unit: "total", help: "Reads, listens included, that were answered."), labels: labels)
+        writes = registry.makeCounter(descriptor: .hearth("writes", unit: "total", help: "Writes acknowledged as durable."), labels: labels)
+        denied = registry.makeCounter(descriptor: .hearth("denied", unit: "total", help: "Requests refused by the security rules."), labels: labels)
     }
 }
 
@@ -153,9 +205,17 @@ extension MetricNameDescriptor {
 
 /// One finished request, as the activity log shows it. Never holds a query string, a token or a value.
 struct RequestRecord: Sendable {
-    enum Transport: String, Sendable {
+    enum Transport: String, Sendable, CaseIterable {
         case http
         case websocket
+
+        /// Its position in ``allCases``, for per-transport arrays.
+        var index: Int {
+            switch self {
+            case .http: 0
+            case .websocket: 1
+            }
+        }
     }
 
     enum Kind: Sendable {
@@ -207,30 +267,5 @@ struct RequestRecord: Sendable {
         case .url(let path): path
         case .database(let path): path.description
         }
-    }
-}
-
-/// The newest requests, numbered, in a ring.
-struct RecentRequests {
-    struct Entry: Sendable {
-        var sequence: Int
-        var time: Double
-        var record: RequestRecord
-    }
-
-    private var entries = Deque<Entry>()
-    private var nextSequence = 1
-
-    mutating func append(_ record: RequestRecord, time: Double) {
-        entries.append(Entry(sequence: nextSequence, time: time, record: record))
-        nextSequence += 1
-        if entries.count > ServerActivity.logCapacity { entries.removeFirst() }
-    }
-
-    func entries(after sequence: Int) -> [Entry] {
-        let sequence = max(0, sequence)
-        guard let last = entries.last, last.sequence > sequence else { return [] }
-        let skip = max(0, entries.count - (last.sequence - sequence))
-        return Array(entries.dropFirst(skip))
     }
 }

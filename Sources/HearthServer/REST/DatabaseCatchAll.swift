@@ -91,15 +91,25 @@ public struct DatabaseShortcutResponder: HTTPResponder {
 
     let router: RouterResponder<HearthRequestContext>
     let catchAll: DatabaseCatchAll
+    /// Records what the router answers; the shortcut's requests are recorded by the database's handler.
+    let activity: ActivityMiddleware<HearthRequestContext>?
 
     public init(router: RouterResponder<HearthRequestContext>, catchAll: DatabaseCatchAll) {
+        self.init(router: router, catchAll: catchAll, activity: nil)
+    }
+
+    init(router: RouterResponder<HearthRequestContext>, catchAll: DatabaseCatchAll, activity: ActivityMiddleware<HearthRequestContext>?) {
         self.router = router
         self.catchAll = catchAll
+        self.activity = activity
     }
 
     public func respond(to request: Request, context: HearthRequestContext) async throws -> Response {
         guard DatabaseCatchAll.methods.contains(request.method), catchAll.learned.contains(firstSegmentOf: request.uri.path) else {
-            return try await router.respond(to: request, context: context)
+            guard let activity else { return try await router.respond(to: request, context: context) }
+            return try await activity.handle(request, context: context) { request, context in
+                try await router.respond(to: request, context: context)
+            }
         }
         // As the router does with what its routes throw.
         do {

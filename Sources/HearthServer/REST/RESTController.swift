@@ -18,6 +18,9 @@ public struct RESTController: Sendable {
     let configuration: ServerConfiguration
     let authenticator: Authenticator
     let pushIDs = PushIDGenerator()
+    /// Where requests that reach the controller without the activity middleware (``DatabaseShortcutResponder``'s
+    /// shortcut) are recorded; nil records nothing.
+    var activity: ServerActivity?
 
     static let jsonHeaders: HTTPFields = [
         .contentType: "application/json; charset=utf-8",
@@ -31,8 +34,12 @@ public struct RESTController: Sendable {
         self.init(registry: registry, configuration: configuration, adminSecret: adminSecret, tokens: tokens, consoleSessions: nil)
     }
 
-    init(registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?, consoleSessions: ConsoleSessions?) {
+    init(
+        registry: DatabaseRegistry, configuration: ServerConfiguration, adminSecret: AdminSecret?, tokens: TokenSigner?, consoleSessions: ConsoleSessions?,
+        activity: ServerActivity? = nil
+    ) {
         self.registry = registry
+        self.activity = activity
         self.configuration = configuration
         var authenticator = Authenticator(adminSecret: adminSecret, emulatorMode: configuration.emulatorMode, tokens: tokens, clock: configuration.clock)
         authenticator.consoleSessions = consoleSessions
@@ -59,26 +66,35 @@ public struct RESTController: Sendable {
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        let started = ContinuousClock.now
         var namespace: String?
         do {
             let response = try await handle(request, context: context, namespace: &namespace)
-            noteActivity(request, namespace: namespace, status: response.status)
+            noteActivity(request, namespace: namespace, status: response.status, started: started)
             return response
         } catch {
             let restError = RESTError.from(error)
             if restError.status == .internalServerError {
                 context.logger.error("Request failed", metadata: ["hearth.error": "\(error)"])
             }
-            noteActivity(request, namespace: namespace, status: restError.status, denied: restError.message == RESTError.permissionDenied().message)
+            noteActivity(
+                request, namespace: namespace, status: restError.status, denied: restError.message == RESTError.permissionDenied().message,
+                started: started
+            )
             return restError.errorResponse()
         }
     }
 
     /// Tells the activity log which database the request was for and whether it read, wrote or was
     /// refused by the rules. `namespace` is the one the request was found to address, when it got that
-    /// far.
-    private func noteActivity(_ request: Request, namespace: String?, status: HTTPResponse.Status, denied: Bool = false) {
-        guard RequestNote.current != nil, request.method != .options else { return }
+    /// far. Through the router, the activity middleware records the request with this note; through
+    /// ``DatabaseShortcutResponder``'s shortcut, which skips that middleware (its task-local note and
+    /// its async frame were a twentieth of a read), the request is recorded here.
+    private func noteActivity(
+        _ request: Request, namespace: String?, status: HTTPResponse.Status, denied: Bool = false, started: ContinuousClock.Instant
+    ) {
+        let note = RequestNote.current
+        guard note != nil || activity != nil, request.method != .options else { return }
         let namespace = namespace ?? self.namespace(of: request, (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters())
         let kind: RequestRecord.Kind
         if denied {
@@ -91,8 +107,15 @@ public struct RESTController: Sendable {
             kind = .write
         }
         // Only databases that exist get counters: a made-up `ns=` must not add metrics series.
-        guard registry.isOpen(namespace) else { return }
-        RequestNote.mark(namespace, kind)
+        let counted = registry.isOpen(namespace)
+        if let note {
+            if counted { note.mark(namespace, kind) }
+            return
+        }
+        activity?.record(RequestRecord(
+            transport: .http, method: request.method.rawValue, path: request.uri.path, namespace: counted ? namespace : nil,
+            status: String(status.code), duration: ContinuousClock.now - started, kind: counted ? kind : .other
+        ))
     }
 
     /// Answers a request; sets `namespace` once it knows which database the request addresses.

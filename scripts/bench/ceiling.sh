@@ -16,7 +16,9 @@
 #                                                              durable ceiling: stores it first)
 #   view    GET /bench/items/<seeded push id>.json            (ceiling: answers a small object)
 #
-# Knobs: DURATION [10s] WARMUP [3s] THREADS [2] CONNS [64] ROUNDS [3] SEED_COUNT [1000]
+# Knobs: DURATION [10s] WARMUP [3s; 0s for none] THREADS [2] CONNS [64] ROUNDS [3] SEED_COUNT [1000]
+#        On a host whose speed moves between levels for seconds at a time, many short rounds
+#        (ROUNDS=15 DURATION=2s WARMUP=0s) give each server the same mix of levels.
 #        PROFILE [0]: 1 records `perf record -g` of hearth during its last run of each operation
 #                     (perf-create.data, perf-view.data in the repository's root; gitignored)
 set -euo pipefail
@@ -81,7 +83,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for op in create view; do
         servers=(hearth ceiling); [[ $op == create ]] && servers+=(durable)
         for server in "${servers[@]}"; do
-            run "$server" "$op" "$WARMUP" >/dev/null
+            [[ ${WARMUP%s} == 0 ]] || run "$server" "$op" "$WARMUP" >/dev/null
             if [[ $PROFILE == 1 && $server == hearth && $round == "$ROUNDS" ]]; then
                 perf record -g -F 499 -o "$ROOT/perf-$op.data" -p "$H_PID" -- sleep "${DURATION%s}" >/dev/null 2>&1 &
                 profiler=$!

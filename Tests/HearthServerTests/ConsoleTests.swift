@@ -249,6 +249,19 @@ import Testing
         }
     }
 
+    @Test func preflightsAreLoggedWhetherTheRouterOrTheShortcutTakesThem() async throws {
+        try await TestServer().runLive { client, _, _ async throws in
+            let bearer = try await session(client)
+            // The first goes through the router (which teaches the shortcut `open`); the others take the shortcut.
+            for _ in 0..<3 { #expect(try await client.call(.options, "/open/a.json?ns=demo", headers: [:]).status == .ok) }
+            let report = try #require(try await client.call(.get, "/.console/activity", headers: bearer).json)
+            guard case .array(let requests)? = report["requests"] else { Issue.record("no requests"); return }
+            let preflights = requests.filter { $0["method"] == .string("OPTIONS") }
+            #expect(preflights.count == 3)
+            #expect(preflights.allSatisfy { $0["path"] == .string("/open/a.json") && $0["namespace"] == .null })
+        }
+    }
+
     @Test func metricsNeedTheAdminAndCarryTheCounters() async throws {
         try await TestServer().run { client, _ async throws in
             #expect(try await client.call(.put, "/a.json?ns=demo", "1").status == .ok)

@@ -44,8 +44,9 @@ import Testing
         activity.record(request(.write, status: "200", milliseconds: 2))
         activity.record(request(.denied, status: "401", milliseconds: 7))
         activity.record(request(.read, namespace: nil, status: "404", milliseconds: 20_000))
-        var text = String(decoding: activity.metricsText(), as: UTF8.self)
-        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 1"#))
+        var text = String(decoding: activity.metricsText(namespaces: ["demo", "idle"]), as: UTF8.self)
+        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 1"# + "\n"))
+        #expect(text.contains(#"hearth_reads_total{namespace="idle"} 0"# + "\n"))
         #expect(text.contains(#"hearth_denied_total{namespace="demo"} 1"#))
         #expect(text.contains(#"hearth_requests_total{transport="http",status="401"} 1"#))
         // Cumulative buckets: 2 ms is within 5 ms, 7 ms within 10 ms, 20 s only within +Inf.
@@ -59,9 +60,48 @@ import Testing
         #expect(text.components(separatedBy: "# TYPE hearth_request_duration_seconds histogram").count == 2)
         for _ in 0..<4 { activity.record(request(.write)) }
         text = String(decoding: activity.metricsText(), as: UTF8.self)
-        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 5"#))
-        #expect(text.contains(#"hearth_requests_total{transport="http",status="200"} 5"#))
+        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 5"# + "\n"))
+        #expect(text.contains(#"hearth_requests_total{transport="http",status="200"} 5"# + "\n"))
         text = String(decoding: activity.metricsText(), as: UTF8.self)
-        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 5"#))
+        #expect(text.contains(#"hearth_writes_total{namespace="demo"} 5"# + "\n"))
+    }
+
+    @Test func scrapesThatOverlapRecordingAndEachOtherNeverStepBack() async {
+        let activity = ServerActivity(clock: .system, shardCount: 4)
+        let recorders = 4, each = 3_000
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<(2 * recorders) {
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        Thread.detachNewThread {
+                            if index < recorders {
+                                for _ in 0..<each { activity.record(self.request(.write)) }
+                            } else {
+                                // Scrapes racing each other and the recorders: a counter stepped back traps.
+                                for _ in 0..<200 { _ = activity.metricsText(namespaces: ["demo"]) }
+                            }
+                            done.resume()
+                        }
+                    }
+                }
+            }
+        }
+        let text = String(decoding: activity.metricsText(), as: UTF8.self)
+        #expect(text.contains(#"hearth_writes_total{namespace="demo"} \#(recorders * each)"# + "\n"))
+        #expect(text.contains(#"hearth_request_duration_seconds_count{transport="http"} \#(recorders * each)"# + "\n"))
+    }
+
+    @Test func theMergedLogStopsBeforeANumberStillBeingLogged() {
+        func logged(_ sequences: [Int]) -> [LoggedRequest] {
+            sequences.map { LoggedRequest(sequence: $0, time: 0, record: request(.read)) }
+        }
+        // 4 was numbered in a shard read before it was logged: 5 and 6 wait for the next ask.
+        #expect(ServerActivity.newest(of: [logged([1, 3, 5]), logged([2, 6])]).map(\.sequence) == [1, 2, 3])
+        #expect(ServerActivity.newest(of: [logged([1, 3, 5]), logged([2, 4, 6])]).map(\.sequence) == [1, 2, 3, 4, 5, 6])
+        // Only the newest `logCapacity`: an old entry an idle shard kept is left out, not taken for a gap.
+        let capacity = ServerActivity.logCapacity
+        let busy = logged(Array(11...(10 + capacity))), idle = logged([3])
+        #expect(ServerActivity.newest(of: [idle, busy]).map(\.sequence) == Array(11...(10 + capacity)))
+        #expect(ServerActivity.newest(of: [[], []]).isEmpty)
     }
 }

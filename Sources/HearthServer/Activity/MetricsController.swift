@@ -43,10 +43,10 @@ struct MetricsController: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "The metrics need the admin secret as a Bearer token.\n"))
             )
         }
-        _ = await sampler.sample()
+        let sample = await sampler.sample()
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: activity.metricsText()))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: activity.metricsText(namespaces: sample.databases.map(\.namespace))))
         )
     }
 }

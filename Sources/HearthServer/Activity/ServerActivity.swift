@@ -70,32 +70,40 @@ final class ServerActivity: Sendable {
     /// was: the ones after it are held back until the next ask, so a poller that continues from the last
     /// number it saw misses none.
     func recentRequests(after: Int) -> [LoggedRequest] {
-        var merged = shards.flatMap { shard in shard.tally.withLock { Array($0.log) } }
+        Self.newest(of: shards.map { shard in shard.tally.withLock { tally in Array(tally.log.drop { $0.sequence <= after }) } })
+    }
+
+    /// The newest ``logCapacity`` of the shards' logs (each in order), oldest first, up to the first
+    /// number missing among them.
+    static func newest(of logs: [[LoggedRequest]]) -> [LoggedRequest] {
+        var merged = logs.flatMap { $0 }
         merged.sort { $0.sequence < $1.sequence }
-        var newest = merged.suffix(Self.logCapacity)
-        if let gap = zip(newest, newest.dropFirst()).first(where: { $1.sequence != $0.sequence + 1 }) {
-            newest = newest.prefix { $0.sequence <= gap.0.sequence }
-        }
-        return newest.filter { $0.sequence > after }
+        let newest = merged.suffix(logCapacity)
+        guard let gap = zip(newest, newest.dropFirst()).first(where: { $1.sequence != $0.sequence + 1 }) else { return Array(newest) }
+        return Array(newest.prefix { $0.sequence <= gap.0.sequence })
     }
 
     /// `/metrics` in Prometheus's text format: the registry's metrics (counters brought up to the
-    /// shards' totals first), then the request-duration histogram.
-    func metricsText() -> [UInt8] {
-        var databases: [String: DatabaseTotals] = [:]
-        var requests: [RequestCounterKey: Int] = [:]
-        var durations = [DurationCounts](repeating: DurationCounts(), count: RequestRecord.Transport.allCases.count)
-        for shard in shards {
-            shard.tally.withLock { tally in
-                databases.merge(tally.databases) { $0.adding($1) }
-                requests.merge(tally.requests, uniquingKeysWith: +)
-                for index in durations.indices { durations[index].add(tally.durations[index]) }
-            }
-        }
+    /// shards' totals first; `namespaces`, the open databases, have their series even before their
+    /// first request), then the request-duration histogram.
+    func metricsText(namespaces: [String] = []) -> [UInt8] {
         var buffer: [UInt8] = []
-        published.withLock { published in
+        // The shards are summed under the lock: a scrape that overlaps another must not bring the
+        // counters to totals older than the ones they show (swift-prometheus traps on a negative step).
+        let durations = published.withLock { published in
+            var databases = Dictionary(namespaces.map { ($0, DatabaseTotals()) }, uniquingKeysWith: { first, _ in first })
+            var requests: [RequestCounterKey: Int] = [:]
+            var durations = [DurationCounts](repeating: DurationCounts(), count: RequestRecord.Transport.allCases.count)
+            for shard in shards {
+                shard.tally.withLock { tally in
+                    databases.merge(tally.databases) { $0.adding($1) }
+                    requests.merge(tally.requests, uniquingKeysWith: +)
+                    for index in durations.indices { durations[index].add(tally.durations[index]) }
+                }
+            }
             published.update(databases: databases, requests: requests, registry: prometheus)
             prometheus.emit(into: &buffer)
+            return durations
         }
         DurationCounts.emit(durations, into: &buffer)
         return buffer

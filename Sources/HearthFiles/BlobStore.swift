@@ -154,16 +154,19 @@ final class BlobStore: Sendable {
         return Written(blob: blob, size: size, md5Hash: Data(await md5).base64EncodedString(), crc32c: crc)
     }
 
-    /// The pool job of ``writeWhole(_:)``: returns the MD5 if asked to make it, the CRC-32C and the size.
+    /// The pool jobs of ``writeWhole(_:)``: returns the MD5 if asked to make it, the CRC-32C and the size.
+    /// The file is written in one job; then its fsync and its directory's run in two jobs at once, so an
+    /// upload waits for one of the disk's cache flushes rather than two in a row (decision 0025). Their
+    /// order does not matter: until the catalog names the blob, a crash leaves at most a file the start-up
+    /// sweep removes.
     private func writeFile(_ blob: String, _ chunks: [ByteBuffer], hashingMD5: Bool) async throws -> ([UInt8]?, UInt32, Int64) {
         let path = blobPath(blob)
-        return try await pool.runIfActive {
+        let (file, md5, crc, size) = try await pool.runIfActive {
             let file = try self.create(blob)
             var md5 = hashingMD5 ? Insecure.MD5() : nil
             var crc = CRC32C()
             var position: Int64 = 0
             do {
-                defer { close(file) }
                 for chunk in chunks {
                     try chunk.withUnsafeReadableBytes { raw in
                         md5?.update(bufferPointer: raw)
@@ -172,14 +175,30 @@ final class BlobStore: Sendable {
                         position += Int64(raw.count)
                     }
                 }
-                try Self.check(fsync(file), "fsync", path)
-                try self.syncDirectory(of: blob)
             } catch {
+                close(file)
                 unlink(path)
                 throw error
             }
-            return (md5.map { Array($0.finalize()) }, crc.value, position)
+            return (file, md5.map { Array($0.finalize()) }, crc.value, position)
         }
+        async let directorySynced: Void = pool.runIfActive { try self.syncDirectory(of: blob) }
+        var failure: (any Error)?
+        do {
+            try await pool.runIfActive {
+                let synced = fsync(file)
+                close(file)
+                try Self.check(synced, "fsync", path)
+            }
+        } catch {
+            failure = error
+        }
+        do { try await directorySynced } catch { failure = failure ?? error }
+        if let failure {
+            _ = try? await pool.runIfActive { unlink(path) }
+            throw failure
+        }
+        return (md5, crc, size)
     }
 
     /// Appends `body` to a resumable upload's file at `offset` (bytes already durable), making the new

@@ -23,7 +23,7 @@ import Darwin
 /// What a crash leaves behind (a blob no row names, whole or not) is removed by
 /// ``sweep(keeping:uploads:)`` at the next start.
 ///
-/// All file I/O runs on NIO's blocking thread pool, never on an event loop, but for the open and read
+/// All file I/O runs on a blocking thread pool (``ioPool``), never on an event loop, but for the open and read
 /// of a blob whose path and bytes are all in the kernel's caches, which cannot wait for the disk and
 /// run in the downloading task (``read(_:from:to:)``, decision 0023).
 ///
@@ -82,6 +82,22 @@ final class BlobStore: Sendable {
         for folder in ["blobs", "uploads", "tmp"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
+        try Self.makeShards(in: "\(rootPath)/blobs")
+    }
+
+    /// Makes every shard a new blob's name can fall in (two hex digits), with one fsync of `blobs/`. A
+    /// shard made by an upload could take another upload's blob before the shard's own entry was
+    /// durable, and a crash then could lose an acknowledged blob with it (``makeShard(of:)`` stays for
+    /// names of another shape and shards removed by hand).
+    private static func makeShards(in blobs: String) throws {
+        var made = false
+        for value in 0..<256 {
+            let folder = "\(blobs)/\(value < 16 ? "0" : "")\(String(value, radix: 16))"
+            guard access(folder, F_OK) != 0 else { continue }
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            made = true
+        }
+        if made { try syncDirectory(blobs) }
     }
 
     struct Written: Sendable {
@@ -108,9 +124,9 @@ final class BlobStore: Sendable {
 
     /// Streams `body` into a new blob and makes it durable.
     func write<Body: AsyncSequence>(_ body: Body, limit: Int64? = nil) async throws -> Written where Body.Element == ByteBuffer {
-        // A body of up to one batch (most uploads) is received whole, then written and synced in one
-        // job on the blocking pool: each further thread hop costs about as much as writing 64 KiB
-        // (docs/benchmarks.md, issue 30).
+        // A body of up to one batch (most uploads) is received whole, then written in one job on the
+        // blocking pool and synced in two more at once (`writeFile`): each further thread hop costs
+        // about as much as writing 64 KiB (docs/benchmarks.md, issue 30), a cache flush of the disk more.
         var rest = body.makeAsyncIterator()
         var first = UploadChunks()
         while first.byteCount <= Self.writeBatch {
@@ -140,8 +156,8 @@ final class BlobStore: Sendable {
         return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
     }
 
-    /// Writes `chunks` as a new durable blob in one pool job: the file, checksums, fsync of the file and
-    /// of its directory. Where the CPU runs MD5 in lanes, the MD5 is made there meanwhile, with other
+    /// Writes `chunks` as a new durable blob: the file and checksums in one pool job, then the fsyncs
+    /// of the file and of its directory. Where the CPU runs MD5 in lanes, the MD5 is made there meanwhile, with other
     /// uploads' (``MD5Lanes``, decision 0022).
     private func writeWhole(_ chunks: [ByteBuffer]) async throws -> Written {
         let blob = Self.newIdentifier()
@@ -191,11 +207,14 @@ final class BlobStore: Sendable {
                 try Self.check(synced, "fsync", path)
             }
         } catch {
+            // A job skipped (the task was cancelled, or the pool stopped) never closed the file.
+            if error is CancellationError || error is NIOThreadPoolError.ThreadPoolInactive { close(file) }
             failure = error
         }
         do { try await directorySynced } catch { failure = failure ?? error }
         if let failure {
-            _ = try? await pool.runIfActive { unlink(path) }
+            // Here rather than in a job, which a cancelled task would skip: one quick call, on failure only.
+            unlink(path)
             throw failure
         }
         return (md5, crc, size)
@@ -414,7 +433,7 @@ final class BlobStore: Sendable {
     // MARK: - Internals
 
     /// Writes `body` at `start`, hashing it. Receiving overlaps with hashing and writing: while one
-    /// batch is hashed and written on the blocking pool (the other core), the next one arrives. At most
+    /// batch is hashed and written on the blocking pool (on another core), the next one arrives. At most
     /// two batches are held, so memory stays flat.
     ///
     /// A batch is at first the chunks as they arrived (small ones copied together: ``UploadChunks``),

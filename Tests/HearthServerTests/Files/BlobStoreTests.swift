@@ -71,6 +71,19 @@ struct BlobStoreTests {
         }
     }
 
+    /// Every shard a new blob can fall in exists once the store opens (so no upload makes one while
+    /// another writes into it), and opening again changes nothing.
+    @Test func everyShardIsMadeWhenTheStoreOpens() throws {
+        let (_, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let blobs = root.appendingPathComponent("blobs").path
+        let expected = Set((0..<256).map { String(format: "%02x", $0) })
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs)) == expected)
+        _ = try BlobStore(root: root)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs)) == expected)
+        #expect(expected.contains(String(BlobStore.newIdentifier().prefix(2))))
+    }
+
     @Test func uploadChunksKeepLargeChunksAndCopySmallOnesTogether() {
         var chunks = UploadChunks()
         let large = ByteBuffer(bytes: Self.bytes(UploadChunks.keptMinimum))

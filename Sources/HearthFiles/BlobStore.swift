@@ -23,9 +23,9 @@ import Darwin
 /// What a crash leaves behind (a blob no row names, whole or not) is removed by
 /// ``sweep(keeping:uploads:)`` at the next start.
 ///
-/// All file I/O runs on a blocking thread pool (``ioPool``), never on an event loop, but for the open and read
-/// of a blob whose path and bytes are all in the kernel's caches, which cannot wait for the disk and
-/// run in the downloading task (``read(_:from:to:)``, decision 0023).
+/// All file I/O runs on a blocking thread pool (``ioPool``), never on an event loop, but for the open
+/// and read of a blob whose path and bytes are all in the kernel's caches, which cannot wait for the
+/// disk and run in the downloading task (``read(_:from:to:)``, decision 0023).
 ///
 /// For example:
 /// ```swift
@@ -156,9 +156,9 @@ final class BlobStore: Sendable {
         return Written(blob: blob, size: size, md5Hash: md5, crc32c: crc)
     }
 
-    /// Writes `chunks` as a new durable blob: the file and checksums in one pool job, then the fsyncs
-    /// of the file and of its directory. Where the CPU runs MD5 in lanes, the MD5 is made there meanwhile, with other
-    /// uploads' (``MD5Lanes``, decision 0022).
+    /// Writes `chunks` as a new durable blob: the file and checksums in one pool job, then the fsyncs of
+    /// the file and of its directory. Where the CPU runs MD5 in lanes, the MD5 is made there meanwhile,
+    /// with other uploads' (``MD5Lanes``, decision 0022).
     private func writeWhole(_ chunks: [ByteBuffer]) async throws -> Written {
         let blob = Self.newIdentifier()
         guard MD5Lanes.isAccelerated else {

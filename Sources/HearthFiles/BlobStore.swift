@@ -140,16 +140,17 @@ final class BlobStore: Sendable {
         var digest = BlobDigest()
         do {
             try await append(first.buffers, then: &rest, to: file, at: 0, digest: &digest, limit: limit, direct: true)
-            try await pool.runIfActive {
-                try Self.check(fsync(file), "fsync", path)
-                try self.syncDirectory(of: blob)
-            }
-            _ = try? await pool.runIfActive { close(file) }
         } catch {
-            _ = try? await pool.runIfActive {
+            await cleanUp {
                 close(file)
                 unlink(path)
             }
+            throw error
+        }
+        do {
+            try await syncNewBlob(file, blob)
+        } catch {
+            await cleanUp { unlink(path) }
             throw error
         }
         let (md5, crc, size) = digest.finish()
@@ -171,10 +172,7 @@ final class BlobStore: Sendable {
     }
 
     /// The pool jobs of ``writeWhole(_:)``: returns the MD5 if asked to make it, the CRC-32C and the size.
-    /// The file is written in one job; then its fsync and its directory's run in two jobs at once, so an
-    /// upload waits for one of the disk's cache flushes rather than two in a row (decision 0025). Their
-    /// order does not matter: until the catalog names the blob, a crash leaves at most a file the start-up
-    /// sweep removes.
+    /// The file is written in one job, then made durable by ``syncNewBlob(_:_:)``.
     private func writeFile(_ blob: String, _ chunks: [ByteBuffer], hashingMD5: Bool) async throws -> ([UInt8]?, UInt32, Int64) {
         let path = blobPath(blob)
         let (file, md5, crc, size) = try await pool.runIfActive {
@@ -198,6 +196,21 @@ final class BlobStore: Sendable {
             }
             return (file, md5.map { Array($0.finalize()) }, crc.value, position)
         }
+        do {
+            try await syncNewBlob(file, blob)
+        } catch {
+            await cleanUp { unlink(path) }
+            throw error
+        }
+        return (md5, crc, size)
+    }
+
+    /// Makes a new blob durable: the fsync of `file`, which is closed after it whatever happens, and the
+    /// fsync of its shard directory run at once, so the upload waits for one of the disk's cache flushes
+    /// rather than two in a row (decision 0025). Their order does not matter: until the catalog names
+    /// the blob, a crash leaves at most a file the start-up sweep removes. Throws the first failure.
+    private func syncNewBlob(_ file: Int32, _ blob: String) async throws {
+        let path = blobPath(blob)
         async let directorySynced: Void = pool.runIfActive { try self.syncDirectory(of: blob) }
         var failure: (any Error)?
         do {
@@ -212,12 +225,13 @@ final class BlobStore: Sendable {
             failure = error
         }
         do { try await directorySynced } catch { failure = failure ?? error }
-        if let failure {
-            // Here rather than in a job, which a cancelled task would skip: one quick call, on failure only.
-            unlink(path)
-            throw failure
-        }
-        return (md5, crc, size)
+        if let failure { throw failure }
+    }
+
+    /// Runs `cleanup` on the pool, or here where the pool skips it (the task was cancelled, or the pool
+    /// stopped): a failed or cancelled write must not leave its file open or its bytes behind.
+    private func cleanUp(_ cleanup: @escaping @Sendable () -> Void) async {
+        do { try await pool.runIfActive(cleanup) } catch { cleanup() }
     }
 
     /// Appends `body` to a resumable upload's file at `offset` (bytes already durable), making the new
@@ -250,13 +264,13 @@ final class BlobStore: Sendable {
             }
         } catch {
             // Keep only what was durable before: a refused chunk (too large, cut off) leaves no bytes.
-            _ = try? await pool.runIfActive {
+            await cleanUp {
                 _ = ftruncate(file, off_t(offset))
                 close(file)
             }
             throw error
         }
-        _ = try? await pool.runIfActive { close(file) }
+        await cleanUp { close(file) }
         return offset + digest.size
     }
 

@@ -84,6 +84,28 @@ struct BlobStoreTests {
         #expect(expected.contains(String(BlobStore.newIdentifier().prefix(2))))
     }
 
+    /// An upload whose task is cancelled while it streams: the pool skips the cancelled task's jobs, so
+    /// the file is closed and removed in the task itself. (Descriptors are counted by the path they
+    /// name, so other tests running meanwhile do not count.)
+    @Test func aCancelledUploadLeavesNoFileOpenOrBehind() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let openUnderRoot = {
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return descriptors.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "").hasPrefix(root.path) }.count
+        }
+        let (body, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
+        feed.yield(ByteBuffer(repeating: 7, count: 3 * BlobStore.writeBatch))
+        let upload = Task { try await blobs.write(body) }
+        // Past the first batch, the upload waits for more of the body, its file open.
+        for _ in 0..<200 where openUnderRoot() == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(openUnderRoot() == 1)
+        upload.cancel()
+        await #expect(throws: (any Error).self) { try await upload.value }
+        #expect(openUnderRoot() == 0)
+        #expect(try Self.files(root).isEmpty)
+    }
+
     @Test func uploadChunksKeepLargeChunksAndCopySmallOnesTogether() {
         var chunks = UploadChunks()
         let large = ByteBuffer(bytes: Self.bytes(UploadChunks.keptMinimum))

@@ -35,10 +35,7 @@ struct ActivityMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func record(_ request: Request, path: String, status: Int, note: RequestNote, started: ContinuousClock.Instant) {
         let (namespace, kind) = note.state.withLock { ($0.namespace, $0.kind) }
-        activity.record(RequestRecord(
-            transport: .http, method: request.method.rawValue, path: path, namespace: namespace, status: String(status),
-            duration: ContinuousClock.now - started, kind: kind
-        ))
+        activity.record(.http(request, path: path, status: status, started: started, namespace: namespace, kind: kind))
     }
 }
 

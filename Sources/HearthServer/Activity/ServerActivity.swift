@@ -1,7 +1,7 @@
-import DequeModule
 import Foundation
 import HearthAccess
 import HearthCore
+import Hummingbird
 import Prometheus
 import Synchronization
 
@@ -267,6 +267,16 @@ struct RequestRecord: Sendable {
         self.status = status
         self.duration = duration
         self.kind = kind
+    }
+
+    /// An HTTP request answered with `status`, timed from `started` to now.
+    static func http(
+        _ request: Request, path: String, status: Int, started: ContinuousClock.Instant, namespace: String?, kind: Kind
+    ) -> RequestRecord {
+        RequestRecord(
+            transport: .http, method: request.method.rawValue, path: path, namespace: namespace, status: String(status),
+            duration: ContinuousClock.now - started, kind: kind
+        )
     }
 
     /// The URL path or database path, without its query.

@@ -95,36 +95,29 @@ public struct RESTController: Sendable {
     ) {
         let note = RequestNote.current
         guard note != nil || activity != nil else { return }
-        if request.method == .options {
-            // A preflight is logged, and counted by its status, against no database (through the router,
-            // by the middleware, which has nothing to be told).
-            guard note == nil else { return }
-            activity?.record(RequestRecord(
-                transport: .http, method: request.method.rawValue, path: request.uri.path, namespace: nil, status: String(status.code),
-                duration: ContinuousClock.now - started
-            ))
-            return
+        // The database and what the request did to it; a preflight counts against none.
+        var counted: (namespace: String, kind: RequestRecord.Kind)?
+        if request.method != .options {
+            let namespace = namespace ?? self.namespace(of: request, (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters())
+            let kind: RequestRecord.Kind
+            if denied {
+                kind = .denied
+            } else if status.kind != .successful || request.uri.path.hasPrefix("/.settings") {
+                kind = .other
+            } else if request.method == .get || request.method == .head {
+                kind = .read
+            } else {
+                kind = .write
+            }
+            // Only databases that exist get counters: a made-up `ns=` must not add metrics series.
+            if registry.isOpen(namespace) { counted = (namespace, kind) }
         }
-        let namespace = namespace ?? self.namespace(of: request, (try? RESTParameters(query: request.uri.query ?? "")) ?? RESTParameters())
-        let kind: RequestRecord.Kind
-        if denied {
-            kind = .denied
-        } else if status.kind != .successful || request.uri.path.hasPrefix("/.settings") {
-            kind = .other
-        } else if request.method == .get || request.method == .head {
-            kind = .read
-        } else {
-            kind = .write
-        }
-        // Only databases that exist get counters: a made-up `ns=` must not add metrics series.
-        let counted = registry.isOpen(namespace)
         if let note {
-            if counted { note.mark(namespace, kind) }
+            if let counted { note.mark(counted.namespace, counted.kind) }
             return
         }
-        activity?.record(RequestRecord(
-            transport: .http, method: request.method.rawValue, path: request.uri.path, namespace: counted ? namespace : nil,
-            status: String(status.code), duration: ContinuousClock.now - started, kind: counted ? kind : .other
+        activity?.record(.http(
+            request, path: request.uri.path, status: status.code, started: started, namespace: counted?.namespace, kind: counted?.kind ?? .other
         ))
     }
 

@@ -7,7 +7,9 @@ import HearthStorage
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
 import NIOHTTP1
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -155,6 +157,49 @@ import Testing
             try await tasks.waitForAll()
             // The server stopped only after the drain period.
             #expect(ContinuousClock.now - stopRequested >= .seconds(2))
+        }
+    }
+
+    /// A browser's preconnected socket, or a load balancer's open probe, has sent nothing: a stop closes it
+    /// at once instead of waiting for its read timeout (here 600 s, longer than the test's patience).
+    @Test func aStopClosesAConnectionThatHasSentNothing() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.emulatorMode = true
+        configuration.requestReadTimeout = .seconds(600)
+        let ports = AsyncStream.makeStream(of: Int.self)
+        let server = try await buildApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
+            onServerRunning: { port in ports.continuation.yield(port) }
+        )
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.stream.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            // The server has it once another connection's request is answered (accepts come in order).
+            #expect(try await Self.get("http://127.0.0.1:\(port)", "/healthz").status == 200)
+            await group.triggerGracefulShutdown()
+            let closedByServer = try await silent.executeThenClose { inbound, _ in
+                try await withThrowingTaskGroup(of: Bool.self) { waiting in
+                    waiting.addTask {
+                        for try await _ in inbound {}
+                        return true
+                    }
+                    waiting.addTask {
+                        try await Task.sleep(for: .seconds(30))
+                        return false
+                    }
+                    defer { waiting.cancelAll() }
+                    return try await waiting.next() ?? false
+                }
+            }
+            #expect(closedByServer)
+            try await tasks.waitForAll()
         }
     }
 

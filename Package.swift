@@ -286,7 +286,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "HearthIdentity", "HearthWeb",
+                "HearthServer", "HearthSQLite", "HearthRealtimeClient", "HearthAccess", "HearthCluster", "HearthEngine", "HearthFiles", "CHearthFiles", "HearthIdentity", "HearthWeb",
                 "HearthTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

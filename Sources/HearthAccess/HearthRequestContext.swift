@@ -14,10 +14,14 @@ public struct HearthRequestContext: RequestContext, RemoteAddressRequestContext 
     public var coreContext: CoreRequestContextStorage
     /// The connection's peer; nil when there is none (in-process tests).
     public let remoteAddress: SocketAddress?
+    /// The connection the request came on: a download hands its file to that connection's pipeline
+    /// (`FileRegionDownloads`). Unique while the request is served, which holds the connection.
+    public let connection: ObjectIdentifier
 
     /// Made by Hummingbird for each request, from its channel.
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        connection = ObjectIdentifier(source.channel)
     }
 }

@@ -47,6 +47,11 @@ final class BlobStore: Sendable {
     /// CPU (one thread hop instead of five, one socket write instead of four), for at most 1 MiB held
     /// per download instead of two chunks (docs/benchmarks.md, issue 30).
     static let wholeReadLimit: Int64 = 1 << 20
+    /// Smallest download sent as a file region (``cachedRegion(_:from:to:)``). From 1 MiB a region
+    /// halves the server's CPU a download (no buffer to fault in and fill); below 512 KiB it saved
+    /// nothing, the check and a second system call costing what the copy did
+    /// (`docs/decisions/0026-downloads-as-file-regions.md`).
+    static let regionMinimum: Int64 = 1 << 20
     /// Past this offset an upload's batches start their writeback as they are written (see
     /// ``FileWriteback``); below it the closing fsync is short anyway.
     static let writebackAfter: Int64 = 8 << 20
@@ -61,6 +66,9 @@ final class BlobStore: Sendable {
     /// Off once the system showed it has no cached open or read (another OS, an old kernel, a file
     /// system without `RWF_NOWAIT`): then every read goes to the pool at once.
     let readsInPlace = Atomic<Bool>(true)
+    /// Off once the system showed it cannot tell whether a file's pages are cached (no `cachestat`):
+    /// then no download is sent as a file region (``cachedRegion(_:from:to:)``).
+    let regionsInPlace = Atomic<Bool>(true)
 
     /// The blocking pool blob I/O runs on, shared by every store. Its threads mostly wait for the disk
     /// (a small upload's time is its fsyncs), and fsyncs in flight together share the disk's cache
@@ -399,6 +407,39 @@ final class BlobStore: Sendable {
             }
         }
         return buffer
+        #else
+        return nil
+        #endif
+    }
+
+    /// `[start, end)` of a blob as a file region for the event loop's `sendfile`
+    /// (``FileRegionDownloads``), if its path and every page of those bytes are in the kernel's caches:
+    /// an event loop must not wait for the disk. Nil otherwise, or where the system cannot tell
+    /// (`cachestat` is Linux 6.5 and later); the download then reads the bytes itself.
+    ///
+    /// A page evicted between the check and the send would make that one `sendfile` wait for the disk:
+    /// the window is a few microseconds for a blob that was just read or written.
+    func cachedRegion(_ blob: String, from start: Int64, to end: Int64) -> FileRegion? {
+        #if os(Linux)
+        guard end > start, regionsInPlace.load(ordering: .relaxed), readsInPlace.load(ordering: .relaxed) else { return nil }
+        let file = hearth_open_cached(blobPath(blob))
+        guard file >= 0 else {
+            turnOffReadsInPlaceIfUnsupported(errno)
+            return nil
+        }
+        var status = stat()
+        // A file shorter than its catalog entry would end the send early: the read path reports it.
+        guard fstat(file, &status) == 0, Int64(status.st_size) >= end else {
+            BlobReader.close(file)
+            return nil
+        }
+        let cached = hearth_range_is_cached(file, start, end - start)
+        guard cached == 1 else {
+            if cached < 0, errno == ENOSYS || errno == EPERM { regionsInPlace.store(false, ordering: .relaxed) }
+            BlobReader.close(file)
+            return nil
+        }
+        return FileRegion(fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file), readerIndex: Int(start), endIndex: Int(end))
         #else
         return nil
         #endif

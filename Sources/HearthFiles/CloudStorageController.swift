@@ -43,16 +43,22 @@ package struct CloudStorageController: Sendable {
     package func register(on router: Router<HearthRequestContext>) {
         for prefix in ["/storage/v1/b", "/storage/v1/b/**", "/upload/storage/v1/b/**", "/download/storage/v1/b/**"] {
             for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
-                router.on(RouterPath(prefix), method: method) { request, _ in await self.respond(to: request) }
+                router.on(RouterPath(prefix), method: method) { request, context in
+                    await self.respond(to: request, connection: context.connection)
+                }
             }
         }
     }
 
-    func respond(to request: Request) async -> Response {
-        await FilesHTTP.respond(to: request, logger: logger, errorResponse: { FilesHTTP.json($0.cloudStorageBody, status: $0.code) }, handle: handle)
+    /// Answers `request`; a download may leave as a file region on `connection` (``FileRegionDownloads``).
+    func respond(to request: Request, connection: ObjectIdentifier? = nil) async -> Response {
+        await FilesHTTP.respond(
+            to: request, logger: logger, errorResponse: { FilesHTTP.json($0.cloudStorageBody, status: $0.code) },
+            handle: { request in try await handle(request, connection: connection) }
+        )
     }
 
-    func handle(_ request: Request) async throws -> Response {
+    func handle(_ request: Request, connection: ObjectIdentifier?) async throws -> Response {
         let isAdmin = try FilesHTTP.identity(FilesHTTP.credential(request), authenticator).isAdmin
         guard files.emulatorMode || isAdmin else { throw FilesError.unauthenticated }
         let admin = FileRequester(identity: .admin)
@@ -108,7 +114,7 @@ package struct CloudStorageController: Sendable {
             let object = try await stored(bucket, name)
             try preconditions.check(object, isRead: true)
             if api == "download" || query["alt"] == "media" {
-                return try await FilesHTTP.media(object, request, blobs: files.blobs) {
+                return try await FilesHTTP.media(object, request, blobs: files.blobs, regions: files.regions, connection: connection) {
                     // The bytes changed under the read: the conditions decide on the new version.
                     let current = try await stored(bucket, name)
                     try preconditions.check(current, isRead: true)

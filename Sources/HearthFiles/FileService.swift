@@ -77,6 +77,8 @@ struct FileListing: Sendable {
 package final class FileService: Sendable {
     package let catalog: any ObjectCatalog
     let blobs: BlobStore
+    /// Where downloads hand their file regions to the server's connections (``FileRegionDownloads``).
+    let regions: FileRegionDownloads
     let project: String
     let emulatorMode: Bool
     let configuration: FilesConfiguration
@@ -109,11 +111,12 @@ package final class FileService: Sendable {
     var rules: StorageRules { currentRules.withLock { $0 } }
 
     private init(
-        catalog: any ObjectCatalog, blobs: BlobStore, project: String, emulatorMode: Bool, configuration: FilesConfiguration,
-        clock: ServerClock, rules: StorageRules, logger: Logger
+        catalog: any ObjectCatalog, blobs: BlobStore, regions: FileRegionDownloads, project: String, emulatorMode: Bool,
+        configuration: FilesConfiguration, clock: ServerClock, rules: StorageRules, logger: Logger
     ) {
         self.catalog = catalog
         self.blobs = blobs
+        self.regions = regions
         self.project = project
         self.emulatorMode = emulatorMode
         self.configuration = configuration
@@ -127,9 +130,11 @@ package final class FileService: Sendable {
     }
 
     /// Opens the service: removes what a crash left, creates the default buckets, loads the rules.
+    /// Downloads are handed to `regions` as file regions for connections that send them.
     package static func open(
         directory: URL, catalog: any ObjectCatalog, project: String, emulatorMode: Bool,
-        configuration: FilesConfiguration = FilesConfiguration(), clock: ServerClock = .system, logger: Logger
+        configuration: FilesConfiguration = FilesConfiguration(), clock: ServerClock = .system,
+        regions: FileRegionDownloads = FileRegionDownloads(), logger: Logger
     ) async throws -> FileService {
         let blobs = try BlobStore(root: directory)
         let referenced = try await catalog.referencedBlobs()
@@ -146,7 +151,7 @@ package final class FileService: Sendable {
             }
         }
         let service = FileService(
-            catalog: catalog, blobs: blobs, project: project, emulatorMode: emulatorMode, configuration: configuration, clock: clock,
+            catalog: catalog, blobs: blobs, regions: regions, project: project, emulatorMode: emulatorMode, configuration: configuration, clock: clock,
             rules: rules, logger: logger
         )
         let now = Int64(clock.wallMilliseconds)

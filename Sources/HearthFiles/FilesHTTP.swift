@@ -200,17 +200,24 @@ enum FilesHTTP {
     /// An overwrite or a delete can unlink the object's blob between its lookup and the open. The
     /// object is then looked up once more (`lookAgain`), so the download gets the new object or a 404
     /// instead of a 500.
+    ///
+    /// On a `connection` that sends file regions, a GET of at least ``BlobStore/regionMinimum`` bytes, all
+    /// in the kernel's caches, leaves as a file region (``FileRegionDownloads``): from the page cache to
+    /// the socket, not through the process.
     static func media(
-        _ object: StoredObject, _ request: Request, blobs: BlobStore, lookAgain: () async throws -> StoredObject
+        _ object: StoredObject, _ request: Request, blobs: BlobStore, regions: FileRegionDownloads?, connection: ObjectIdentifier?,
+        lookAgain: () async throws -> StoredObject
     ) async throws -> Response {
         do {
-            return try await media(object, request, blobs: blobs)
+            return try await media(object, request, blobs: blobs, regions: regions, connection: connection)
         } catch BlobStore.Failure.io(_, ENOENT) {
-            return try await media(try await lookAgain(), request, blobs: blobs)
+            return try await media(try await lookAgain(), request, blobs: blobs, regions: regions, connection: connection)
         }
     }
 
-    private static func media(_ object: StoredObject, _ request: Request, blobs: BlobStore) async throws -> Response {
+    private static func media(
+        _ object: StoredObject, _ request: Request, blobs: BlobStore, regions: FileRegionDownloads?, connection: ObjectIdentifier?
+    ) async throws -> Response {
         let range: ClosedRange<Int64>?
         do {
             range = try Self.range(request.headers[.range], size: object.size)
@@ -241,6 +248,10 @@ enum FilesHTTP {
         if let language = object.contentLanguage { headers[.contentLanguage] = language }
         if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        if request.method == .get, end - start >= BlobStore.regionMinimum, let regions, let connection,
+           let body = regionBody(object.blob, from: start, to: end, blobs: blobs, regions: regions, connection: connection) {
+            return Response(status: status, headers: headers, body: body)
+        }
         if end - start <= BlobStore.wholeReadLimit {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await blobs.read(object.blob, from: start, to: end)))
         }
@@ -251,6 +262,28 @@ enum FilesHTTP {
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
+    }
+
+    /// A body of `[start, end)` of the blob sent as a file region on `connection`; nil if the bytes are
+    /// not all cached or the connection sends no regions (TLS, in-process tests).
+    private static func regionBody(
+        _ blob: String, from start: Int64, to end: Int64, blobs: BlobStore, regions: FileRegionDownloads, connection: ObjectIdentifier
+    ) -> ResponseBody? {
+        guard regions.sendsRegions(connection), let region = blobs.cachedRegion(blob, from: start, to: end) else { return nil }
+        guard let token = regions.hand(region, to: connection) else {
+            try? region.fileHandle.close()
+            return nil
+        }
+        return ResponseBody(contentLength: Int(end - start)) { writer in
+            do {
+                try await writer.write(token)
+            } catch {
+                // Not written: the region is still waiting on the connection, unless it closed with it.
+                if let region = regions.take(token, on: connection) { try? region.fileHandle.close() }
+                throw error
+            }
+            try await writer.finish(nil)
+        }
     }
 
     /// `inline` or the stored disposition, with the file name (RFC 5987) so a saved download keeps it.

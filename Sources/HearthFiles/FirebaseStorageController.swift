@@ -39,13 +39,14 @@ package struct FirebaseStorageController: Sendable {
     package func register(on router: Router<HearthRequestContext>) {
         for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
             router.on("/v0/b/**", method: method) { request, context in
-                await self.respond(to: request, address: FilesHTTP.clientAddress(context: context))
+                await self.respond(to: request, address: FilesHTTP.clientAddress(context: context), connection: context.connection)
             }
         }
     }
 
-    /// Answers `request`; `address` is the client's, for the per-address limit on open uploads.
-    func respond(to request: Request, address: String? = nil) async -> Response {
+    /// Answers `request`; `address` is the client's, for the per-address limit on open uploads; a
+    /// download may leave as a file region on `connection` (``FileRegionDownloads``).
+    func respond(to request: Request, address: String? = nil, connection: ObjectIdentifier? = nil) async -> Response {
         await FilesHTTP.respond(to: request, logger: logger, errorResponse: { error in
             var response = FilesHTTP.json(error.firebaseBody, status: error.code)
             // A resumable upload's client reads the upload status on errors too.
@@ -53,7 +54,7 @@ package struct FirebaseStorageController: Sendable {
                 response.headers[Self.uploadStatus] = (error.endsUpload ?? (error.code == 403)) ? "final" : "active"
             }
             return response
-        }, handle: { request in try await handle(request, address: address) })
+        }, handle: { request in try await handle(request, address: address, connection: connection) })
     }
 
     static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!
@@ -63,7 +64,7 @@ package struct FirebaseStorageController: Sendable {
     static let uploadOffset = HTTPField.Name("X-Goog-Upload-Offset")!
     static let sizeReceived = HTTPField.Name("X-Goog-Upload-Size-Received")!
 
-    func handle(_ request: Request, address: String?) async throws -> Response {
+    func handle(_ request: Request, address: String?, connection: ObjectIdentifier?) async throws -> Response {
         // /v0/b/{bucket}/o[/{object}]
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3)
         guard segments.count >= 2, segments[segments.startIndex + 1] == "o" else { throw FilesError.notFound }
@@ -85,7 +86,7 @@ package struct FirebaseStorageController: Sendable {
             guard let object else { return try await list(bucket, query, requester) }
             let stored = try await files.object(bucket: bucket, name: object, requester)
             if query["alt"] == "media" {
-                return try await FilesHTTP.media(stored, request, blobs: files.blobs) {
+                return try await FilesHTTP.media(stored, request, blobs: files.blobs, regions: files.regions, connection: connection) {
                     try await files.object(bucket: bucket, name: object, requester)
                 }
             }

@@ -100,6 +100,9 @@ public struct ClusterOptions: Sendable {
 public struct FileStorage: Sendable {
     public var directory: URL
     public var catalog: any ObjectCatalog
+    /// Where the file service hands downloads to the server's connections as file regions (the tests
+    /// count what was sent).
+    var regions = FileRegionDownloads()
 
     public init(directory: URL, catalog: any ObjectCatalog) {
         self.directory = directory
@@ -156,7 +159,9 @@ func makeApplication(
     let adminSecretGuard = AdminSecretGuard(configuration: configuration)
     router.add(middleware: RequestClientMiddleware(configuration: configuration, adminSecretGuard: adminSecretGuard))
     if configuration.accessLog {
-        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(logger: Logger(label: AccessLogMiddleware<HearthRequestContext>.label)))
+        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(
+            logger: Logger(label: AccessLogMiddleware<HearthRequestContext>.label), fileRegions: files?.regions
+        ))
     }
     HealthController(readiness: readiness).register(on: router)
     // Account emails' links: the public URL, else the listening address (its port known once bound).
@@ -192,7 +197,8 @@ func makeApplication(
     if let files {
         let service = try await FileService.open(
             directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
-            emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock, logger: logger
+            emulatorMode: configuration.emulatorMode, configuration: configuration.files, clock: configuration.clock,
+            regions: files.regions, logger: logger
         )
         if configuration.referenceApps {
             try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
@@ -282,7 +288,7 @@ func makeApplication(
             Application(
                 responder: responder,
                 server: HTTPServerBuilder { responder in
-                    RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls)
+                    RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls, fileRegions: files?.regions)
                 },
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Hearth"),
                 logger: logger
@@ -293,7 +299,7 @@ func makeApplication(
     let application = Application(
         responder: responder,
         server: HTTPServerBuilder { responder in
-            RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls)
+            RealtimeServerChannel(responder: responder, services: realtime, certificate: configuration.tls, fileRegions: files?.regions)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Hearth"),
         // Stopped in reverse order: the server, then the WebSocket sessions, then the databases.

@@ -44,4 +44,9 @@ int hearth_open_cached(const char *path);
 /// kernel or file system has none).
 long hearth_read_cached(int fd, void *buffer, size_t count, int64_t offset);
 
+/// Whether every page of `[offset, offset + length)` of the open file `fd` is in the page cache
+/// (Linux's `cachestat`, 6.5 and later): 1 if so, 0 if not, -1 with errno set (ENOSYS where there is no
+/// such call, EINVAL for an empty range).
+int hearth_range_is_cached(int fd, int64_t offset, int64_t length);
+
 #endif

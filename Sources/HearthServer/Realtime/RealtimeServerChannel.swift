@@ -1,6 +1,7 @@
 import HTTPTypes
 import HearthAccess
 import HearthCore
+import HearthFiles
 import HearthIdentity
 import HearthProtocol
 public import HummingbirdCore
@@ -33,17 +34,24 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     let services: RealtimeServices
     /// Set: every connection speaks TLS with the certificate current when it opens.
     let certificate: ServerCertificate?
+    /// Set: plain HTTP connections send cached downloads as file regions (``FileRegionWriter``).
+    let fileRegions: FileRegionDownloads?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, services: RealtimeServices, certificate: ServerCertificate?) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, services: RealtimeServices, certificate: ServerCertificate?,
+        fileRegions: FileRegionDownloads? = nil
+    ) {
         self.responder = responder
         self.services = services
         self.certificate = certificate
+        self.fileRegions = fileRegions
     }
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let services = self.services
             let secure = certificate != nil
+            let fileRegions = self.fileRegions
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: 1 << 24,
                 shouldUpgrade: { channel, head in
@@ -70,6 +78,10 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // Downloads as file regions (sendfile); over TLS the process must encrypt the bytes.
+                        if let fileRegions, !secure {
+                            try channel.pipeline.syncOperations.addHandler(FileRegionWriter(downloads: fileRegions))
+                        }
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
                         // Between requests, and while a request's head or body is read, silence longer than
                         // the read timeout closes the connection; a response that streams is not limited.

@@ -1,4 +1,5 @@
 import HearthAccess
+import HearthFiles
 import Hummingbird
 import Logging
 import Synchronization
@@ -10,6 +11,8 @@ import Synchronization
 /// that only select a format (``keptQueryValues``); headers and bodies are not logged.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    /// The file service's hand-off: a download sent as a file region writes a token for its bytes.
+    var fileRegions: FileRegionDownloads? = nil
 
     /// The label of the access log's lines, so collectors can tell them from the rest.
     static var label: String { "hearth.access" }
@@ -47,9 +50,11 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let status = response.status.code
         let sent = ByteCount()
         let logger = self.logger
+        let fileRegions = self.fileRegions
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             let counting = writer.map { buffer in
-                sent.value.add(buffer.readableBytes, ordering: .relaxed)
+                // A download sent as a file region writes a token for its bytes.
+                sent.value.add(fileRegions?.byteCount(ofToken: buffer) ?? buffer.readableBytes, ordering: .relaxed)
                 return buffer
             }
             defer { entry.log(status: status, bytes: sent.value.load(ordering: .relaxed), to: logger) }

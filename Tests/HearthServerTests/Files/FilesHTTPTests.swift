@@ -49,7 +49,7 @@ struct FilesHTTPTests {
             body: RequestBody(buffer: ByteBuffer())
         )
         let lookups = Atomic<Int>(0)
-        let response = try await FilesHTTP.media(Self.object(old, generation: 1), request, blobs: blobs) {
+        let response = try await FilesHTTP.media(Self.object(old, generation: 1), request, blobs: blobs, regions: nil, connection: nil) {
             lookups.add(1, ordering: .relaxed)
             return Self.object(new, generation: 2)
         }
@@ -70,7 +70,7 @@ struct FilesHTTPTests {
             body: RequestBody(buffer: ByteBuffer())
         )
         await #expect(throws: FilesError.notFound) {
-            _ = try await FilesHTTP.media(Self.object(old, generation: 1), request, blobs: blobs) { throw FilesError.notFound }
+            _ = try await FilesHTTP.media(Self.object(old, generation: 1), request, blobs: blobs, regions: nil, connection: nil) { throw FilesError.notFound }
         }
     }
     /// A server-side copy (`copyTo`, `rewriteTo`) whose source an overwrite replaced between the lookup

@@ -1,6 +1,7 @@
 import Foundation
 import HearthAccess
 import HearthCore
+@testable import HearthFiles
 import HearthIdentity
 import HearthProtocol
 @testable import HearthServer
@@ -13,12 +14,14 @@ import NIOCore
 import Testing
 
 /// The real application with the file service on a fresh data directory (SQLite catalog, blob files),
-/// requests through the router in process.
+/// requests through the router in process, or over a real connection (`live`).
 struct FilesTestServer {
     static let project = "demo-files"
     static let bucket = "demo-files.appspot.com"
     var configuration = ServerConfiguration()
     let tokens = TokenSigner.generate()
+    /// The server's hand-off of downloads to its connections: `sent` counts the file regions sent.
+    let regions = FileRegionDownloads()
     let directory: URL
 
     init(emulator: Bool = false, directory: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
@@ -35,18 +38,21 @@ struct FilesTestServer {
     var files: FileStorage {
         get throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return FileStorage(directory: directory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: directory))
+            var storage = FileStorage(directory: directory.appendingPathComponent("files"), catalog: try SQLiteObjectCatalog(directory: directory))
+            storage.regions = regions
+            return storage
         }
     }
 
-    /// Runs `test`; the data directory is removed afterwards unless `keep`.
-    func run(keep: Bool = false, _ test: @Sendable (FilesClient) async throws -> Void) async throws {
+    /// Runs `test`, through the router in process or over a connection to the listening server (`live`,
+    /// where downloads can leave as file regions); the data directory is removed afterwards unless `keep`.
+    func run(keep: Bool = false, live: Bool = false, _ test: @Sendable (FilesClient) async throws -> Void) async throws {
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
         let (app, _, _, _, _) = try await makeApplication(
             configuration: configuration, storage: InMemoryStorage(), adminSecret: AdminSecret(hashing: TestServer.secret), tokens: tokens,
             files: try files
         )
-        try await app.test(.router) { client in try await test(FilesClient(client: client, tokens: tokens)) }
+        try await app.test(live ? .live : .router) { client in try await test(FilesClient(client: client, tokens: tokens)) }
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }

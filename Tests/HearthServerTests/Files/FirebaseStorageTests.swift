@@ -1,3 +1,4 @@
+import CHearthFiles
 import Crypto
 import Foundation
 import HearthAccess
@@ -6,6 +7,7 @@ import HearthCore
 import HearthProtocol
 @testable import HearthServer
 import HTTPTypes
+import Synchronization
 import Testing
 
 /// Firebase Storage's `/v0` API end to end through the router: uploads of every kind, downloads,
@@ -87,10 +89,25 @@ import Testing
         }
     }
 
+    /// Whether this system can tell that a file's pages are cached (`cachestat`, Linux 6.5), which
+    /// downloads as file regions need.
+    static let sendsRegions: Bool = {
+        #if os(Linux)
+        let file = open("/proc/self/exe", O_RDONLY)
+        defer { close(file) }
+        return hearth_range_is_cached(file, 0, 1) >= 0
+        #else
+        return false
+        #endif
+    }()
+
     /// Bodies up to `BlobStore.wholeReadLimit` are read in one piece, longer ones streamed in chunks:
     /// both give the same bytes, whole or as a range on either side of the limit.
-    @Test func downloadsOnBothSidesOfTheWholeReadLimitGiveTheSameBytes() async throws {
-        try await FilesTestServer(emulator: true).run { files async throws in
+    /// Over a connection, those of at least `BlobStore.regionMinimum` bytes leave as file regions (all
+    /// of the object is cached after the upload).
+    @Test(arguments: [false, true]) func downloadsOnBothSidesOfTheWholeReadLimitGiveTheSameBytes(live: Bool) async throws {
+        let server = FilesTestServer(emulator: true)
+        try await server.run(live: live) { files async throws in
             let limit = Int(BlobStore.wholeReadLimit)
             let data = (0..<(limit + 3 * BlobStore.readChunk + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
             try await files.upload("large.bin", data)
@@ -107,6 +124,10 @@ import Testing
                 let partMatches = part.bytes == Array(data[first...last])
                 #expect(partMatches, "bytes=\(first)-\(last): \(part.bytes.count) bytes")
             }
+            // The whole object and three of the ranges are 1 MiB or more.
+            #expect(server.regions.sent.load(ordering: .relaxed) == (live && Self.sendsRegions ? 4 : 0))
+            // The connection still answers after them.
+            #expect(try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=0-9"])).bytes == Array(data[0...9]))
         }
     }
 

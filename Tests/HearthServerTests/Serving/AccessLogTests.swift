@@ -1,11 +1,13 @@
 import Foundation
 import HTTPTypes
 import HearthAccess
+@testable import HearthFiles
 @testable import HearthServer
 import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOEmbedded
 import Synchronization
 import Testing
 
@@ -80,6 +82,31 @@ import Testing
         for secret in ["SECRET", "API-KEY", "alice", "hunter2", "stored value"] {
             #expect(!everything.contains(secret), "\(secret) in \(everything)")
         }
+    }
+
+    /// A download sent as a file region writes a token in its place: the line counts the region's bytes.
+    @Test func aDownloadSentAsAFileRegionCountsItsBytes() async throws {
+        let (blobs, root, blob) = try await FileRegionWriterTests.cachedBlob(150_000)
+        defer { try? FileManager.default.removeItem(at: root) }
+        guard let region = blobs.cachedRegion(blob, from: 0, to: 150_000) else {
+            // Only where the system cannot tell what is cached (no cachestat).
+            let regionsInPlace = blobs.regionsInPlace.load(ordering: .relaxed)
+            #expect(!regionsInPlace)
+            return
+        }
+        let downloads = FileRegionDownloads()
+        let connection = EmbeddedChannel()
+        try connection.pipeline.syncOperations.addHandler(FileRegionWriter(downloads: downloads))
+        let token = try #require(downloads.hand(region, to: ObjectIdentifier(connection)))
+        let captured = Captured()
+        let router = Router(context: HearthRequestContext.self)
+        router.add(middleware: AccessLogMiddleware<HearthRequestContext>(logger: captured.logger, fileRegions: downloads))
+        router.get("/file") { _, _ in Response(status: .ok, body: ResponseBody(byteBuffer: token)) }
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/file", method: .get) { response in #expect(response.status == .ok) }
+        }
+        #expect(captured.entries.withLock { $0.map { $0.metadata["bytes"] } } == ["150000"])
+        _ = try connection.finish()
     }
 
     @Test func jsonLinesCarryTimeLevelLabelMessageAndEveryField() throws {

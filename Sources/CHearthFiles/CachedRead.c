@@ -1,19 +1,21 @@
 // Opening and reading a file only from the kernel's caches, which Swift's Glibc module does not export
 // (GNU and Linux extensions): downloads read cached blobs in their own task with these, without a hop
 // to the blocking pool, and never wait for the disk there (docs/decisions/0023-cached-reads-in-place.md),
-// or hand them to the event loop's sendfile only when every page is cached (decision 0026).
+// or hand them to the event loop's sendfile only when every page is cached and read (decision 0026).
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
 #include "CHearthFiles.h"
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <fcntl.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
-#include <unistd.h>
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
 #endif
@@ -48,29 +50,34 @@ long hearth_read_cached(int fd, void *buffer, size_t count, int64_t offset) {
 #endif
 }
 
-#if defined(__linux__) && !defined(__NR_cachestat) && (defined(__x86_64__) || defined(__aarch64__))
-#define __NR_cachestat 451  // Linux 6.5; older C headers do not name it
-#endif
-
-int hearth_range_is_cached(int fd, int64_t offset, int64_t length) {
-#if defined(__linux__) && defined(__NR_cachestat)
+int hearth_range_is_resident(int fd, int64_t offset, int64_t length) {
     if (offset < 0 || length <= 0) {
         errno = EINVAL;
         return -1;
     }
-    // The kernel's own structs (linux/mman.h of 6.5), spelled out for older headers.
-    struct { uint64_t off, len; } range = {(uint64_t)offset, (uint64_t)length};
-    struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } stat = {0};
-    if (syscall(__NR_cachestat, fd, &range, &stat, 0) != 0) return -1;
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) page = 4096;
-    uint64_t first = (uint64_t)offset / (uint64_t)page, last = (uint64_t)(offset + length - 1) / (uint64_t)page;
-    return stat.nr_cache >= last - first + 1 ? 1 : 0;
-#else
-    (void)fd;
-    (void)offset;
-    (void)length;
-    errno = ENOSYS;
-    return -1;
-#endif
+    int64_t start = offset / page * page;
+    size_t span = (size_t)(offset + length - start);
+    size_t pages = (span + (size_t)page - 1) / (size_t)page;
+    // A mapping nothing touches: no page is faulted in, and unmapping it flushes nothing.
+    void *mapping = mmap(NULL, span, PROT_READ, MAP_SHARED, fd, (off_t)start);
+    if (mapping == MAP_FAILED) return -1;
+    unsigned char small[256];
+    unsigned char *vector = pages <= sizeof small ? small : malloc(pages);
+    int result = -1;
+    if (vector != NULL && mincore(mapping, span, vector) == 0) {
+        result = 1;
+        for (size_t index = 0; index < pages; index++) {
+            if ((vector[index] & 1) == 0) {
+                result = 0;
+                break;
+            }
+        }
+    }
+    int saved = errno;
+    if (vector != small) free(vector);
+    munmap(mapping, span);
+    errno = saved;
+    return result;
 }

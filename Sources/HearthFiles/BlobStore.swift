@@ -48,8 +48,8 @@ final class BlobStore: Sendable {
     /// per download instead of two chunks (docs/benchmarks.md, issue 30).
     static let wholeReadLimit: Int64 = 1 << 20
     /// Smallest download sent as a file region (``cachedRegion(_:from:to:)``). From 1 MiB a region
-    /// halves the server's CPU a download (no buffer to fault in and fill); below 512 KiB it saved
-    /// nothing, the check and a second system call costing what the copy did
+    /// cuts the server's CPU a download by a third to a half (no buffer to fill); up to 512 KiB it saved
+    /// nothing, the checks and a second system call costing what the copy did
     /// (`docs/decisions/0026-downloads-as-file-regions.md`).
     static let regionMinimum: Int64 = 1 << 20
     /// Past this offset an upload's batches start their writeback as they are written (see
@@ -66,8 +66,8 @@ final class BlobStore: Sendable {
     /// Off once the system showed it has no cached open or read (another OS, an old kernel, a file
     /// system without `RWF_NOWAIT`): then every read goes to the pool at once.
     let readsInPlace = Atomic<Bool>(true)
-    /// Off once the system showed it cannot tell whether a file's pages are cached (no `cachestat`):
-    /// then no download is sent as a file region (``cachedRegion(_:from:to:)``).
+    /// Off once the system showed it cannot tell whether a file's pages are cached (a file system that
+    /// cannot map files): then no download is sent as a file region (``cachedRegion(_:from:to:)``).
     let regionsInPlace = Atomic<Bool>(true)
 
     /// The blocking pool blob I/O runs on, shared by every store. Its threads mostly wait for the disk
@@ -413,9 +413,9 @@ final class BlobStore: Sendable {
     }
 
     /// `[start, end)` of a blob as a file region for the event loop's `sendfile`
-    /// (``FileRegionDownloads``), if its path and every page of those bytes are in the kernel's caches:
-    /// an event loop must not wait for the disk. Nil otherwise, or where the system cannot tell
-    /// (`cachestat` is Linux 6.5 and later); the download then reads the bytes itself.
+    /// (``FileRegionDownloads``), if its path and every page of those bytes are in the kernel's caches,
+    /// read (`mincore`: a page whose read from the disk is under way does not count): an event loop
+    /// must not wait for the disk. Nil otherwise; the download then reads the bytes itself.
     ///
     /// A page evicted between the check and the send would make that one `sendfile` wait for the disk:
     /// the window is a few microseconds for a blob that was just read or written.
@@ -433,9 +433,10 @@ final class BlobStore: Sendable {
             BlobReader.close(file)
             return nil
         }
-        let cached = hearth_range_is_cached(file, start, end - start)
+        let cached = hearth_range_is_resident(file, start, end - start)
         guard cached == 1 else {
-            if cached < 0, errno == ENOSYS || errno == EPERM { regionsInPlace.store(false, ordering: .relaxed) }
+            // A file system that cannot map files, or a system without mincore: never again.
+            if cached < 0, [ENODEV, ENOSYS, EACCES, EPERM, EINVAL].contains(errno) { regionsInPlace.store(false, ordering: .relaxed) }
             BlobReader.close(file)
             return nil
         }

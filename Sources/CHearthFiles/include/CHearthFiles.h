@@ -44,9 +44,10 @@ int hearth_open_cached(const char *path);
 /// kernel or file system has none).
 long hearth_read_cached(int fd, void *buffer, size_t count, int64_t offset);
 
-/// Whether every page of `[offset, offset + length)` of the open file `fd` is in the page cache
-/// (Linux's `cachestat`, 6.5 and later): 1 if so, 0 if not, -1 with errno set (ENOSYS where there is no
-/// such call, EINVAL for an empty range).
-int hearth_range_is_cached(int fd, int64_t offset, int64_t length);
+/// Whether every page of `[offset, offset + length)` of the open file `fd` is in the page cache with
+/// its bytes read (`mincore` on a mapping of the range nothing touches): 1 if so, 0 if not, -1 with
+/// errno set. A page whose read from the disk is still under way counts as not there (the kernel
+/// reports a page only once it is up to date), so a `sendfile` of the range does not wait for the disk.
+int hearth_range_is_resident(int fd, int64_t offset, int64_t length);
 
 #endif

@@ -109,7 +109,7 @@ public struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try sync.addHandler(MalformedRequestResponder(), position: .after(decoder))
             try sync.addHandler(DeclinedUpgradeFilter(), position: .after(decoder))
-            try sync.addHandler(UnusedConnectionCloser(), position: .before(decoder))
+            try sync.addHandler(UnusedConnectionCloser(), position: .after(decoder))
             // The first request's head must arrive in time too: a client that trickles it (or sends
             // nothing) would otherwise hold the connection for ever.
             let timeout = TimeAmount(services.configuration.requestReadTimeout)

@@ -1,24 +1,25 @@
 import NIOCore
+import NIOHTTP1
 
-/// Closes a connection that has sent nothing yet when the server stops; it leaves the pipeline at the
-/// connection's first bytes.
+/// Closes a connection whose first request head has not arrived when the server stops; it leaves the
+/// pipeline with that head.
 ///
-/// Why: until a connection's first request arrives, nothing in the pipeline answers the server's
+/// Why: until a connection's first request head arrives, nothing in the pipeline answers the server's
 /// quiescing event. HTTP/1's handler takes it only after the upgrade handler decides between HTTP and a
-/// WebSocket, which needs a request head. A browser's preconnected socket, or a load balancer's TCP
-/// probe that stays open, held a stop for the whole read timeout (60 s by default; measured 60.5 s
-/// with one silent client).
+/// WebSocket, which needs the head. A browser's preconnected socket, or a load balancer's TCP probe that
+/// stays open, held a stop for the whole read timeout (60 s by default; measured 60.5 s with one silent
+/// client). Closing such a connection loses nothing: no request on it has been dispatched.
 ///
 /// For example:
 /// ```swift
-/// try pipeline.addHandler(UnusedConnectionCloser(), position: .before(decoder))
+/// try pipeline.addHandler(UnusedConnectionCloser(), position: .after(decoder))
 /// ```
 final class UnusedConnectionCloser: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // Bytes arrived: a request is on its way, and the handlers that serve it also answer a stop.
+        // A whole head: the handlers that serve the request (or the WebSocket) answer a stop from here.
         context.fireChannelRead(data)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }

@@ -89,13 +89,15 @@ import Testing
         }
     }
 
-    /// Whether this system can tell that a file's pages are cached (`cachestat`, Linux 6.5), which
-    /// downloads as file regions need.
+    /// Whether this system can tell that a file's pages are cached and read (`mincore`), which
+    /// downloads as file regions need, and open a path only from the caches (`RESOLVE_CACHED`).
     static let sendsRegions: Bool = {
         #if os(Linux)
         let file = open("/proc/self/exe", O_RDONLY)
         defer { close(file) }
-        return hearth_range_is_cached(file, 0, 1) >= 0
+        let opened = hearth_open_cached("/proc/self/exe")
+        if opened >= 0 { close(opened) }
+        return hearth_range_is_resident(file, 0, 1) >= 0 && (opened >= 0 || errno == EAGAIN || errno == EPERM)
         #else
         return false
         #endif

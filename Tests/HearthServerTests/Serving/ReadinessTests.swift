@@ -160,9 +160,11 @@ import Testing
         }
     }
 
-    /// A browser's preconnected socket, or a load balancer's open probe, has sent nothing: a stop closes it
-    /// at once instead of waiting for its read timeout (here 600 s, longer than the test's patience).
-    @Test func aStopClosesAConnectionThatHasSentNothing() async throws {
+    /// A browser's preconnected socket, or a load balancer's open probe, has sent nothing, or a client
+    /// only part of its first request's head: a stop closes it at once instead of waiting for its read
+    /// timeout (here 600 s, longer than the test's patience).
+    @Test(arguments: ["", "GET /x.json HTTP/1.1\r\nHost: loc"])
+    func aStopClosesAConnectionWhoseFirstRequestHasNotArrived(sent: String) async throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.emulatorMode = true
@@ -181,7 +183,9 @@ import Testing
                 .connect(host: "127.0.0.1", port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
                 }
-            // The server has it once another connection's request is answered (accepts come in order).
+            if !sent.isEmpty { try await silent.channel.writeAndFlush(ByteBuffer(string: sent)) }
+            // The server has it, and what it sent, once another connection's request is answered (accepts
+            // come in order).
             #expect(try await Self.get("http://127.0.0.1:\(port)", "/healthz").status == 200)
             await group.triggerGracefulShutdown()
             let closedByServer = try await silent.executeThenClose { inbound, _ in

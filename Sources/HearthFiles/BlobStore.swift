@@ -48,8 +48,8 @@ final class BlobStore: Sendable {
     /// per download instead of two chunks (docs/benchmarks.md, issue 30).
     static let wholeReadLimit: Int64 = 1 << 20
     /// Smallest download sent as a file region (``cachedRegion(_:from:to:)``). From 1 MiB a region
-    /// cuts the server's CPU a download by a third to a half (no buffer to fill); up to 512 KiB it saved
-    /// nothing, the checks and a second system call costing what the copy did
+    /// cuts the server's CPU a download by a third to a half (no buffer to fill); below it a region saved
+    /// little or nothing, the checks and a second system call costing about what the copy did
     /// (`docs/decisions/0026-downloads-as-file-regions.md`).
     static let regionMinimum: Int64 = 1 << 20
     /// Past this offset an upload's batches start their writeback as they are written (see

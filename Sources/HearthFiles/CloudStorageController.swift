@@ -42,7 +42,7 @@ package struct CloudStorageController: Sendable {
 
     package func register(on router: Router<HearthRequestContext>) {
         for prefix in ["/storage/v1/b", "/storage/v1/b/**", "/upload/storage/v1/b/**", "/download/storage/v1/b/**"] {
-            for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
+            for method: HTTPRequest.Method in [.get, .head, .post, .put, .patch, .delete, .options] {
                 router.on(RouterPath(prefix), method: method) { request, context in
                     await self.respond(to: request, connection: context.connection)
                 }

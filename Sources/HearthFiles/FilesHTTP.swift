@@ -128,11 +128,31 @@ enum FilesHTTP {
         response.headers[.vary] = "Origin"
     }
 
+    /// Whether the request being answered is a HEAD, answered as its GET (``respond(to:logger:errorResponse:handle:)``):
+    /// a download then reads nothing.
+    @TaskLocal static var answeringHead = false
+
     /// Answers a files request: CORS preflights, `handle`'s answer, or the error in the API's own
     /// shape (`errorResponse`); unexpected errors are logged and answered 500. CORS headers on all.
+    ///
+    /// A HEAD is answered as its GET would be (the same status, headers and `Content-Length`) without
+    /// the body, as RFC 9110 asks of every server and as Cloud Storage and the Storage emulator do:
+    /// clients ask a download URL's size and type this way.
     static func respond(
         to request: Request, logger: Logger, errorResponse: (FilesError) -> Response, handle: (Request) async throws -> Response
     ) async -> Response {
+        if request.method == .head {
+            var head = request.head
+            head.method = .get
+            let asGet = Request(head: head, body: request.body)
+            var response = await $answeringHead.withValue(true) {
+                await respond(to: asGet, logger: logger, errorResponse: errorResponse, handle: handle)
+            }
+            let length = response.headers[.contentLength] ?? response.body.contentLength.map(String.init)
+            response.body = ResponseBody()
+            response.headers[.contentLength] = length
+            return response
+        }
         if request.method == .options { return preflight(request) }
         var response: Response
         do {
@@ -248,6 +268,11 @@ enum FilesHTTP {
         if let language = object.contentLanguage { headers[.contentLanguage] = language }
         if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        if answeringHead {
+            // The GET's answer without its bytes, none of which are read.
+            headers[.contentLength] = String(end - start)
+            return Response(status: status, headers: headers)
+        }
         if request.method == .get, end - start >= BlobStore.regionMinimum, let regions, let connection,
            let body = regionBody(object.blob, from: start, to: end, blobs: blobs, regions: regions, connection: connection) {
             return Response(status: status, headers: headers, body: body)

@@ -37,7 +37,7 @@ package struct FirebaseStorageController: Sendable {
     static let chunkGranularity = "262144"
 
     package func register(on router: Router<HearthRequestContext>) {
-        for method: HTTPRequest.Method in [.get, .post, .put, .patch, .delete, .options] {
+        for method: HTTPRequest.Method in [.get, .head, .post, .put, .patch, .delete, .options] {
             router.on("/v0/b/**", method: method) { request, context in
                 await self.respond(to: request, address: FilesHTTP.clientAddress(context: context), connection: context.connection)
             }

@@ -128,8 +128,50 @@ import Testing
             }
             // The whole object and three of the ranges are 1 MiB or more.
             #expect(server.regions.sent.load(ordering: .relaxed) == (live && Self.sendsRegions ? 4 : 0))
+            // A HEAD answers as the GET does, without the bytes (and sends no region).
+            let head = try await files.send(.head, path)
+            #expect(head.status == .ok && head.body.isEmpty)
+            #expect(head.headers[.contentLength] == String(data.count))
+            #expect(head.headers[.eTag] == whole.headers[.eTag] && head.headers[.eTag] != nil)
+            let headOfRange = try await files.send(.head, path, headers: TestServer.admin.adding([.range: "bytes=5-\(limit + 5)"]))
+            #expect(headOfRange.status == .partialContent && headOfRange.body.isEmpty)
+            #expect(headOfRange.headers[.contentLength] == String(limit + 1))
+            #expect(headOfRange.headers[.contentRange] == "bytes 5-\(limit + 5)/\(data.count)")
+            #expect(server.regions.sent.load(ordering: .relaxed) == (live && Self.sendsRegions ? 4 : 0))
             // The connection still answers after them.
             #expect(try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=0-9"])).bytes == Array(data[0...9]))
+        }
+    }
+
+    /// HEAD on both APIs' URLs: the GET's status, headers and length without the body; a missing object
+    /// is a 404 without a body; the rules decide as for a GET.
+    @Test(arguments: [false, true]) func headAnswersAsGetWithoutTheBody(live: Bool) async throws {
+        let server = FilesTestServer()
+        try await server.run(live: live) { files async throws in
+            let data = Array("hello, heads".utf8)
+            try await files.upload("h.txt", data, contentType: "text/plain")
+            let media = FilesClient.objectPath("h.txt") + "?alt=media"
+            let get = try await files.bytes(media)
+            let head = try await files.send(.head, media)
+            #expect(head.status == .ok && head.body.isEmpty)
+            #expect(head.headers[.contentLength] == String(data.count))
+            for name in [HTTPField.Name.contentType, .eTag, HTTPField.Name("x-goog-hash")!, .contentSecurityPolicy] {
+                #expect(head.headers[name] == get.headers[name] && head.headers[name] != nil, "\(name)")
+            }
+            // The metadata, as JSON for a GET: its length, no body.
+            let metadata = try await files.send(.get, FilesClient.objectPath("h.txt"))
+            let metadataHead = try await files.send(.head, FilesClient.objectPath("h.txt"))
+            #expect(metadataHead.status == .ok && metadataHead.body.isEmpty)
+            #expect(metadataHead.headers[.contentLength] == String(metadata.body.utf8.count))
+            // Missing, and refused by the default rules (no credentials): the GET's status, no body.
+            let missing = try await files.send(.head, FilesClient.objectPath("nothing.txt") + "?alt=media")
+            #expect(missing.status == .notFound && missing.body.isEmpty)
+            let anonymous = try await files.send(.head, media, headers: [:])
+            #expect(anonymous.status == (try await files.send(.get, media, headers: [:])).status)
+            #expect(anonymous.status == .forbidden && anonymous.body.isEmpty)
+            // Cloud Storage's download URL too.
+            let cloud = try await files.send(.head, "/storage/v1/b/\(FilesTestServer.bucket)/o/h.txt?alt=media")
+            #expect(cloud.status == .ok && cloud.body.isEmpty && cloud.headers[.contentLength] == String(data.count))
         }
     }
 

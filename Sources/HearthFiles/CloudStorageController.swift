@@ -262,6 +262,8 @@ package struct CloudStorageController: Sendable {
             try await files.cancelUpload(id)
             return Response(status: HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"))
         }
+        // A GET (or HEAD) of the session's URL must not append or finalize.
+        guard request.method == .put || request.method == .post else { throw FilesError(405, "Method not allowed.") }
         let range = try ContentRange(request.headers[.contentRange])
         let session = try await files.uploadSession(id)
         if let generation = session.finalGeneration {

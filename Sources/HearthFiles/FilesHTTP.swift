@@ -144,7 +144,8 @@ enum FilesHTTP {
         if request.method == .head {
             var head = request.head
             head.method = .get
-            let asGet = Request(head: head, body: request.body)
+            // A HEAD has no body: none reaches the GET's handler.
+            let asGet = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
             var response = await $answeringHead.withValue(true) {
                 await respond(to: asGet, logger: logger, errorResponse: errorResponse, handle: handle)
             }

@@ -90,7 +90,14 @@ package struct FirebaseStorageController: Sendable {
                     try await files.object(bucket: bucket, name: object, requester)
                 }
             }
-            return FilesHTTP.json(ObjectMetadata.firebase(try await files.ensureDownloadToken(stored)))
+            guard FilesHTTP.answeringHead, stored.downloadTokens.isEmpty else {
+                return FilesHTTP.json(ObjectMetadata.firebase(try await files.ensureDownloadToken(stored)))
+            }
+            // A HEAD changes nothing: the GET's answer, with the token it would make, is not saved.
+            var preview = stored
+            preview.downloadTokens = [UUID().uuidString.lowercased()]
+            preview.metageneration += 1
+            return FilesHTTP.json(ObjectMetadata.firebase(preview))
         case .post, .put:
             if let id = query["upload_id"] { return try await chunk(request, id: id, requester) }
             if object == nil { object = query["name"] }

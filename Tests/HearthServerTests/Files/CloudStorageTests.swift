@@ -86,6 +86,12 @@ import Testing
             let status = try await files.send(.put, path, headers: TestServer.admin.adding([.contentRange: "bytes */*"]))
             #expect(status.status.code == 308)
             #expect(status.headers[.range] == "bytes=0-262143")
+            // A GET or HEAD of the session's URL, even with a finalizing range, neither appends nor finalizes.
+            for method: HTTPRequest.Method in [.get, .head] {
+                let read = try await files.send(method, path, headers: TestServer.admin.adding([.contentRange: "bytes */262144"]))
+                #expect(read.status == .methodNotAllowed, "\(method)")
+            }
+            #expect(try await files.send(.get, "/storage/v1/b/\(Self.bucket)/o/r%2Fbig.bin").status == .notFound)
             let last = try await files.send(.put, path, body: Array(data[262_144...]), headers: TestServer.admin.adding([.contentRange: "bytes 262144-599999/600000"]))
             #expect(last.status == .ok, "\(last.body)")
             #expect(last.json?["size"] == .string("600000"))

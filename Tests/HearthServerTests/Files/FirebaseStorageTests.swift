@@ -172,6 +172,19 @@ import Testing
             // Cloud Storage's download URL too.
             let cloud = try await files.send(.head, "/storage/v1/b/\(FilesTestServer.bucket)/o/h.txt?alt=media")
             #expect(cloud.status == .ok && cloud.body.isEmpty && cloud.headers[.contentLength] == String(data.count))
+            // An object without a download token (put through Cloud Storage's API): a HEAD of its Firebase
+            // metadata answers the GET's length but saves no token; the GET then makes one.
+            let bare = try await files.send(
+                .post, "/upload/storage/v1/b/\(FilesTestServer.bucket)/o?uploadType=media&name=bare.txt", body: data,
+                headers: TestServer.admin.adding([.contentType: "text/plain"])
+            )
+            #expect(bare.status == .ok)
+            let bareHead = try await files.send(.head, FilesClient.objectPath("bare.txt"))
+            let cloudMetadata = try await files.send(.get, "/storage/v1/b/\(FilesTestServer.bucket)/o/bare.txt")
+            #expect(cloudMetadata.json?["metageneration"] == .string("1"))
+            let bareGet = try await files.send(.get, FilesClient.objectPath("bare.txt"))
+            #expect(bareGet.json?["metageneration"] == .string("2"))
+            #expect(bareHead.headers[.contentLength] == String(bareGet.body.utf8.count))
         }
     }
 

@@ -88,12 +88,7 @@ import Testing
     @Test func aDownloadSentAsAFileRegionCountsItsBytes() async throws {
         let (blobs, root, blob) = try await FileRegionWriterTests.cachedBlob(150_000)
         defer { try? FileManager.default.removeItem(at: root) }
-        guard let region = blobs.cachedRegion(blob, from: 0, to: 150_000) else {
-            // Only where the system cannot tell what is cached (a file system that cannot map files).
-            let regionsInPlace = blobs.regionsInPlace.load(ordering: .relaxed)
-            #expect(!regionsInPlace)
-            return
-        }
+        guard let region = FileRegionWriterTests.region(of: blob, in: blobs, from: 0, to: 150_000) else { return }
         let downloads = FileRegionDownloads()
         let connection = EmbeddedChannel()
         try connection.pipeline.syncOperations.addHandler(FileRegionWriter(downloads: downloads))

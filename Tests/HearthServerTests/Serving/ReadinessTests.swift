@@ -129,20 +129,7 @@ import Testing
     }
 
     @Test func aStopDrainsWithReadinessOffWhileRequestsAreStillServed() async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.emulatorMode = true
-        configuration.drainPeriod = .seconds(2)
-        let ports = AsyncStream.makeStream(of: Int.self)
-        let server = try await buildApplication(
-            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
-            onServerRunning: { port in ports.continuation.yield(port) }
-        )
-        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var iterator = ports.stream.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await Self.runServer({ $0.drainPeriod = .seconds(2) }) { port, group in
             let base = "http://127.0.0.1:\(port)"
             let before = try await Self.get(base, "/readyz")
             #expect(before.status == 200 && before.body == "ready\n")
@@ -154,7 +141,8 @@ import Testing
             #expect(during.status == 503 && during.body == "draining\n")
             #expect(try await Self.get(base, "/healthz").status == 200)
             #expect(try await Self.get(base, "/x.json").status == 200)
-            try await tasks.waitForAll()
+            return stopRequested
+        } stopped: { stopRequested in
             // The server stopped only after the drain period.
             #expect(ContinuousClock.now - stopRequested >= .seconds(2))
         }
@@ -165,20 +153,7 @@ import Testing
     /// timeout (here 600 s, longer than the test's patience).
     @Test(arguments: ["", "GET /x.json HTTP/1.1\r\nHost: loc"])
     func aStopClosesAConnectionWhoseFirstRequestHasNotArrived(sent: String) async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.emulatorMode = true
-        configuration.requestReadTimeout = .seconds(600)
-        let ports = AsyncStream.makeStream(of: Int.self)
-        let server = try await buildApplication(
-            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
-            onServerRunning: { port in ports.continuation.yield(port) }
-        )
-        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var iterator = ports.stream.makeAsyncIterator()
-            let port = try #require(await iterator.next())
+        try await Self.runServer({ $0.requestReadTimeout = .seconds(600) }) { port, group in
             let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
@@ -203,8 +178,38 @@ import Testing
                 }
             }
             #expect(closedByServer)
+        } stopped: { _ in }
+    }
+
+    /// Runs a server (emulator mode, in memory, `configure`d) in a service group. `body` gets its port and
+    /// the group, and must stop it; `stopped` runs once it has, with what `body` returned.
+    static func runServer<Value: Sendable>(
+        _ configure: (inout ServerConfiguration) -> Void,
+        _ body: @Sendable (Int, ServiceGroup) async throws -> Value,
+        stopped: (Value) throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.emulatorMode = true
+        configure(&configuration)
+        let ports = AsyncStream.makeStream(of: Int.self)
+        let server = try await buildApplication(
+            configuration: configuration, storage: InMemoryStorage(), adminSecret: nil,
+            onServerRunning: { port in ports.continuation.yield(port) }
+        )
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+        let value = try await withThrowingTaskGroup(of: Value?.self) { tasks in
+            tasks.addTask {
+                try await group.run()
+                return nil
+            }
+            var iterator = ports.stream.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            let value = try await body(port, group)
             try await tasks.waitForAll()
+            return value
         }
+        try stopped(value)
     }
 
     static func get(_ base: String, _ path: String) async throws -> (status: Int, body: String) {

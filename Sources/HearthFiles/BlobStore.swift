@@ -384,12 +384,7 @@ final class BlobStore: Sendable {
     /// if there is one). Where the system has no such open or read, the first try turns it off.
     func readIfCached(_ path: String, from start: Int64, count: Int) -> ByteBuffer? {
         #if os(Linux)
-        guard readsInPlace.load(ordering: .relaxed) else { return nil }
-        let file = hearth_open_cached(path)
-        guard file >= 0 else {
-            turnOffReadsInPlaceIfUnsupported(errno)
-            return nil
-        }
+        guard let file = openIfCached(path) else { return nil }
         defer { BlobReader.close(file) }
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         var failure: Int32 = 0
@@ -421,12 +416,7 @@ final class BlobStore: Sendable {
     /// the window is a few microseconds for a blob that was just read or written.
     func cachedRegion(_ blob: String, from start: Int64, to end: Int64) -> FileRegion? {
         #if os(Linux)
-        guard end > start, regionsInPlace.load(ordering: .relaxed), readsInPlace.load(ordering: .relaxed) else { return nil }
-        let file = hearth_open_cached(blobPath(blob))
-        guard file >= 0 else {
-            turnOffReadsInPlaceIfUnsupported(errno)
-            return nil
-        }
+        guard end > start, regionsInPlace.load(ordering: .relaxed), let file = openIfCached(blobPath(blob)) else { return nil }
         var status = stat()
         // A file shorter than its catalog entry would end the send early: the read path reports it.
         guard fstat(file, &status) == 0, Int64(status.st_size) >= end else {
@@ -445,6 +435,20 @@ final class BlobStore: Sendable {
         return nil
         #endif
     }
+
+    #if os(Linux)
+    /// The file at `path`, opened without waiting for the disk (`RESOLVE_CACHED`); nil if any part of its
+    /// path is not cached, or the system has no such open (the first such failure turns it off).
+    private func openIfCached(_ path: String) -> Int32? {
+        guard readsInPlace.load(ordering: .relaxed) else { return nil }
+        let file = hearth_open_cached(path)
+        guard file >= 0 else {
+            turnOffReadsInPlaceIfUnsupported(errno)
+            return nil
+        }
+        return file
+    }
+    #endif
 
     private func turnOffReadsInPlaceIfUnsupported(_ error: Int32) {
         // EPERM: blobs this process does not own (copied in by another user), which O_NOATIME refuses.

@@ -274,7 +274,8 @@ enum FilesHTTP {
             headers[.contentLength] = String(end - start)
             return Response(status: status, headers: headers)
         }
-        if request.method == .get, end - start >= BlobStore.regionMinimum, let regions, let connection,
+        // A GET here: a HEAD returned above, and nothing else asks for the bytes.
+        if end - start >= BlobStore.regionMinimum, let regions, let connection,
            let body = regionBody(object.blob, from: start, to: end, blobs: blobs, regions: regions, connection: connection) {
             return Response(status: status, headers: headers, body: body)
         }

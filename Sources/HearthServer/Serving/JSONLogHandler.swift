@@ -20,7 +20,11 @@ import Darwin
 /// ```
 public struct JSONLogHandler: LogHandler {
     public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+    public var metadata: Logger.Metadata {
+        get { storedMetadata.all }
+        set { storedMetadata.all = newValue }
+    }
+    private var storedMetadata = HandlerMetadata()
     public var metadataProvider: Logger.MetadataProvider?
     let label: String
     let output: @Sendable (String) -> Void
@@ -39,8 +43,8 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+        get { storedMetadata[key] }
+        set { storedMetadata[key] = newValue }
     }
 
     public func log(event: LogEvent) {

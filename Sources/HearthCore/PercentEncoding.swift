@@ -10,23 +10,35 @@
 public enum PercentEncoding {
     /// `keeping` names more ASCII characters to leave as they are.
     public static func component(_ text: String, keeping: String = "") -> String {
-        let kept = Set(keeping.utf8)
+        // Most names need no escape (every file download names its file): then the text is the answer.
+        if text.utf8.allSatisfy(isUnreserved) { return text }
+        let kept = keeping.utf8
         var result = [UInt8]()
-        result.reserveCapacity(text.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
+        result.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            if isUnreserved(byte) || kept.contains(byte) {
                 result.append(byte)
-            case _ where kept.contains(byte):
-                result.append(byte)
-            default:
-                result += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            } else {
+                result.append(UInt8(ascii: "%"))
+                result.append(hexDigits[Int(byte >> 4)])
+                result.append(hexDigits[Int(byte & 0x0F)])
             }
         }
         return String(decoding: result, as: UTF8.self)
     }
+
+    /// RFC 3986's unreserved characters.
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 }
 
 /// Percent-decoding that leaves `+` alone.

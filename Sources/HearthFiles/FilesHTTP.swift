@@ -48,10 +48,14 @@ enum FilesHTTP {
 
     /// The credential of `Authorization: Firebase <token>` or `Bearer <token>` (the second word).
     static func credential(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        let token = trimmingWhitespace(parts[1])
+        // On the bytes, the first field without joining: every download asks (splitting and joining
+        // were 1 µs of a 64 KiB download's 60, issue 30).
+        guard let header = request.headers.value(of: .authorization) else { return nil }
+        let utf8 = header.utf8
+        guard let scheme = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") }),
+            let space = utf8[scheme...].firstIndex(of: UInt8(ascii: " "))
+        else { return nil }
+        let token = trimmingWhitespace(Substring(utf8[utf8.index(after: space)...]))
         return token.isEmpty ? nil : token
     }
 
@@ -325,7 +329,7 @@ enum FilesHTTP {
         }
         // Only a disposition stored with the object can name a file (most objects have none).
         if object.contentDisposition != nil, stored.lowercased().contains("filename") { return stored }
-        let file = object.name.split(separator: "/").last.map(String.init) ?? object.name
+        let file = object.name.lastIndex(of: "/").map { String(object.name[object.name.index(after: $0)...]) } ?? object.name
         return "\(stored); filename*=utf-8''\(PercentEncoding.component(file))"
     }
 
@@ -352,10 +356,20 @@ enum FilesHTTP {
     /// For example: `isActiveContent("image/svg+xml; charset=utf-8")` is true, `isActiveContent("image/png")` false.
     static func isActiveContent(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1).first ?? "").lowercased()
+        let mediaType = normalizedMediaType(contentType)
         if mediaType.hasSuffix("/xml") || mediaType.hasSuffix("+xml") { return true }
         if mediaType.hasSuffix("javascript") || mediaType.hasSuffix("ecmascript") || mediaType.hasSuffix("/jscript") { return true }
         return activeMediaTypes.contains(mediaType)
+    }
+
+    /// The media type of a `Content-Type`, without parameters and whitespace, in lower case. Checked
+    /// on the bytes first: a type stored as `image/png` is its own answer, with nothing to copy.
+    static func normalizedMediaType(_ contentType: String) -> String {
+        let isPlain = contentType.utf8.allSatisfy { byte in
+            byte > UInt8(ascii: " ") && byte < 0x80 && byte != UInt8(ascii: ";") && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
+        if isPlain { return contentType }
+        return trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1).first ?? "").lowercased()
     }
 
     static let activeMediaTypes: Set<String> = [

@@ -181,6 +181,27 @@ import Testing
         #expect(FilesHTTP.trimmingWhitespace(" \t tok en\t ") == "tok en")
         #expect(FilesHTTP.trimmingWhitespace("\u{00A0}tök\u{2003}") == "tök")
         #expect(FilesHTTP.trimmingWhitespace(" \t ") == "")
+        func credential(_ values: String...) -> String? {
+            var fields = HTTPFields()
+            for value in values { fields.append(HTTPField(name: .authorization, value: value)) }
+            return FilesHTTP.credential(Request(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/", headerFields: fields), body: .init(buffer: ByteBuffer())))
+        }
+        #expect(credential("Bearer tok") == "tok")
+        #expect(credential("Firebase  tok en \t") == "tok en")
+        #expect(credential("  Bearer tok") == "tok")
+        #expect(credential("Bearer") == nil)
+        #expect(credential("Bearer   ") == nil)
+        #expect(credential("Bearer\ttok") == nil)
+        #expect(credential() == nil)
+        // Two fields are one list, as before: the second word of "Bearer a, Bearer b".
+        #expect(credential("Bearer a", "Bearer b") == "a, Bearer b")
+        #expect(FilesHTTP.normalizedMediaType("image/png") == "image/png")
+        #expect(FilesHTTP.normalizedMediaType(" Image/PNG ; q=1") == "image/png")
+        #expect(FilesHTTP.normalizedMediaType("text/html;charset=utf-8") == "text/html")
+        #expect(PercentEncoding.component("photos/a b+c.jpg") == "photos%2Fa%20b%2Bc.jpg")
+        #expect(PercentEncoding.component("plain-name_1.~") == "plain-name_1.~")
+        #expect(PercentEncoding.component("it's (1)!", keeping: "!*'()") == "it's%20(1)!")
+        #expect(PercentEncoding.component("é") == "%C3%A9")
     }
 
     // MARK: - Finding 5: resumable uploads

@@ -16,10 +16,11 @@ enum FilesHTTP {
     /// sends; Firebase's SDKs encode `+` as `%2B`). Nil for a malformed escape.
     static func query(_ text: String?) throws(FilesError) -> [String: String] {
         var result: [String: String] = [:]
-        for pair in (text ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let key = PercentDecoding.decodeFormComponent(parts[0]),
-                let value = parts.count > 1 ? PercentDecoding.decodeFormComponent(parts[1]) : ""
+        // Split on the bytes: splitting a String on a Character walks grapheme clusters.
+        for pair in (text ?? "").utf8.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            guard let key = PercentDecoding.decodeFormComponent(Substring(pair[..<(equals ?? pair.endIndex)])),
+                let value = equals.map({ PercentDecoding.decodeFormComponent(Substring(pair[pair.index(after: $0)...])) }) ?? ""
             else {
                 throw FilesError(400, "The URL has a malformed percent escape.")
             }
@@ -174,9 +175,9 @@ enum FilesHTTP {
             logger.error("Files request failed", metadata: ["hearth.error": "\(error)", "hearth.path": "\(request.uri.path)"])
             response = errorResponse(FilesError(500, "Internal error; the server log has the details."))
         }
-        addCORS(&response, origin: request.headers[.origin])
+        addCORS(&response, origin: request.headers.value(of: .origin))
         // JSON answers and errors too: nothing a files URL returns may run as a page of this origin.
-        if response.headers[.contentSecurityPolicy] == nil { addDownloadProtection(&response.headers) }
+        if !response.headers.contains(.contentSecurityPolicy) { addDownloadProtection(&response.headers) }
         return response
     }
 
@@ -245,7 +246,7 @@ enum FilesHTTP {
     ) async throws -> Response {
         let range: ClosedRange<Int64>?
         do {
-            range = try Self.range(request.headers[.range], size: object.size)
+            range = try Self.range(request.headers.value(of: .range), size: object.size)
         } catch {
             var response = json(error.firebaseBody, status: error.code)
             response.headers[.contentRange] = "bytes */\(object.size)"
@@ -253,25 +254,27 @@ enum FilesHTTP {
         }
         let start = range?.lowerBound ?? 0
         let end = (range?.upperBound).map { $0 + 1 } ?? object.size
-        var headers: HTTPFields = [
-            .contentType: object.contentType ?? "application/octet-stream",
-            .acceptRanges: "bytes",
-            .eTag: "\"\(ObjectMetadata.etag(object))\"",
-            .contentDisposition: contentDisposition(object),
-        ]
+        // Appended, each name once, into room made up front: setting a field by name searches the
+        // fields before it, and the names are made once (`DownloadHeader`).
+        var headers = HTTPFields()
+        headers.reserveCapacity(20)
+        headers.append(HTTPField(name: .contentType, value: object.contentType ?? "application/octet-stream"))
+        headers.append(HTTPField(name: .acceptRanges, value: "bytes"))
+        headers.append(HTTPField(name: .eTag, value: "\"\(ObjectMetadata.etag(object))\""))
+        headers.append(HTTPField(name: .contentDisposition, value: contentDisposition(object)))
         addDownloadProtection(&headers)
-        headers[HTTPField.Name("x-goog-generation")!] = String(object.generation)
-        headers[HTTPField.Name("x-goog-metageneration")!] = String(object.metageneration)
-        headers[HTTPField.Name("x-goog-storage-class")!] = "STANDARD"
-        headers[HTTPField.Name("x-goog-hash")!] = "crc32c=\(CRC32C.base64(object.crc32c)),md5=\(object.md5Hash)"
-        headers[HTTPField.Name("x-goog-stored-content-length")!] = String(object.size)
+        headers.append(HTTPField(name: DownloadHeader.generation, value: String(object.generation)))
+        headers.append(HTTPField(name: DownloadHeader.metageneration, value: String(object.metageneration)))
+        headers.append(HTTPField(name: DownloadHeader.storageClass, value: "STANDARD"))
+        headers.append(HTTPField(name: DownloadHeader.hash, value: "crc32c=\(CRC32C.base64(object.crc32c)),md5=\(object.md5Hash)"))
+        headers.append(HTTPField(name: DownloadHeader.storedContentLength, value: String(object.size)))
         if let encoding = object.contentEncoding, encoding != "identity" {
-            headers[.contentEncoding] = encoding
-            headers[HTTPField.Name("x-goog-stored-content-encoding")!] = encoding
+            headers.append(HTTPField(name: .contentEncoding, value: encoding))
+            headers.append(HTTPField(name: DownloadHeader.storedContentEncoding, value: encoding))
         }
-        if let cacheControl = object.cacheControl { headers[.cacheControl] = cacheControl }
-        if let language = object.contentLanguage { headers[.contentLanguage] = language }
-        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)" }
+        if let cacheControl = object.cacheControl { headers.append(HTTPField(name: .cacheControl, value: cacheControl)) }
+        if let language = object.contentLanguage { headers.append(HTTPField(name: .contentLanguage, value: language)) }
+        if let range { headers.append(HTTPField(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound)/\(object.size)")) }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
         if answeringHead {
             // The GET's answer without its bytes, none of which are read.
@@ -341,6 +344,16 @@ enum FilesHTTP {
     static let downloadContentSecurityPolicy = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox"
 
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// Cloud Storage's headers on a download.
+    enum DownloadHeader {
+        static let generation = HTTPField.Name("x-goog-generation")!
+        static let metageneration = HTTPField.Name("x-goog-metageneration")!
+        static let storageClass = HTTPField.Name("x-goog-storage-class")!
+        static let hash = HTTPField.Name("x-goog-hash")!
+        static let storedContentLength = HTTPField.Name("x-goog-stored-content-length")!
+        static let storedContentEncoding = HTTPField.Name("x-goog-stored-content-encoding")!
+    }
 
     /// `nosniff` (the declared type is the type) and the sandboxing policy.
     static func addDownloadProtection(_ headers: inout HTTPFields) {

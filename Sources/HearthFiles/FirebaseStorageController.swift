@@ -66,7 +66,8 @@ package struct FirebaseStorageController: Sendable {
 
     func handle(_ request: Request, address: String?, connection: ObjectIdentifier?) async throws -> Response {
         // /v0/b/{bucket}/o[/{object}]
-        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3)
+        // Split on the bytes: splitting a String on a Character walks grapheme clusters.
+        let segments = request.uri.path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst(3).map(Substring.init)
         guard segments.count >= 2, segments[segments.startIndex + 1] == "o" else { throw FilesError.notFound }
         let bucket = try FilesHTTP.segment(segments[segments.startIndex])
         let rest = segments.dropFirst(2)

@@ -63,6 +63,8 @@ final class BlobStore: Sendable {
     let directBatches = Atomic<Int>(0)
     /// Whole reads answered in place from the kernel's caches so far (decision 0023; the tests check it).
     let cachedReads = Atomic<Int>(0)
+    /// Blobs kept open for reads in place (decision 0027).
+    let openFiles = OpenBlobFiles(capacity: 128)
     /// Off once the system showed it has no cached open or read (another OS, an old kernel, a file
     /// system without `RWF_NOWAIT`): then every read goes to the pool at once.
     let readsInPlace = Atomic<Bool>(true)
@@ -344,7 +346,10 @@ final class BlobStore: Sendable {
 
     func remove(_ blob: String) async {
         let path = blobPath(blob)
+        // Before and after: a read that opened the blob just before the unlink may keep it between the two.
+        openFiles.forget(blob)
         _ = try? await pool.runIfActive { unlink(path) }
+        openFiles.forget(blob)
     }
 
     /// Reads `[start, end)` of a blob in one job on the blocking pool (open, read, close): for a body
@@ -357,7 +362,7 @@ final class BlobStore: Sendable {
     func read(_ blob: String, from start: Int64, to end: Int64) async throws -> ByteBuffer {
         let path = blobPath(blob)
         let count = Int(end - start)
-        if let cached = readIfCached(path, from: start, count: count) {
+        if let cached = readIfCached(blob, from: start, count: count) {
             cachedReads.add(1, ordering: .relaxed)
             return cached
         }
@@ -379,13 +384,29 @@ final class BlobStore: Sendable {
         }
     }
 
-    /// `[start, start + count)` of the file at `path` if its path and every byte of it are in the
-    /// kernel's caches; nil if not, or if anything fails (the pool's read then answers, with the error
-    /// if there is one). Where the system has no such open or read, the first try turns it off.
-    func readIfCached(_ path: String, from start: Int64, count: Int) -> ByteBuffer? {
+    /// `[start, start + count)` of a blob if its path and every byte of it are in the kernel's caches;
+    /// nil if not, or if anything fails (the pool's read then answers, with the error if there is one).
+    /// Where the system has no such open or read, the first try turns it off. The blob stays open for
+    /// the next read (``openFiles``).
+    func readIfCached(_ blob: String, from start: Int64, count: Int) -> ByteBuffer? {
         #if os(Linux)
-        guard let file = openIfCached(path) else { return nil }
-        defer { BlobReader.close(file) }
+        guard readsInPlace.load(ordering: .relaxed) else { return nil }
+        let open: OpenBlobFiles.File
+        if let kept = openFiles.file(blob) {
+            open = kept
+        } else {
+            guard let descriptor = openIfCached(blobPath(blob)) else { return nil }
+            open = openFiles.keep(OpenBlobFiles.File(descriptor), for: blob)
+        }
+        return withExtendedLifetime(open) { readCached(open.descriptor, from: start, count: count) }
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    /// `[start, start + count)` of an open file if every byte is in the page cache (`RWF_NOWAIT`).
+    private func readCached(_ file: Int32, from start: Int64, count: Int) -> ByteBuffer? {
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         var failure: Int32 = 0
         while buffer.readableBytes < count {
@@ -402,10 +423,8 @@ final class BlobStore: Sendable {
             }
         }
         return buffer
-        #else
-        return nil
-        #endif
     }
+    #endif
 
     /// `[start, end)` of a blob as a file region for the event loop's `sendfile`
     /// (``FileRegionDownloads``), if its path and every page of those bytes are in the kernel's caches,

@@ -183,7 +183,7 @@ struct BlobStoreTests {
             let file = open(path, O_RDONLY)
             #expect(posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED) == 0)
             close(file)
-            #expect(blobs.readIfCached(path, from: 0, count: body.count) == nil)
+            #expect(blobs.readIfCached(written.blob, from: 0, count: body.count) == nil)
             #expect(Array(try await blobs.read(written.blob, from: 0, to: Int64(body.count)).readableBytesView) == body)
             #expect(blobs.cachedReads.load(ordering: .relaxed) == 1)
         }
@@ -193,11 +193,59 @@ struct BlobStoreTests {
         let readsInPlace = blobs.readsInPlace.load(ordering: .relaxed)
         #expect(readsInPlace)
         #else
-        #expect(blobs.readIfCached(path, from: 0, count: 10) == nil)
+        #expect(blobs.readIfCached(written.blob, from: 0, count: 10) == nil)
         #endif
         await #expect(throws: BlobStore.Failure.self) { _ = try await blobs.read(written.blob, from: 0, to: Int64(body.count) + 1) }
         await blobs.remove(written.blob)
         await #expect(throws: BlobStore.Failure.self) { _ = try await blobs.read(written.blob, from: 0, to: 10) }
+    }
+
+    /// A blob read in place stays open for the next read, and removing it lets go of it: its space is
+    /// freed and a read fails (decision 0027).
+    @Test func aBlobReadInPlaceStaysOpenUntilItIsRemoved() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let first = try await blobs.write(Chunks(bytes: Self.bytes(70_000), chunk: 65_536))
+        let second = try await blobs.write(Chunks(bytes: Self.bytes(1_000), chunk: 65_536))
+        #expect(Array(try await blobs.read(first.blob, from: 0, to: 70_000).readableBytesView) == Self.bytes(70_000))
+        #if os(Linux)
+        #expect(blobs.openFiles.count == 1)
+        let kept = try #require(blobs.openFiles.file(first.blob))
+        #expect(Array(try await blobs.read(first.blob, from: 5, to: 9).readableBytesView) == Array(Self.bytes(70_000)[5..<9]))
+        #expect(blobs.openFiles.file(first.blob) === kept, "the second read used the kept file")
+        _ = try await blobs.read(second.blob, from: 0, to: 1_000)
+        #expect(blobs.openFiles.count == 2)
+        #expect(blobs.cachedReads.load(ordering: .relaxed) == 3)
+        #endif
+        await blobs.remove(first.blob)
+        #expect(blobs.openFiles.file(first.blob) == nil)
+        await #expect(throws: BlobStore.Failure.self) { _ = try await blobs.read(first.blob, from: 0, to: 10) }
+        #expect(Array(try await blobs.read(second.blob, from: 0, to: 1_000).readableBytesView) == Self.bytes(1_000))
+    }
+
+    /// Past its capacity the cache lets go of a file, which a reader holding it can still read; the
+    /// file closes when the last holder lets go.
+    @Test func anOpenBlobLetGoMidReadStaysReadableUntilReleased() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("open-blobs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let path = root.appendingPathComponent("a").path
+        try Data("abc".utf8).write(to: URL(fileURLWithPath: path))
+        let files = OpenBlobFiles(capacity: 1)
+        var held: OpenBlobFiles.File? = files.keep(OpenBlobFiles.File(open(path, O_RDONLY)), for: "a")
+        weak let released = held
+        _ = files.keep(OpenBlobFiles.File(open(path, O_RDONLY)), for: "b")
+        #expect(files.count == 1)
+        #expect(files.file("a") == nil)
+        var byte: UInt8 = 0
+        #expect(pread(try #require(held).descriptor, &byte, 1, 1) == 1)
+        #expect(byte == UInt8(ascii: "b"))
+        #expect(released != nil)
+        held = nil
+        #expect(released == nil, "the last holder let go: the file is closed")
+        // Another reader that kept the same blob first wins; the newcomer is let go.
+        let winner = try #require(files.file("b"))
+        #expect(files.keep(OpenBlobFiles.File(open(path, O_RDONLY)), for: "b") === winner)
     }
 
     @Test(arguments: [1_000, 2 * BlobStore.writeBatch])

@@ -397,6 +397,10 @@ final class BlobStore: Sendable {
         } else {
             guard let descriptor = openIfCached(blobPath(blob)) else { return nil }
             open = openFiles.keep(OpenBlobFiles.File(descriptor), for: blob)
+            // Opened just before `remove` unlinked it and kept after `remove` forgot it: let it go, so
+            // the cache never holds a removed blob (a removal after this check forgets it itself).
+            var status = stat()
+            if fstat(open.descriptor, &status) != 0 || status.st_nlink == 0 { openFiles.forget(blob) }
         }
         return withExtendedLifetime(open) { readCached(open.descriptor, from: start, count: count) }
         #else
@@ -473,6 +477,7 @@ final class BlobStore: Sendable {
         // EPERM: blobs this process does not own (copied in by another user), which O_NOATIME refuses.
         if error == ENOSYS || error == ENOTSUP || error == EOPNOTSUPP || error == EINVAL || error == EPERM {
             readsInPlace.store(false, ordering: .relaxed)
+            openFiles.forgetAll()
         }
     }
 

@@ -332,7 +332,9 @@ enum FilesHTTP {
         }
         // Only a disposition stored with the object can name a file (most objects have none).
         if object.contentDisposition != nil, stored.lowercased().contains("filename") { return stored }
-        let file = object.name.lastIndex(of: "/").map { String(object.name[object.name.index(after: $0)...]) } ?? object.name
+        // The last segment that is not empty (`photos/` names `photos`); a name of slashes names itself.
+        let trimmed = object.name.utf8.lastIndex { $0 != UInt8(ascii: "/") }.map { object.name[...$0] } ?? ""
+        let file = trimmed.isEmpty ? object.name : String(trimmed.utf8.lastIndex(of: UInt8(ascii: "/")).map { trimmed[trimmed.utf8.index(after: $0)...] } ?? trimmed)
         return "\(stored); filename*=utf-8''\(PercentEncoding.component(file))"
     }
 

@@ -44,17 +44,30 @@ final class OpenBlobFiles: Sendable {
 
     /// Keeps `file` as `blob`'s, unless another reader kept one first: the one kept is returned.
     func keep(_ file: File, for blob: String) -> File {
-        files.withLock { files in
-            if let kept = files[blob] { return kept }
-            if files.count >= capacity { files.remove(at: files.startIndex) }
+        // The file let go is released after the lock: its close need not hold up other readers.
+        let (kept, evicted) = files.withLock { files -> (File, File?) in
+            if let kept = files[blob] { return (kept, nil) }
+            let evicted = files.count >= capacity ? files.remove(at: files.startIndex).value : nil
             files[blob] = file
-            return file
+            return (file, evicted)
         }
+        withExtendedLifetime(evicted) {}
+        return kept
     }
 
     /// Lets go of `blob`'s file, if one is kept.
     func forget(_ blob: String) {
-        _ = files.withLock { $0.removeValue(forKey: blob) }
+        let forgotten = files.withLock { $0.removeValue(forKey: blob) }
+        withExtendedLifetime(forgotten) {}
+    }
+
+    /// Lets go of every file.
+    func forgetAll() {
+        let forgotten = files.withLock { files in
+            defer { files = [:] }
+            return files
+        }
+        withExtendedLifetime(forgotten) {}
     }
 
     /// How many files are kept (for the tests).

@@ -34,6 +34,13 @@ struct FilesHTTPTests {
         )
     }
 
+    /// A download names its file after the object's last segment that is not empty.
+    @Test(arguments: [("photos/a b.jpg", "a%20b.jpg"), ("photos/", "photos"), ("a//b", "b"), ("photos//", "photos"), ("/", "%2F"), ("x", "x")])
+    func aDownloadNamesItsFileAfterTheLastSegment(name: String, file: String) {
+        let object = StoredObject(bucket: "b", name: name, blob: "blob", size: 1, md5Hash: "", crc32c: 0, generation: 1, time: 0)
+        #expect(FilesHTTP.contentDisposition(object) == "inline; filename*=utf-8''\(file)")
+    }
+
     /// An overwrite unlinks the old blob between a download's lookup and its open: the download looks
     /// the object up once more and serves the new bytes (read whole, and streamed above the limit).
     @Test(arguments: [1_000, Int(BlobStore.wholeReadLimit) + 1_000])

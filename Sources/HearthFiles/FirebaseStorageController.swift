@@ -36,12 +36,22 @@ package struct FirebaseStorageController: Sendable {
     /// Chunks of a resumable upload are multiples of this (except the last); the emulator's value.
     static let chunkGranularity = "262144"
 
-    package func register(on router: Router<HearthRequestContext>) {
-        for method: HTTPRequest.Method in [.get, .head, .post, .put, .patch, .delete, .options] {
-            router.on("/v0/b/**", method: method) { request, context in
-                await self.respond(to: request, address: FilesHTTP.clientAddress(context: context), connection: context.connection)
-            }
+    /// The methods the API answers; the router refuses others.
+    package static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+    /// Every path of the API starts with this.
+    package static let pathPrefix = "/v0/b/"
+
+    /// Adds the API's routes. Returns what the routes run, behind the router's middlewares as the routes
+    /// have them, for a caller that reaches the API without the router (``pathPrefix``, ``methods``).
+    @discardableResult
+    package func register(on router: Router<HearthRequestContext>) -> any HTTPResponder<HearthRequestContext> {
+        let respond: @Sendable (Request, HearthRequestContext) async -> Response = { request, context in
+            await self.respond(to: request, address: FilesHTTP.clientAddress(context: context), connection: context.connection)
         }
+        for method in Self.methods {
+            router.on("\(Self.pathPrefix)**", method: method) { request, context in await respond(request, context) }
+        }
+        return router.middlewares.constructResponder(finalResponder: CallbackResponder(callback: respond))
     }
 
     /// Answers `request`; `address` is the client's, for the per-address limit on open uploads; a

@@ -194,6 +194,8 @@ func makeApplication(
         identityService = service
     }
     var fileService: FileService?
+    // Routes the server reaches without the router (DatabaseShortcutResponder).
+    var shortcuts: [RouteShortcut] = []
     if let files {
         let service = try await FileService.open(
             directory: files.directory, catalog: files.catalog, project: configuration.identity.projectID,
@@ -204,7 +206,8 @@ func makeApplication(
             try await ReferenceApps.installStorageRules(in: service, emulatorMode: configuration.emulatorMode, logger: logger)
         }
         fileService = service
-        FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
+        let firebaseStorage = FirebaseStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
+        shortcuts.append(RouteShortcut(prefix: FirebaseStorageController.pathPrefix, methods: FirebaseStorageController.methods, responder: firebaseStorage))
         CloudStorageController(files: service, authenticator: rest.authenticator, logger: logger).register(on: router)
         StorageRulesController(files: service, authenticator: rest.authenticator) { request, context in
             await rest.respond(to: request, context: context)
@@ -280,7 +283,9 @@ func makeApplication(
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
     // The activity middleware wraps the router; the shortcut's requests are recorded by the database API.
-    let responder = DatabaseShortcutResponder(router: router.buildResponder(), catchAll: catchAll, activity: ActivityMiddleware(activity: activity))
+    let responder = DatabaseShortcutResponder(
+        router: router.buildResponder(), catchAll: catchAll, activity: ActivityMiddleware(activity: activity), shortcuts: shortcuts
+    )
     // More ports (firebase.json's emulators): the same responder behind another server each. They stop
     // before the main one, whose services (the databases) outlive every listener.
     for listener in configuration.emulatorSuite.additionalListeners {

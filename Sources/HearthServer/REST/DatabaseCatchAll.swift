@@ -93,29 +93,64 @@ public struct DatabaseShortcutResponder: HTTPResponder {
     let catchAll: DatabaseCatchAll
     /// Records what the router answers; the shortcut's requests are recorded by the database's handler.
     let activity: ActivityMiddleware<HearthRequestContext>?
+    /// Routes reached without the router, recorded by `activity` as the router's are.
+    let shortcuts: [RouteShortcut]
 
     public init(router: RouterResponder<HearthRequestContext>, catchAll: DatabaseCatchAll) {
         self.init(router: router, catchAll: catchAll, activity: nil)
     }
 
-    init(router: RouterResponder<HearthRequestContext>, catchAll: DatabaseCatchAll, activity: ActivityMiddleware<HearthRequestContext>?) {
+    init(
+        router: RouterResponder<HearthRequestContext>, catchAll: DatabaseCatchAll, activity: ActivityMiddleware<HearthRequestContext>?,
+        shortcuts: [RouteShortcut] = []
+    ) {
         self.router = router
         self.catchAll = catchAll
         self.activity = activity
+        self.shortcuts = shortcuts
     }
 
     public func respond(to request: Request, context: HearthRequestContext) async throws -> Response {
-        guard DatabaseCatchAll.methods.contains(request.method), catchAll.learned.contains(firstSegmentOf: request.uri.path) else {
-            guard let activity else { return try await router.respond(to: request, context: context) }
-            return try await activity.handle(request, context: context) { request, context in
-                try await router.respond(to: request, context: context)
-            }
+        if DatabaseCatchAll.methods.contains(request.method), catchAll.learned.contains(firstSegmentOf: request.uri.path) {
+            return try await Self.answer(request, context, by: catchAll.responder)
         }
-        // As the router does with what its routes throw.
+        let shortcut = shortcuts.first { $0.takes(request) }
+        guard let activity else { return try await Self.answer(request, context, by: shortcut?.responder ?? router) }
+        return try await activity.handle(request, context: context) { request, context in
+            try await Self.answer(request, context, by: shortcut?.responder ?? router)
+        }
+    }
+
+    /// `responder`'s answer, with what it throws answered as the router answers what its routes throw.
+    static func answer(_ request: Request, _ context: HearthRequestContext, by responder: any HTTPResponder<HearthRequestContext>) async throws -> Response {
         do {
-            return try await catchAll.responder.respond(to: request, context: context)
+            return try await responder.respond(to: request, context: context)
         } catch let error as any HTTPResponseError {
             return try error.response(from: request, context: context)
         }
+    }
+}
+
+/// A route the server reaches without the router's walk: every path under `prefix` (with at least one
+/// more segment) for the given methods goes to one route, so the router would pick that route anyway.
+/// `responder` must be what the route runs, behind the middlewares the router gave it.
+///
+/// For example:
+/// ```swift
+/// let files = FirebaseStorageController(…).register(on: router)
+/// RouteShortcut(prefix: "/v0/b/", methods: FirebaseStorageController.methods, responder: files)
+/// ```
+struct RouteShortcut: Sendable {
+    let prefix: String
+    let methods: [HTTPRequest.Method]
+    let responder: any HTTPResponder<HearthRequestContext>
+
+    /// Whether `request` is one the router would send to this route: its method, and a path that goes
+    /// on past the prefix with a segment that is not empty (the router reads other shapes its own way).
+    func takes(_ request: Request) -> Bool {
+        let path = request.uri.path.utf8
+        guard methods.contains(request.method), path.starts(with: prefix.utf8) else { return false }
+        let rest = path.dropFirst(prefix.utf8.count)
+        return rest.first.map { $0 != UInt8(ascii: "/") } ?? false
     }
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
 /// The shortcut to the database's catch-all answers exactly as the router does: the same routes, the
@@ -73,6 +74,51 @@ import Testing
             // Methods the catch-all does not answer still go to the router.
             #expect(try await client.execute(uri: "/users/a.json", method: .head).status == .notFound)
         }
+    }
+
+    /// A route shortcut (the Firebase files API's) answers what the route answers, behind the same
+    /// middlewares, without the router; other shapes and methods still go through the router.
+    @Test func aRouteShortcutAnswersAsItsRouteDoes() async throws {
+        let router = Router(context: HearthRequestContext.self)
+        router.add(middleware: StampMiddleware())
+        let taken = Mutex<[String]>([])
+        let files: @Sendable (String) -> @Sendable (Request, HearthRequestContext) async -> Response = { via in
+            { request, _ in
+                taken.withLock { $0.append(via) }
+                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "files \(request.method) \(request.uri.path)")))
+            }
+        }
+        for method: HTTPRequest.Method in [.get, .put] {
+            router.on("/v0/b/**", method: method) { request, context in await files("router")(request, context) }
+        }
+        let shortcut = router.middlewares.constructResponder(finalResponder: CallbackResponder(callback: files("shortcut")))
+        let catchAll = DatabaseCatchAll.register(on: router) { request, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "database \(request.uri.path)"))) }
+        let responder = DatabaseShortcutResponder(
+            router: router.buildResponder(), catchAll: catchAll, activity: nil,
+            shortcuts: [RouteShortcut(prefix: "/v0/b/", methods: [.get, .put], responder: shortcut)]
+        )
+        try await Application(responder: responder).test(.router) { client in
+            let get = try await client.execute(uri: "/v0/b/bucket/o/a%2Fb?alt=media", method: .get)
+            #expect(String(buffer: get.body) == "files GET /v0/b/bucket/o/a%2Fb")
+            #expect(get.headers[HTTPField.Name("x-stamp")!] == "yes")
+            let refused = try await client.execute(uri: "/v0/b/bucket/o/a", method: .get, headers: [HTTPField.Name("x-refuse")!: "1"])
+            #expect(refused.status == .forbidden)
+            #expect(taken.withLock { $0 } == ["shortcut"])
+            // Shapes and methods the shortcut does not take go through the router, as before.
+            #expect(try await client.execute(uri: "/v0/b/bucket/o/a", method: .delete).status == .notFound)
+            #expect(try await client.execute(uri: "/v0/b/", method: .get).status != .ok || taken.withLock { $0.count } == 1)
+            _ = try await client.execute(uri: "/v0/b//x", method: .get)
+            #expect(!taken.withLock { $0 }.dropFirst().contains("shortcut"))
+        }
+        let probe = { (path: String, method: HTTPRequest.Method) in
+            RouteShortcut(prefix: "/v0/b/", methods: [.get], responder: shortcut)
+                .takes(Request(head: HTTPRequest(method: method, scheme: nil, authority: nil, path: path), body: .init(buffer: ByteBuffer())))
+        }
+        #expect(probe("/v0/b/bucket/o", .get))
+        #expect(!probe("/v0/b/", .get))
+        #expect(!probe("/v0/b//x", .get))
+        #expect(!probe("/v0/bucket", .get))
+        #expect(!probe("/v0/b/bucket/o", .post))
     }
 
     @Test func onlyPathsWithOneLeadingSlashAndAFirstSegmentAreShortcut() {

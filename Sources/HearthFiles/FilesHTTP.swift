@@ -259,13 +259,13 @@ enum FilesHTTP {
         var headers = HTTPFields()
         headers.reserveCapacity(20)
         headers.append(HTTPField(name: .contentType, value: object.contentType ?? "application/octet-stream"))
-        headers.append(HTTPField(name: .acceptRanges, value: "bytes"))
+        headers.append(DownloadHeader.acceptRanges)
         headers.append(HTTPField(name: .eTag, value: "\"\(ObjectMetadata.etag(object))\""))
         headers.append(HTTPField(name: .contentDisposition, value: contentDisposition(object)))
         addDownloadProtection(&headers)
         headers.append(HTTPField(name: DownloadHeader.generation, value: String(object.generation)))
         headers.append(HTTPField(name: DownloadHeader.metageneration, value: String(object.metageneration)))
-        headers.append(HTTPField(name: DownloadHeader.storageClass, value: "STANDARD"))
+        headers.append(DownloadHeader.standardStorage)
         headers.append(HTTPField(name: DownloadHeader.hash, value: "crc32c=\(CRC32C.base64(object.crc32c)),md5=\(object.md5Hash)"))
         headers.append(HTTPField(name: DownloadHeader.storedContentLength, value: String(object.size)))
         if let encoding = object.contentEncoding, encoding != "identity" {
@@ -349,6 +349,12 @@ enum FilesHTTP {
 
     /// Cloud Storage's headers on a download.
     enum DownloadHeader {
+        // Fields whose values never change, made once: a field checks its value when it is made.
+        static let noSniff = HTTPField(name: contentTypeOptions, value: "nosniff")
+        static let sandbox = HTTPField(name: .contentSecurityPolicy, value: downloadContentSecurityPolicy)
+        static let acceptRanges = HTTPField(name: .acceptRanges, value: "bytes")
+        static let standardStorage = HTTPField(name: storageClass, value: "STANDARD")
+
         static let generation = HTTPField.Name("x-goog-generation")!
         static let metageneration = HTTPField.Name("x-goog-metageneration")!
         static let storageClass = HTTPField.Name("x-goog-storage-class")!
@@ -359,8 +365,10 @@ enum FilesHTTP {
 
     /// `nosniff` (the declared type is the type) and the sandboxing policy.
     static func addDownloadProtection(_ headers: inout HTTPFields) {
-        headers[contentTypeOptions] = "nosniff"
-        headers[.contentSecurityPolicy] = downloadContentSecurityPolicy
+        headers[contentTypeOptions] = nil
+        headers[.contentSecurityPolicy] = nil
+        headers.append(DownloadHeader.noSniff)
+        headers.append(DownloadHeader.sandbox)
     }
 
     /// Whether a browser would run script or markup from content of this type: HTML, XHTML, SVG and

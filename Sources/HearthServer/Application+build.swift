@@ -282,7 +282,8 @@ func makeApplication(
         for database in registry?.openDatabases ?? [] { database.hub.revoke(consoleSession: hash) }
     }
     RealtimeServerChannel.warmUp(services: realtime, logger: logger)
-    // The activity middleware wraps the router; the shortcut's requests are recorded by the database API.
+    // The activity middleware wraps the router and the route shortcuts; the database shortcut's requests
+    // are recorded by the database API.
     let responder = DatabaseShortcutResponder(
         router: router.buildResponder(), catchAll: catchAll, activity: ActivityMiddleware(activity: activity), shortcuts: shortcuts
     )

@@ -146,11 +146,13 @@ struct RouteShortcut: Sendable {
     let responder: any HTTPResponder<HearthRequestContext>
 
     /// Whether `request` is one the router would send to this route: its method, and a path that goes
-    /// on past the prefix with a segment that is not empty (the router reads other shapes its own way).
+    /// on past the prefix with a segment that is not empty and starts with an ASCII byte (the router
+    /// splits on characters: a combining mark after the `/` would join it to the segment before, and
+    /// it reads other shapes its own way).
     func takes(_ request: Request) -> Bool {
         let path = request.uri.path.utf8
         guard methods.contains(request.method), path.starts(with: prefix.utf8) else { return false }
         let rest = path.dropFirst(prefix.utf8.count)
-        return rest.first.map { $0 != UInt8(ascii: "/") } ?? false
+        return rest.first.map { $0 != UInt8(ascii: "/") && $0 < 0x80 } ?? false
     }
 }

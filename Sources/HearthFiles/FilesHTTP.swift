@@ -147,17 +147,10 @@ enum FilesHTTP {
         to request: Request, logger: Logger, errorResponse: (FilesError) -> Response, handle: (Request) async throws -> Response
     ) async -> Response {
         if request.method == .head {
-            var head = request.head
-            head.method = .get
-            // A HEAD has no body: none reaches the GET's handler.
-            let asGet = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
-            var response = await $answeringHead.withValue(true) {
-                await respond(to: asGet, logger: logger, errorResponse: errorResponse, handle: handle)
+            let response = await $answeringHead.withValue(true) {
+                await respond(to: HeadRequest.get(asking: request), logger: logger, errorResponse: errorResponse, handle: handle)
             }
-            let length = response.headers[.contentLength] ?? response.body.contentLength.map(String.init)
-            response.body = ResponseBody()
-            response.headers[.contentLength] = length
-            return response
+            return response.withoutBody()
         }
         if request.method == .options { return preflight(request) }
         var response: Response

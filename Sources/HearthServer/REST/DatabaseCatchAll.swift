@@ -20,7 +20,7 @@ import Synchronization
 /// ```
 public struct DatabaseCatchAll: Sendable {
     /// The methods the catch-all answers; others always go through the router.
-    static let methods: [HTTPRequest.Method] = [.get, .put, .post, .patch, .delete, .options]
+    static let methods: [HTTPRequest.Method] = [.get, .head, .put, .post, .patch, .delete, .options]
     /// At most this many segments are learned: a client inventing segments only slows its own requests
     /// (they go through the router, as before), and memory stays bounded.
     static let capacity = 1024

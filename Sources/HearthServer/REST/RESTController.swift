@@ -66,10 +66,17 @@ public struct RESTController: Sendable {
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
+        if request.method == .head {
+            // As its GET, without the body (RFC 9110): the same rules, status, ETag and length.
+            return await respond(to: HeadRequest.get(asking: request), context: context).withoutBody()
+        }
         let started = ContinuousClock.now
         var namespace: String?
         do {
-            let response = try await handle(request, context: context, namespace: &namespace)
+            var response = try await handle(request, context: context, namespace: &namespace)
+            // A browser's script may read the ETag of a cross-origin answer only when it is exposed, and
+            // needs it for a conditional write (`if-match`).
+            if response.headers.value(of: .eTag) != nil { response.headers[.accessControlExposeHeaders] = "ETag" }
             noteActivity(request, namespace: namespace, status: response.status, started: started)
             return response
         } catch {

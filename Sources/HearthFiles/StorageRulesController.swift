@@ -30,11 +30,12 @@ package struct StorageRulesController: Sendable {
     }
 
     package func register(on router: Router<HearthRequestContext>) {
-        for method: HTTPRequest.Method in [.get, .put, .post, .patch, .delete, .options] {
+        for method: HTTPRequest.Method in [.get, .head, .put, .post, .patch, .delete, .options] {
             router.on("/.settings/**", method: method) { request, context in
-                guard request.uri.path == "/.settings/storage.rules", request.method == .get || request.method == .put else {
+                guard request.uri.path == "/.settings/storage.rules", [.get, .head, .put].contains(request.method) else {
                     return await database(request, context)
                 }
+                if request.method == .head { return await self.respond(to: HeadRequest.get(asking: request)).withoutBody() }
                 return await self.respond(to: request)
             }
         }

@@ -249,6 +249,23 @@ import Testing
         }
     }
 
+    @Test func headsAreLoggedAsHeadsAndCountedAsReadsWhetherTheRouterOrTheShortcutTakesThem() async throws {
+        try await TestServer().runLive { client, _, _ async throws in
+            let bearer = try await session(client)
+            try await client.call(.put, "/.settings/rules.json?ns=demo", #"{"rules":{".read":true}}"#)
+            // The first goes through the router (which teaches the shortcut `seen`); the others take the shortcut.
+            for _ in 0..<3 { #expect(try await client.call(.head, "/seen/a.json?ns=demo", headers: [:]).status == .ok) }
+            let report = try #require(try await client.call(.get, "/.console/activity", headers: bearer).json)
+            guard case .array(let requests)? = report["requests"], case .array(let databases)? = report["databases"] else {
+                Issue.record("no activity in \(report)"); return
+            }
+            let heads = requests.filter { $0["path"] == .string("/seen/a.json") }
+            #expect(heads.count == 3)
+            #expect(heads.allSatisfy { $0["method"] == .string("HEAD") && $0["namespace"] == .string("demo") }, "\(heads)")
+            #expect(databases.first { $0["namespace"] == .string("demo") }?["reads"] == .number(3))
+        }
+    }
+
     @Test func preflightsAreLoggedWhetherTheRouterOrTheShortcutTakesThem() async throws {
         try await TestServer().runLive { client, _, _ async throws in
             let bearer = try await session(client)

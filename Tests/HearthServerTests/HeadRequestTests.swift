@@ -6,14 +6,15 @@ import Testing
 
 /// HEAD on the database's REST URLs answers as the GET would (RFC 9110): the same status, headers and
 /// length, no body, the rules deciding as for a GET; it never opens an event stream and changes nothing.
-/// Both in process and on a real socket, where a repeated first segment takes the catch-all's shortcut.
+/// Both in process and on a real socket. `/h.json` takes the catch-all's shortcut (the `PUT` taught it
+/// `h`); `/secret.json` and `/missing.json`, asked first with a HEAD, go through the router's HEAD route.
 @Suite struct HeadRequestTests {
     @Test(arguments: [false, true]) func headAnswersAsGetWithoutTheBody(live: Bool) async throws {
         let server = TestServer()
         let test: @Sendable (any TestClientProtocol) async throws -> Void = { client in
             try await client.call(.put, "/h.json", #"{"name":"Ada","born":1815}"#)
             try await client.call(.put, "/.settings/rules.json", #"{"rules":{"h":{".read":true},"secret":{".read":false}}}"#)
-            for _ in 0..<2 {  // the second time through the shortcut, on a socket
+            for _ in 0..<2 {
                 let get = try await client.call(.get, "/h.json")
                 let head = try await client.call(.head, "/h.json")
                 #expect(head.status == .ok && head.body.isEmpty)

@@ -66,19 +66,19 @@ public struct RESTController: Sendable {
     }
 
     func respond(to request: Request, context: HearthRequestContext) async -> Response {
-        if request.method == .head {
-            // As its GET, without the body (RFC 9110): the same rules, status, ETag and length.
-            return await respond(to: HeadRequest.get(asking: request), context: context).withoutBody()
-        }
+        // A HEAD is answered as its GET, without the body (RFC 9110): the same rules, status, ETag and
+        // length. The activity log still records it as the HEAD it was.
+        let answering = request.method == .head
+        let asked = answering ? HeadRequest.get(asking: request) : request
         let started = ContinuousClock.now
         var namespace: String?
         do {
-            var response = try await handle(request, context: context, namespace: &namespace)
+            var response = try await handle(asked, context: context, namespace: &namespace)
             // A browser's script may read the ETag of a cross-origin answer only when it is exposed, and
             // needs it for a conditional write (`if-match`).
             if response.headers.value(of: .eTag) != nil { response.headers[.accessControlExposeHeaders] = "ETag" }
             noteActivity(request, namespace: namespace, status: response.status, started: started)
-            return response
+            return answering ? response.withoutBody() : response
         } catch {
             let restError = RESTError.from(error)
             if restError.status == .internalServerError {
@@ -88,7 +88,7 @@ public struct RESTController: Sendable {
                 request, namespace: namespace, status: restError.status, denied: restError.message == RESTError.permissionDenied().message,
                 started: started
             )
-            return restError.errorResponse()
+            return answering ? restError.errorResponse().withoutBody() : restError.errorResponse()
         }
     }
 

@@ -203,6 +203,15 @@ import Testing
             #expect(try await files.send(.put, "/.settings/rules.json?ns=demo", body: Array(rules.utf8)).status == .ok)
             #expect(try await files.send(.get, "/.settings/rules.json?ns=demo").json?["rules"]?[".read"] == .bool(true))
             #expect(try await files.send(.get, "/.settings/storage.rules").status == .ok)
+            // HEAD of either: its GET's status and length, no body (the files' `/.settings/**` route
+            // answers every method the database does, HEAD included, before the database's catch-all).
+            for path in ["/.settings/rules.json?ns=demo", "/.settings/storage.rules"] {
+                let get = try await files.send(.get, path)
+                let head = try await files.send(.head, path)
+                #expect(head.status == .ok && head.body.isEmpty, "\(path)")
+                #expect(head.headers[.contentLength] == String(get.body.utf8.count) && !get.body.isEmpty, "\(path)")
+                #expect(try await files.send(.head, path, headers: [:]).status == (try await files.send(.get, path, headers: [:])).status)
+            }
         }
     }
 

@@ -18,6 +18,15 @@ public struct RulesDocument: Sendable {
     public let source: String
     public let json: JSONValue
     let root: RuleNode
+    /// Where evaluations are counted (the emulator's rules coverage); nil counts nothing.
+    public private(set) var coverage: RulesCoverage?
+
+    /// This document counting its evaluations into `coverage`.
+    public func withCoverage(_ coverage: RulesCoverage?) -> RulesDocument {
+        var document = self
+        document.coverage = coverage
+        return document
+    }
 
     /// Who the rules are evaluated for.
     public enum Subject: Sendable, Equatable {
@@ -87,6 +96,7 @@ public struct RulesDocument: Sendable {
                 context.dataNode = here
                 let granted = rule.evaluate(in: context)
                 trace?.record(current.location, ".read", at: location, granted)
+                coverage?.record(current, .read, granted)
                 if granted { return true }
             }
             if level == path.count { break }
@@ -122,10 +132,12 @@ public struct RulesDocument: Sendable {
                 if !permitted, let rule = current.write {
                     permitted = rule.evaluate(in: context)
                     trace?.record(current.location, ".write", at: location, permitted)
+                    coverage?.record(current, .write, permitted)
                 }
                 if let rule = current.validate, !newData.isEmpty {
                     let valid = rule.evaluate(in: context)
                     trace?.record(current.location, ".validate", at: location, valid)
+                    coverage?.record(current, .validate, valid)
                     if !valid { return false }
                 }
             }
@@ -170,6 +182,7 @@ public struct RulesDocument: Sendable {
                 )
                 let valid = rule.evaluate(in: context)
                 trace?.record(child.location, ".validate", at: childLocation, valid)
+                coverage?.record(child, .validate, valid)
                 if !valid { return false }
             }
             if !validateBelow(

@@ -253,6 +253,7 @@ func makeApplication(
         activity: activity, sampler: sampler
     ).register(on: router)
     MetricsController(activity: activity, sampler: sampler, authenticator: rest.authenticator).register(on: router)
+    InspectController(rest: rest, registry: registry, emulatorMode: configuration.emulatorMode).register(on: router)
     LongPollController(services: realtime).register(on: router)
     var clusterServices: [any Service] = []
     if let cluster, let clusterContext {

@@ -34,6 +34,8 @@ public final class DatabaseInstance: Sendable {
     let rulesState: Mutex<RulesInForce>
     /// The rules put in force when stored rules do not parse, as when the database is opened.
     let defaultRules: RulesDocument
+    /// Each rules document put in force counts its evaluations (emulator mode: `/.inspect/coverage`).
+    let countsRulesCoverage: Bool
     /// In a cluster: this node's part in the database (owner or follower of its change log); nil on a
     /// single node.
     package let replica: DatabaseReplica?
@@ -87,7 +89,8 @@ public final class DatabaseInstance: Sendable {
         self.clock = { clock.wallMilliseconds }
         self.defaultRules = RulesDocument.defaults(open: configuration.emulatorMode)
         self.published = Mutex(loaded.root)
-        self.rulesState = Mutex(RulesInForce(document: rules, version: nil))
+        self.countsRulesCoverage = configuration.emulatorMode
+        self.rulesState = Mutex(RulesInForce(document: rules.withCoverage(configuration.emulatorMode ? RulesCoverage() : nil), version: nil))
         self.hub = SubscriptionHub(bufferLimit: configuration.eventStreamBufferLimit)
         self.realtime = RealtimeHub()
         // One pending wake-up is enough: the writer drains the whole queue each time it wakes.
@@ -203,7 +206,8 @@ public final class DatabaseInstance: Sendable {
     func adopt(_ rules: RulesDocument, version: Int64?) {
         let adopted = rulesState.withLock { state in
             if let version, let current = state.version, version <= current { return false }
-            state = RulesInForce(document: rules, version: version)
+            // New rules start a new count: the coverage is of the rules in force.
+            state = RulesInForce(document: rules.withCoverage(countsRulesCoverage ? RulesCoverage() : nil), version: version)
             return true
         }
         guard adopted else { return }

@@ -225,6 +225,13 @@ public final class DatabaseRegistry: Service, Sendable {
         }
     }
 
+    /// The names of every database, stored or open (one opened but not yet written may have no file),
+    /// sorted.
+    public func namespaces() async throws -> [String] {
+        let stored = try await storage.namespaces()
+        return Set(stored).union(openDatabases.map(\.namespace)).sorted()
+    }
+
     /// Every database opened so far.
     public var openDatabases: [DatabaseInstance] {
         entries.withLock { entries in

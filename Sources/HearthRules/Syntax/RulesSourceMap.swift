@@ -67,6 +67,18 @@ struct RulesSourceMap {
         return out
     }
 
+    /// The offset just past the JSON value starting at `start`: a string literal's closing quote + 1,
+    /// or the end of a literal such as `true`. (Rule values are never objects or arrays.)
+    static func valueEnd(at start: Int, in bytes: [UInt8]) -> Int {
+        guard start < bytes.count else { return start }
+        if bytes[start] == UInt8(ascii: "\"") {
+            return min(decodedOffsets(ofStringAt: start, in: bytes).last!.source + 1, bytes.count)
+        }
+        var end = start
+        while end < bytes.count, !",}] \t\r\n".utf8.contains(bytes[end]) { end += 1 }
+        return end
+    }
+
     /// 1-based line and byte column of an offset.
     static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
         var line = 1

@@ -55,10 +55,10 @@ enum RulesCoveragePage {
                 <h1>Rules coverage</h1>
                 <p>Database <strong>\(escape(namespace))</strong>: \(report.rules.count) rules, \(evaluated) evaluated\
             \(refusedOnly > 0 ? " (\(refusedOnly) only refused)" : ""), \(report.rules.count - evaluated) never, \
-            since these rules were put in force.</p>
+            since these rules were put in force or the server started.</p>
               </div><a class="button small" href="coverage.json?ns=\(escape(PercentEncoding.component(namespace)))">As JSON</a></div>
               <p class="legend">\(([Mark.allowed, .mixed, .denied, .never]).map { "<span class=\"rule \($0.rawValue)\">\($0.label)</span>" }.joined(separator: " "))</p>
-              <pre class="card source">
+              <pre class="card source" tabindex="0" aria-label="The rules, each rule marked">
             """
         // The source as written, each rule's value wrapped: offsets are bytes of the source (comments
         // blanked keep them), values never overlap, and the report lists them in source order.
@@ -74,7 +74,7 @@ enum RulesCoveragePage {
         out += escape(String(decoding: bytes[position...], as: UTF8.self))
         out += """
             </pre>
-              <table class="card">
+              <div class="card table-scroll" tabindex="0" role="region" aria-label="Every rule and its counts"><table>
                 <thead><tr><th scope="col">Rule</th><th scope="col">Line</th><th scope="col">Evaluated</th><th scope="col">Allowed</th><th scope="col">Refused</th></tr></thead>
                 <tbody>
 
@@ -88,7 +88,7 @@ enum RulesCoveragePage {
         }
         out += """
                 </tbody>
-              </table>
+              </table></div>
             </main>
             </body>
             </html>
@@ -126,7 +126,8 @@ enum RulesCoveragePage {
         .rule.mixed { background: var(--highlight); color: #7a5a00; }
         .rule.denied { background: var(--danger-soft); color: var(--danger); }
         .rule.never { background: var(--surface-2); color: var(--muted); text-decoration: underline dotted; }
-        table { width: 100%; margin-top: 16px; border-collapse: collapse; overflow: hidden; font-size: 14px; }
+        .table-scroll { margin-top: 16px; overflow-x: auto; }
+        table { width: 100%; border-collapse: collapse; font-size: 14px; }
         th, td { padding: 8px 12px; text-align: left; border-bottom: 1px solid var(--border); vertical-align: top; }
         thead th { background: var(--surface-2); font-size: 13px; color: var(--muted); }
         td { font-variant-numeric: tabular-nums; }

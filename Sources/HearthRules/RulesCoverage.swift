@@ -50,7 +50,9 @@ public final class RulesCoverage: Sendable {
     /// Every rule of `document` in the order of its source, with its counts (zero for a rule never
     /// evaluated).
     public func report(of document: RulesDocument) -> RulesCoverageReport {
-        let counted = Dictionary(counts.withLock { $0 }.values.map { ($0.rule, $0.counts) }, uniquingKeysWith: { first, _ in first })
+        let counted = counts.withLock { counts in
+            Dictionary(counts.values.map { ($0.rule, $0.counts) }, uniquingKeysWith: { RulesCoverageReport.Counts(allowed: $0.allowed + $1.allowed, denied: $0.denied + $1.denied) })
+        }
         let map = RulesSourceMap(Array(RulesDocument.stripComments(document.source).utf8))
         let rules = map.valueOffsets
             .filter { path, _ in [".read", ".write", ".validate"].contains { path.hasSuffix("/\($0)") } }

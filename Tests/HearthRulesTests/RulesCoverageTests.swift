@@ -8,7 +8,7 @@ import Testing
     // Line numbers below refer to this text: keep it as is.
     let source = #"""
         {
-          // A comment: positions must survive comment stripping.
+          // A comment, with café — positions (bytes) must survive comment stripping.
           "rules": {
             "posts": {
               ".read": "auth != null",
@@ -60,6 +60,9 @@ import Testing
         let rules = plain.withCoverage(coverage)
         let explanation = rules.explainRead(try path("/posts"), .auth(.null), root: .empty, now: 0)
         #expect(!explanation.allowed && !explanation.steps.isEmpty)
+        let post = try Node(json: try JSONValue(parsing: #"{"posts": {"ada": {"p1": {"title": "Hi"}}}}"#))
+        let written = rules.explainWrite([try path("/posts/ada/p1")], .auth(.object([("uid", .string("ada"))])), before: .empty, after: post, now: 0)
+        #expect(written.allowed && written.steps.count == 2)
         _ = plain.canRead(try path("/posts"), .auth(.null), root: .empty, now: 0)
         #expect(coverage.report(of: rules).rules.allSatisfy { $0.counts.evaluations == 0 })
         // A copy of the document counts into the same coverage; another coverage starts from nothing.
@@ -67,5 +70,20 @@ import Testing
         _ = copy.canRead(try path("/posts"), .auth(.null), root: .empty, now: 0)
         #expect(coverage.report(of: rules).rules[0].counts.denied == 1)
         #expect(RulesCoverage().report(of: rules).rules[0].counts.evaluations == 0)
+    }
+
+    /// A key written with a JSON escape is the key the rules were compiled with: its rule is found,
+    /// counted and marked where it is written.
+    @Test func aKeyWrittenWithAnEscapeIsCountedUnderItsName() throws {
+        let source = #"{"rules": {"caf\u00e9": {".read": true}, "q\"uote": {".read": false}}}"#
+        let rules = try RulesDocument(source: source).withCoverage(RulesCoverage())
+        #expect(rules.canRead(try path("/café"), .auth(.null), root: .empty, now: 0))
+        #expect(!rules.canRead(try path("/q\"uote"), .auth(.null), root: .empty, now: 0))
+        let report = try #require(rules.coverage).report(of: rules)
+        #expect(report.rules.map(\.rule) == ["rules/café/.read", "rules/q\"uote/.read"])
+        #expect(report.rules.map(\.counts.allowed) == [1, 0] && report.rules.map(\.counts.denied) == [0, 1])
+        #expect(report.rules.map(\.expression) == ["true", "false"])
+        let bytes = Array(source.utf8)
+        #expect(report.rules.map { String(decoding: bytes[$0.start..<$0.end], as: UTF8.self) } == ["true", "false"])
     }
 }

@@ -206,6 +206,12 @@ public final class DatabaseInstance: Sendable {
     func adopt(_ rules: RulesDocument, version: Int64?) {
         let adopted = rulesState.withLock { state in
             if let version, let current = state.version, version <= current { return false }
+            if rules.source == state.document.source {
+                // The same rules saved again (rules-unit-testing saves them in every test file): they answer
+                // as before, so streams need no recheck, and their coverage counts on.
+                state.version = version
+                return false
+            }
             // New rules start a new count: the coverage is of the rules in force.
             state = RulesInForce(document: rules.withCoverage(countsRulesCoverage ? RulesCoverage() : nil), version: version)
             return true

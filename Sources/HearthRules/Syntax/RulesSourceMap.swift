@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Where each rule's value sits in a rules document, so diagnostics can name the file's line and column.
 ///
 /// The document is scanned once (after comments are blanked out, which keeps offsets) and the byte
@@ -67,6 +69,15 @@ struct RulesSourceMap {
         return out
     }
 
+    /// A member name from its string literal (quotes included), escapes decoded as the JSON parser
+    /// decodes them (`\u00e9` is `é`), so that the path names the key the rules were compiled with.
+    static func memberName(_ literal: ArraySlice<UInt8>) -> String {
+        let inner = literal.dropFirst().dropLast()
+        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+        if case .string(let name)? = try? JSONValue(parsing: String(decoding: literal, as: UTF8.self)) { return name }
+        return String(decoding: inner, as: UTF8.self)
+    }
+
     /// The offset just past the JSON value starting at `start`: a string literal's closing quote + 1,
     /// or the end of a literal such as `true`. (Rule values are never objects or arrays.)
     static func valueEnd(at start: Int, in bytes: [UInt8]) -> Int {
@@ -105,8 +116,9 @@ struct RulesSourceMap {
             while true {
                 skipSpace(&index)
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { break }
-                let name = String(decoding: RulesSourceMap.decodedOffsets(ofStringAt: index, in: bytes).dropLast().map(\.byte), as: UTF8.self)
+                let nameStart = index
                 skipString(&index)
+                let name = RulesSourceMap.memberName(bytes[nameStart..<min(index, bytes.count)])
                 skipSpace(&index)
                 if index < bytes.count, bytes[index] == UInt8(ascii: ":") { index += 1 }
                 skipSpace(&index)

@@ -100,7 +100,7 @@ struct InspectController: Sendable {
         let headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",
             // The page runs no script; it loads only Hearth's stylesheet and icon.
-            .contentSecurityPolicy: "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'", HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             .contentLength: String(body.readableBytes),
         ]
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))

@@ -4,7 +4,7 @@ import HearthRules
 /// The rules coverage as a page (`/.inspect/coverage?ns=…`): the rules' source as written, each rule's
 /// value marked by what it answered — allowed only, both, refused only, or never evaluated — with its
 /// counts on hover, then a table of every rule for reading and for keyboards. Plain HTML in Hearth's
-/// look (`/ui/hearth-ui.css`), no script.
+/// look (`/ui/hearth-ui.css`, `/ui/coverage.css`), no script.
 ///
 /// For example:
 /// ```swift
@@ -47,7 +47,7 @@ enum RulesCoveragePage {
               <title>Rules coverage · \(escape(namespace)) · Hearth</title>
               <link rel="icon" href="/ui/favicon.svg">
               <link rel="stylesheet" href="/ui/hearth-ui.css">
-              <style>\(style)</style>
+              <link rel="stylesheet" href="/ui/coverage.css">
             </head>
             <body>
             <main class="page">
@@ -102,40 +102,21 @@ enum RulesCoveragePage {
         return "evaluated \(counts.evaluations) \(counts.evaluations == 1 ? "time" : "times"): \(counts.allowed) allowed, \(counts.denied) refused"
     }
 
+    /// `text` for HTML text and quoted attributes. By Unicode scalars: a `"` followed by a combining
+    /// mark is one `Character`, and would not match `"` (rule keys may hold both).
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
-    static let style = """
-        .legend { display: flex; flex-wrap: wrap; gap: 8px; margin: 0 0 12px; font-size: 13px; }
-        .source { padding: 16px; overflow-x: auto; font: 13px/1.6 var(--mono); white-space: pre; }
-        .rule { border-radius: 4px; padding: 1px 3px; }
-        .rule.allowed { background: #e6f4ea; color: #1e6b30; }
-        .rule.mixed { background: var(--highlight); color: #7a5a00; }
-        .rule.denied { background: var(--danger-soft); color: var(--danger); }
-        .rule.never { background: var(--surface-2); color: var(--muted); text-decoration: underline dotted; }
-        .table-scroll { margin-top: 16px; overflow-x: auto; }
-        table { width: 100%; border-collapse: collapse; font-size: 14px; }
-        th, td { padding: 8px 12px; text-align: left; border-bottom: 1px solid var(--border); vertical-align: top; }
-        thead th { background: var(--surface-2); font-size: 13px; color: var(--muted); }
-        td { font-variant-numeric: tabular-nums; }
-        tbody th { font-weight: 400; }
-        code { font-family: var(--mono); font-size: 13px; }
-        .expression { color: var(--muted); overflow-wrap: anywhere; }
-        tr.denied td:last-child { color: var(--danger); font-weight: 600; }
-        tr.never td:nth-child(3) { color: var(--muted); }
-        @media (max-width: 640px) { th, td { padding: 6px 8px; } .source { font-size: 12px; } }
-        """
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 @testable import HearthServer
 import HTTPTypes
@@ -39,11 +40,16 @@ import Testing
             #expect(page.body.contains(#"<span class="rule allowed" title="rules/open/.read: evaluated 1 time: 1 allowed, 0 refused">true</span>"#))
             #expect(page.body.contains("<td>1</td><td>2</td><td>0</td><td>2</td>"))
 
-            // New rules, a new count.
+            // The same rules saved again (as rules-unit-testing does for every test file) count on; new
+            // rules start a new count.
             #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", Self.rules).status == .ok)
+            let kept = try #require(try await client.call(.get, "/.inspect/coverage.json?ns=demo").json)
+            guard case .array(let keptRules)? = kept["rules"] else { Issue.record("no rules"); return }
+            #expect(keptRules.first?["evaluations"] == .number(2))
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", Self.rules.replacingOccurrences(of: "true", with: "false")).status == .ok)
             let fresh = try #require(try await client.call(.get, "/.inspect/coverage.json?ns=demo").json)
             guard case .array(let counted)? = fresh["rules"] else { Issue.record("no rules"); return }
-            #expect(counted.allSatisfy { $0["evaluations"] == .number(0) })
+            #expect(counted.count == 4 && counted.allSatisfy { $0["evaluations"] == .number(0) })
 
             // A database nobody used has no coverage yet; the list names every database.
             let missing = try await client.call(.get, "/.inspect/coverage.json?ns=nobody")
@@ -59,9 +65,25 @@ import Testing
             try await client.call(.put, "/a.json?ns=demo", "1")
             let coverage = try await client.call(.get, "/.inspect/coverage.json?ns=demo")
             #expect(coverage.status == .notFound && coverage.error?.contains("--emulator") == true)
-            #expect(try await client.call(.get, "/.inspect/coverage?ns=demo").status == .notFound)
+            let page = try await client.call(.get, "/.inspect/coverage?ns=demo")
+            #expect(page.status == .notFound && page.error?.contains("--emulator") == true)
             #expect(try await client.call(.get, "/.inspect/databases.json", headers: [:]).status == .unauthorized)
             #expect(Self.names(try await client.call(.get, "/.inspect/databases.json").json).contains("demo"))
+        }
+    }
+
+    /// Whatever a rules source holds stays text on the page: `<`, `&`, and a `"` followed by a combining
+    /// mark (one `Character`) in a key, which must not end the `title` attribute it is quoted in.
+    @Test func thePageEscapesTheRules() async throws {
+        try await TestServer(emulator: true).run { client, _ async throws in
+            let key = "x\\\"\u{301} style=color:red <b>&amp;"
+            let rules = #"{"rules": {"\#(key)": {".read": "auth != null"}}}"#
+            #expect(try await client.call(.put, "/.settings/rules.json?ns=demo", rules).status == .ok)
+            let page = try await client.call(.get, "/.inspect/coverage?ns=demo")
+            #expect(page.status == .ok)
+            #expect(!page.body.contains("<b>") && !page.body.contains("\"\u{301} style"))
+            #expect(page.body.contains("&quot;\u{301} style=color:red &lt;b&gt;&amp;amp;"))
+            #expect(page.headers[.contentSecurityPolicy]?.contains("'unsafe-inline'") == false)
         }
     }
 

@@ -138,6 +138,8 @@ def test_rules_users_and_files(console, locked_server):
     # Rules: an error comes back with its line and column, and nothing changes; then a good save.
     driver.execute_script('arguments[0].scrollIntoView(); arguments[0].click()', driver.find_element(By.CSS_SELECTOR, '.sidebar a[data-view=rules]'))
     source = wait(driver, lambda d: d.find_element(By.ID, 'rules-source') if '".read"' in d.find_element(By.ID, 'rules-source').get_property('value') else None, 'the rules load')
+    # Rules coverage is counted in emulator mode only: no link to it here (test_rules_coverage.py has the other side).
+    assert not driver.find_element(By.ID, 'rules-coverage').is_displayed()
     driver.execute_script("arguments[0].value = arguments[1]", source, '{\n  "rules": {\n    ".read": "auth != null &&",\n    ".write": false\n  }\n}')
     driver.find_element(By.ID, 'rules-save').click()
     diagnostics = wait(driver, lambda d: d.find_element(By.ID, 'rules-diagnostics').text or None, 'diagnostics shown')

@@ -3,8 +3,20 @@ rules are counted, each rule's value is marked by what it answered, Hearth's sty
 the page's Content-Security-Policy (nothing refused, no script), and the table reaches every rule."""
 
 
+import os
+import pathlib
+import sys
+
+import pytest
 import requests
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'Support' / 'Python'))
+import hearth_process  # noqa: E402
+
+SECRET = 'coverage-test-secret'
 
 RULES = '''{
   // Notes: signed-in users only. <b>not markup</b>
@@ -52,5 +64,56 @@ def test_the_coverage_page_marks_each_rule_by_what_it_answered(browser, hearth_s
         assert problems == [], problems
         screenshot('rules-coverage')
     finally:
+        browser.close()
+        browser.switch_to.window(home)
+
+
+def _ready(url):
+    try:
+        return requests.get(f'{url}/', timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+@pytest.fixture(scope='module')
+def emulator_with_secret(tmp_path_factory):
+    """An emulator-mode server with an admin secret, so its console can be signed into."""
+    os.environ['HEARTH_ADMIN_SECRET'] = SECRET
+    try:
+        server = hearth_process.start(str(tmp_path_factory.mktemp('coverage')), _ready, emulator=True)
+    finally:
+        os.environ.pop('HEARTH_ADMIN_SECRET', None)
+    yield server
+    hearth_process.stop(server.process)
+
+
+def test_the_console_links_an_emulators_database_rules_to_their_coverage(browser, emulator_with_secret):
+    base = emulator_with_secret.base_url
+    home = browser.current_window_handle
+    browser.switch_to.new_window('window')
+    try:
+        browser.get(f'{base}/console/')
+        wait = WebDriverWait(browser, 20)
+        field = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, '#sign-in input[name=secret]'))
+        field.send_keys(SECRET, Keys.ENTER)
+        wait.until(lambda d: d.find_element(By.ID, 'console-view').is_displayed())
+        browser.execute_script('arguments[0].click()', browser.find_element(By.CSS_SELECTOR, '.sidebar a[data-view=rules]'))
+        link = wait.until(lambda d: d.find_element(By.ID, 'rules-coverage') if d.find_element(By.ID, 'rules-coverage').is_displayed() else None)
+        namespace = browser.find_element(By.ID, 'namespace').get_attribute('value')
+        assert namespace
+        assert link.get_attribute('href') == f'{base}/.inspect/coverage?ns={namespace}', (link.get_attribute('href'), namespace)
+        # Storage rules have no coverage: the link goes with the database's.
+        browser.execute_script('arguments[0].click()', browser.find_element(By.CSS_SELECTOR, '[data-rules=storage]'))
+        wait.until(lambda d: not d.find_element(By.ID, 'rules-coverage').is_displayed())
+        browser.execute_script('arguments[0].click()', browser.find_element(By.CSS_SELECTOR, '[data-rules=database]'))
+        link = wait.until(lambda d: d.find_element(By.ID, 'rules-coverage') if d.find_element(By.ID, 'rules-coverage').is_displayed() else None)
+        # A request the rules refuse, in the console's database, then the coverage shows it.
+        assert requests.put(f'{base}/.settings/rules.json?ns={namespace}', data=RULES, headers={'Authorization': 'Bearer owner'}, timeout=10).status_code == 200
+        assert requests.get(f'{base}/notes.json?ns={namespace}', timeout=10).status_code == 401
+        link.click()
+        wait.until(lambda d: d.find_element(By.TAG_NAME, 'h1').text == 'Rules coverage')
+        assert 'evaluated 1 time: 0 allowed, 1 refused' in browser.find_element(By.CSS_SELECTOR, 'pre .rule.denied').get_attribute('title')
+    finally:
+        browser.execute_script('sessionStorage.clear()')
         browser.close()
         browser.switch_to.window(home)

@@ -89,6 +89,10 @@ export function mountRules({ $, api, apiJSON, toast, state, parseTyped }) {
     $("rules-where").textContent = isDatabase()
       ? `Security rules of the database “${state.namespace}” (JSON with comments). Saved rules apply to the next request.`
       : "Storage rules (Firebase's storage rules language), for every bucket.";
+    // The emulator counts what each database rule answered (/.inspect/coverage).
+    const coverage = $("rules-coverage");
+    coverage.hidden = !(isDatabase() && state.info.emulator);
+    coverage.href = `/.inspect/coverage?ns=${encodeURIComponent(state.namespace)}`;
     $("rules-diagnostics").hidden = true;
     $("rules-state").textContent = "";
     $("rules-check").textContent = "";

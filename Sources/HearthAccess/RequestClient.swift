@@ -70,9 +70,11 @@ package enum IPv6Address {
         var trimmed = text
         if trimmed.hasPrefix("["), trimmed.hasSuffix("]") { trimmed = String(trimmed.dropFirst().dropLast()) }
         if let zone = trimmed.firstIndex(of: "%") { trimmed = String(trimmed[..<zone]) }
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, trimmed, &address) == 1 else { return nil }
-        return withUnsafeBytes(of: &address) { Array($0) }
+        // Into 16 plain bytes, not an `in6_addr`: NIO's C module declares that struct too, and which of
+        // the two a file's lookup finds varies with the module's other files (a fresh build refused it).
+        var address = [UInt8](repeating: 0, count: 16)
+        let parsed = address.withUnsafeMutableBytes { inet_pton(AF_INET6, trimmed, $0.baseAddress) }
+        return parsed == 1 ? address : nil
     }
 
     /// `::ffff:a.b.c.d` (an IPv4 client on a dual-stack socket) as its IPv4 text.

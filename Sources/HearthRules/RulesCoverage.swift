@@ -12,7 +12,7 @@ import Synchronization
 /// ```swift
 /// let rules = try RulesDocument(source: #"{"rules": {".read": "auth != null"}}"#).withCoverage(RulesCoverage())
 /// _ = rules.canRead(.root, .auth(.null), root: .empty, now: 0)
-/// rules.coverage!.report(of: rules).rules[0].denied   // 1
+/// rules.coverage!.report(of: rules).rules[0].counts.denied   // 1
 /// ```
 public final class RulesCoverage: Sendable {
     /// Which of a location's rules.

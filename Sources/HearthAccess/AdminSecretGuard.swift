@@ -78,9 +78,11 @@ package final class AdminSecretGuard: Sendable {
     }
 
     /// Compares `candidate` with the secret for the client at `address` (nil: unknown, counted together).
-    /// Credentials that are not secret guesses (``isSecretGuess(_:)``) are compared without counting.
+    /// Credentials that are not secret guesses (``isSecretGuess(_:)``) are never the admin secret
+    /// (``problem(withSecret:)`` refuses such a secret), so they are not compared or counted: comparing
+    /// them uncounted would let guesses of that shape go unlimited.
     package func check(_ candidate: String, against secret: AdminSecret, from address: String?) -> Verdict {
-        guard Self.isSecretGuess(candidate) else { return secret.verify(candidate) ? .admin : .notAdmin }
+        guard Self.isSecretGuess(candidate) else { return .notAdmin }
         let key = RequestClient.addressKey(address)
         if matchesLastMatch(candidate, secret), !isLocked(key: key) { return .admin }
         guard let ticket = reserve(key) else { return .locked }

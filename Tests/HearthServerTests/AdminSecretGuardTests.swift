@@ -149,6 +149,18 @@ import Testing
         #expect(!AdminSecretGuard.isSecretGuess("hcs_session"))
     }
 
+    /// A secret stored before token-shaped secrets were refused (its hash file is loaded unchecked)
+    /// would otherwise be guessable without limit: a token-shaped candidate is never the admin.
+    @Test func aTokenShapedCandidateIsNeverTheAdminSecret() {
+        let guard_ = AdminSecretGuard(clock: ServerClock(TestClock<Duration>(), wallMillisecondsAtStart: 0), limit: 3, window: .seconds(60))
+        for legacy in ["prod.admin.key2026", "hcs_legacy"] {
+            let secret = AdminSecret(hashing: legacy)
+            #expect(guard_.check(legacy, against: secret, from: "192.0.2.9") == .notAdmin)
+            #expect(RequestClient.checkAdminSecret(legacy, against: secret) == .notAdmin)
+        }
+        #expect(RequestClient.checkAdminSecret("the-secret", against: AdminSecret(hashing: "the-secret")) == .admin)
+    }
+
     /// The realtime protocol's `auth` message counts against the connection's address like REST does,
     /// and a locked address is refused there too.
     @Test func wrongSecretsInWebSocketAuthMessagesCountAndAreRefusedWhenLocked() async throws {

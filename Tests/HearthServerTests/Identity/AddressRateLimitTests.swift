@@ -177,6 +177,33 @@ import Testing
         #expect(IdentityToolkitController.lastForwardedAddress([]) == nil)
     }
 
+    @Test func aPortAProxyAppendsIsNotPartOfTheAddress() {
+        // Some proxies write the client's port too; each new connection would otherwise count apart.
+        #expect(IdentityToolkitController.lastForwardedAddress(["10.0.0.1, 203.0.113.7:51234"]) == "203.0.113.7")
+        #expect(IdentityToolkitController.lastForwardedAddress(["[2001:db8:1:2::1]:51234"]) == "2001:db8:1:2::1")
+        #expect(IdentityToolkitController.lastForwardedAddress(["[2001:db8:1:2::1]"]) == "2001:db8:1:2::1")
+        #expect(IdentityToolkitController.lastForwardedAddress(["2001:db8:1:2::1"]) == "2001:db8:1:2::1")
+        #expect(IdentityService.addressKey("203.0.113.7:1") == IdentityService.addressKey("203.0.113.7:2"))
+        #expect(IdentityService.addressKey("[2001:db8:1:2::1]:1") == IdentityService.addressKey("2001:db8:1:2::9"))
+        // What is not an address is not taken: the connection's peer counts instead.
+        for entry in ["unknown", "203.0.113.7:port", "203.0.113.7:123456", "[2001:db8::1", "[2001:db8::1]x", "203.0.113", "_hidden", "::1:80:"] {
+            #expect(IdentityToolkitController.lastForwardedAddress([entry]) == nil, "\(entry)")
+        }
+    }
+
+    @Test func connectionsFromOnePortedForwardedAddressShareItsLimit() async throws {
+        try await Self.server(clock: TestClock<Duration>()) { $0.identity.signUpsPerAddressLimit = 2 }.run { auth async throws in
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.7:40001")).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.7:40002")).status == .ok)
+            let third = try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("203.0.113.7:40003"))
+            #expect(third.authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+            // Garbage instead of an address counts under the connection's peer, never apart.
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("nonsense-1")).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("nonsense-2")).status == .ok)
+            #expect(try await auth.post("accounts:signUp", Self.anonymous, headers: Self.from("nonsense-3")).authError == "TOO_MANY_ATTEMPTS_TRY_LATER")
+        }
+    }
+
     @Test func aLiveConnectionIsCountedUnderItsAddress() async throws {
         try await IdentityTestServer { $0.identity.signUpsPerAddressLimit = 1 }.runLive { auth, _ async throws in
             #expect(try await auth.post("accounts:signUp", Self.anonymous).status == .ok)

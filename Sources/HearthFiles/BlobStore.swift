@@ -740,8 +740,25 @@ final class DigestBox: @unchecked Sendable {
 
 /// An open blob, read in chunks on the blocking pool. Close it when done.
 struct BlobReader: Sendable {
-    let file: Int32
+    let opened: OpenFile
     let pool: NIOThreadPool
+
+    /// The blob's descriptor, closed when the last reader lets it go: a download whose answer is never
+    /// written (its client left before the head went out, so its body never runs) still closes it.
+    final class OpenFile: Sendable {
+        let descriptor: Int32
+
+        init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+        deinit { BlobReader.close(descriptor) }
+    }
+
+    init(file: Int32, pool: NIOThreadPool) {
+        opened = OpenFile(file)
+        self.pool = pool
+    }
+
+    var file: Int32 { opened.descriptor }
 
     /// Reads up to `count` bytes at `offset` (fewer only at the end of the file).
     func read(at offset: Int64, count: Int) async throws -> ByteBuffer {
@@ -772,8 +789,6 @@ struct BlobReader: Sendable {
             offset += Int64(next.readableBytes)
         }
     }
-
-    func close() { Self.close(file) }
 
     static func close(_ file: Int32) {
         #if canImport(Glibc)

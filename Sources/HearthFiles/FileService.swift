@@ -773,6 +773,23 @@ package final class FileService: Sendable {
         return object
     }
 
+    /// The object's metadata as the requester may see it: whole when the rules let them read it; with
+    /// only their own download token when that token alone lets them (so holding one token does not
+    /// reveal the others, and deleting one ends what it gave).
+    func metadata(bucket: String, name: String, _ requester: FileRequester) async throws -> StoredObject {
+        guard let token = requester.downloadToken else { return try await object(bucket: bucket, name: name, requester) }
+        var ruled = requester
+        ruled.downloadToken = nil
+        do {
+            return try await object(bucket: bucket, name: name, ruled)
+        } catch let error as FilesError where error.code == 403 || error.code == 401 {
+            var object = try await object(bucket: bucket, name: name, requester)
+            guard object.downloadTokens.contains(token) else { throw error }
+            object.downloadTokens = [token]
+            return object
+        }
+    }
+
     /// Gives the object a download token if it has none (objects uploaded through Cloud Storage's API).
     func ensureDownloadToken(_ object: StoredObject) async throws -> StoredObject {
         guard object.downloadTokens.isEmpty else { return object }
@@ -946,7 +963,9 @@ package final class FileService: Sendable {
         }
         var listing = FileListing()
         var after = pageToken.flatMap(Self.decodePageToken)
-        let delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
+        // The rules allowed listing this folder, not the folders below it: whoever the rules decide for
+        // gets them folded (as the SDKs always ask), never their names. The admin lists as asked.
+        let delimiter = checkRules && !requester.identity.isAdmin ? "/" : delimiter.flatMap { $0.isEmpty ? nil : $0 }
         var count = 0
         var exhausted = false
         scan: while !exhausted {

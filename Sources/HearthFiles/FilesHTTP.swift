@@ -47,7 +47,9 @@ enum FilesHTTP {
         return decoded
     }
 
-    /// The credential of `Authorization: Firebase <token>` or `Bearer <token>` (the second word).
+    /// The credential of `Authorization: Firebase <token>` or `Bearer <token>` (the scheme in any case).
+    /// Other schemes are no credential: a proxy's `Basic` login passed through is not a guess at the
+    /// admin secret, which would count against the client's address.
     static func credential(_ request: Request) -> String? {
         // On the bytes, and a single field as it is (the subscript joins even one): every download asks,
         // and joining and splitting were 1 µs of a 64 KiB download's 60 (issue 30).
@@ -55,6 +57,10 @@ enum FilesHTTP {
         let utf8 = header.utf8
         guard let scheme = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") }),
             let space = utf8[scheme...].firstIndex(of: UInt8(ascii: " "))
+        else { return nil }
+        // `byte | 0x20` lowercases an ASCII letter, and maps no other byte onto one of these.
+        let name = utf8[scheme..<space]
+        guard name.elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }) || name.elementsEqual("firebase".utf8, by: { $0 | 0x20 == $1 })
         else { return nil }
         let token = trimmingWhitespace(Substring(utf8[utf8.index(after: space)...]))
         return token.isEmpty ? nil : token
@@ -201,8 +207,9 @@ enum FilesHTTP {
         let first = Int64(parts[0]), last = Int64(parts[1])
         let notSatisfiable = FilesError(416, "The requested range cannot be satisfied.")
         switch (parts[0].isEmpty, parts[1].isEmpty) {
-        case (true, false):  // the last N bytes
-            guard let count = last, count > 0, size > 0 else { throw notSatisfiable }
+        case (true, false):  // the last N bytes; more digits than an Int64 holds are more than the object
+            let isNumber = parts[1].utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard let count = last ?? (isNumber ? Int64.max : nil), count > 0, size > 0 else { throw notSatisfiable }
             return max(0, size - count)...(size - 1)
         case (false, _):
             guard let start = first, start < size else { throw notSatisfiable }
@@ -212,6 +219,16 @@ enum FilesHTTP {
         default:
             return nil
         }
+    }
+
+    /// The `Range` to answer, or nil for the whole object: with `If-Range` (a client resuming a
+    /// download) only while the object is still the one it names, else the new object's bytes would be
+    /// joined to the old one's (RFC 9110 §13.1.5). A date there never matches: the object's
+    /// modification time has no ETag's precision.
+    static func rangeHeader(_ request: Request, etag: String) -> String? {
+        guard let range = request.headers.value(of: .range) else { return nil }
+        guard let condition = request.headers[.ifRange] else { return range }
+        return trimmingWhitespace(condition[...]) == etag ? range : nil
     }
 
     /// Streams an object's bytes (all, or `Range`), with Cloud Storage's download headers.
@@ -238,8 +255,9 @@ enum FilesHTTP {
         _ object: StoredObject, _ request: Request, blobs: BlobStore, regions: FileRegionDownloads?, connection: ObjectIdentifier?
     ) async throws -> Response {
         let range: ClosedRange<Int64>?
+        let etag = "\"\(ObjectMetadata.etag(object))\""
         do {
-            range = try Self.range(request.headers.value(of: .range), size: object.size)
+            range = try Self.range(Self.rangeHeader(request, etag: etag), size: object.size)
         } catch {
             var response = json(error.firebaseBody, status: error.code)
             response.headers[.contentRange] = "bytes */\(object.size)"
@@ -253,7 +271,7 @@ enum FilesHTTP {
         headers.reserveCapacity(20)
         headers.append(HTTPField(name: .contentType, value: object.contentType ?? "application/octet-stream"))
         headers.append(DownloadHeader.acceptRanges)
-        headers.append(HTTPField(name: .eTag, value: "\"\(ObjectMetadata.etag(object))\""))
+        headers.append(HTTPField(name: .eTag, value: etag))
         headers.append(HTTPField(name: .contentDisposition, value: contentDisposition(object)))
         addDownloadProtection(&headers)
         headers.append(HTTPField(name: DownloadHeader.generation, value: String(object.generation)))
@@ -282,9 +300,9 @@ enum FilesHTTP {
         if end - start <= BlobStore.wholeReadLimit {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await blobs.read(object.blob, from: start, to: end)))
         }
+        // Closed when the body lets it go, written or not (`BlobReader.OpenFile`).
         let reader = try await blobs.open(object.blob)
         let body = ResponseBody(contentLength: Int(end - start)) { writer in
-            defer { reader.close() }
             try await reader.stream(from: start, to: end) { chunk in try await writer.write(chunk) }
             try await writer.finish(nil)
         }
@@ -374,9 +392,36 @@ enum FilesHTTP {
     static func isActiveContent(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let mediaType = normalizedMediaType(contentType)
+        // Anything but one `type/subtype` is active: a browser takes the last of a list
+        // (`image/png, text/html`), and a control character becomes a space in the header it sends.
+        guard isSingleMediaType(mediaType) else { return true }
         if mediaType.hasSuffix("/xml") || mediaType.hasSuffix("+xml") { return true }
         if mediaType.hasSuffix("javascript") || mediaType.hasSuffix("ecmascript") || mediaType.hasSuffix("/jscript") { return true }
         return activeMediaTypes.contains(mediaType)
+    }
+
+    /// Whether `mediaType` is one `type/subtype` of token characters (RFC 9110 §5.6.2).
+    static func isSingleMediaType(_ mediaType: String) -> Bool {
+        var slashes = 0
+        var segment = 0
+        for byte in mediaType.utf8 {
+            if byte == UInt8(ascii: "/") {
+                guard segment > 0 else { return false }
+                slashes += 1
+                segment = 0
+                continue
+            }
+            guard isTokenByte(byte) else { return false }
+            segment += 1
+        }
+        return slashes == 1 && segment > 0
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     /// The media type of a `Content-Type`, without parameters and whitespace, in lower case. Checked

@@ -95,8 +95,9 @@ package struct FirebaseStorageController: Sendable {
         switch method {
         case .get:
             guard let object else { return try await list(bucket, query, requester) }
-            let stored = try await files.object(bucket: bucket, name: object, requester)
-            if query["alt"] == "media" {
+            let isMedia = query["alt"] == "media"
+            let stored = try await isMedia ? files.object(bucket: bucket, name: object, requester) : files.metadata(bucket: bucket, name: object, requester)
+            if isMedia {
                 return try await FilesHTTP.media(stored, request, blobs: files.blobs, regions: files.regions, connection: connection) {
                     try await files.object(bucket: bucket, name: object, requester)
                 }

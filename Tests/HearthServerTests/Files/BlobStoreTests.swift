@@ -223,6 +223,33 @@ struct BlobStoreTests {
         #expect(Array(try await blobs.read(second.blob, from: 0, to: 1_000).readableBytesView) == Self.bytes(1_000))
     }
 
+    /// A streamed download opens its blob before its answer's head is written; if the client has left by
+    /// then, the body that would read and close it never runs. The file closes when the last reader
+    /// lets it go, so such downloads leak no descriptor.
+    @Test func aBlobOpenedForAStreamClosesWhenItsReadersLetGo() async throws {
+        let (blobs, root) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let written = try await blobs.write(Chunks(bytes: Self.bytes(3_000), chunk: 65_536))
+        var blob = stat()
+        #expect(stat(blobs.blobPath(written.blob), &blob) == 0)
+        /// Whether `descriptor` still refers to the blob (a closed number may be reused, but not for it).
+        func refersToTheBlob(_ descriptor: Int32) -> Bool {
+            var opened = stat()
+            return fstat(descriptor, &opened) == 0 && opened.st_ino == blob.st_ino && opened.st_dev == blob.st_dev
+        }
+        var reader: BlobReader? = try await blobs.open(written.blob)
+        let descriptor = try #require(reader).file
+        #expect(refersToTheBlob(descriptor))
+        let copy = reader  // a body holding it, as the download's does
+        reader = nil
+        #expect(refersToTheBlob(descriptor), "still held")
+        var streamed: [UInt8] = []
+        try await copy!.stream(from: 0, to: 3_000) { streamed += Array($0.readableBytesView) }
+        #expect(streamed == Self.bytes(3_000))
+        _ = consume copy
+        #expect(!refersToTheBlob(descriptor), "the last reader let go: closed")
+    }
+
     /// Past its capacity the cache lets go of a file, which a reader holding it can still read; the
     /// file closes when the last holder lets go.
     @Test func anOpenBlobLetGoMidReadStaysReadableUntilReleased() throws {
@@ -326,7 +353,6 @@ struct BlobStoreTests {
         let body = Self.bytes(3 * BlobStore.writeBatch + 5)
         let written = try await blobs.write(Chunks(bytes: body, chunk: 300_000))
         let reader = try await blobs.open(written.blob)
-        defer { reader.close() }
         var streamed: [UInt8] = []
         try await reader.stream(from: Int64(start), to: Int64(end)) { chunk in
             #expect(chunk.readableBytes <= BlobStore.readChunk)

@@ -130,6 +130,63 @@ import Testing
         }
     }
 
+    /// A download token lets its holder read the object and its metadata, but the metadata shows them
+    /// their own token only: the object's other tokens (given to others) stay unknown, so deleting a
+    /// token ends what it gave.
+    @Test func aDownloadTokensMetadataShowsNoOtherToken() async throws {
+        try await FilesTestServer().run { files async throws in
+            let stored = try await files.upload("shared/report.txt", Array("quarterly".utf8), contentType: "text/plain")
+            let first = try #require(stored.json?["downloadTokens"]?.stringValue)
+            let path = FilesClient.objectPath("shared/report.txt")
+            let added = try await files.send(.post, path + "?create_token=true")
+            #expect(added.status == .ok)
+            let both = try #require(added.json?["downloadTokens"]?.stringValue)
+            let second = try #require(both.split(separator: ",").map(String.init).first { $0 != first })
+            let seen = try await files.send(.get, path + "?token=\(first)", headers: [:])
+            #expect(seen.status == .ok)
+            #expect(seen.json?["downloadTokens"] == .string(first))
+            #expect(seen.json?["name"] == .string("shared/report.txt"))
+            // The admin (as anyone the rules let read) sees them all.
+            #expect(try await files.send(.get, path).json?["downloadTokens"] == .string(both))
+            // Deleting the first token ends its holder's access.
+            #expect(try await files.send(.post, path + "?delete_token=\(first)").status == .ok)
+            #expect(try await files.send(.get, path + "?token=\(first)", headers: [:]).status == .forbidden)
+            #expect(try await files.bytes(path + "?alt=media&token=\(second)", headers: [:]).bytes == Array("quarterly".utf8))
+        }
+    }
+
+    /// A list rule on a folder says nothing of the folders below it: a listing the rules decide is
+    /// folded at `/` whatever delimiter was asked, so the names below stay hidden. The admin lists as asked.
+    @Test func aListingTheRulesAllowShowsNoNamesBelowTheFolder() async throws {
+        let rules = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /{folder} {
+                  allow list: if folder == 'public';
+                }
+              }
+            }
+            """
+        try await FilesTestServer().run { files async throws in
+            #expect(try await files.send(.put, "/.settings/storage.rules", body: Array(rules.utf8)).status == .ok)
+            for name in ["public/a.txt", "public/secret/plan.txt", "public/secret/deeper/key.txt"] {
+                #expect(try await files.upload(name, [1], headers: TestServer.admin).status == .ok)
+            }
+            let user = try files.user("lister")
+            let base = "/v0/b/\(FilesTestServer.bucket)/o"
+            for query in ["prefix=public%2F", "prefix=public%2F&delimiter=x", "prefix=public%2F&delimiter=", "prefix=public%2F&delimiter=%2F"] {
+                let listed = try await files.send(.get, "\(base)?\(query)", headers: user)
+                #expect(listed.status == .ok, "\(query)")
+                #expect(listed.json?["items"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["public/a.txt"], "\(query)")
+                #expect(listed.json?["prefixes"] == .array([.string("public/secret/")]), "\(query)")
+            }
+            let asAdmin = try await files.send(.get, "\(base)?prefix=public%2F")
+            #expect(asAdmin.json?["items"]?.arrayValue?.count == 3)
+            #expect(try await files.send(.get, "\(base)?prefix=public%2Fsecret%2F", headers: user).status == .forbidden)
+        }
+    }
+
     @Test func activeTypesAreAttachmentsWhateverTheStoredDispositionSaysAndOthersKeepIt() async throws {
         try await FilesTestServer(emulator: true).run { files async throws in
             let cases: [(name: String, type: String, disposition: String?, expected: String)] = [
@@ -165,11 +222,15 @@ import Testing
     @Test func activeContentIsRecognizedWhateverItsCaseAndParameters() {
         for type in ["text/html", " Text/HTML ;charset=x", "image/svg+xml", "application/xml", "application/rss+xml", "text/xsl",
             "application/javascript", "application/x-javascript", "text/ecmascript", "application/pdf", "multipart/x-mixed-replace",
-            "\ttext/html\t", "\u{00A0}text/html\u{2003}; charset=utf-8"]
+            "\ttext/html\t", "\u{00A0}text/html\u{2003}; charset=utf-8",
+            // Not one type: a browser takes the last of a list, and sees a control character as a space.
+            "image/png, text/html", "image/png,text/html", "text/html\u{0}", "text/html\r", "image/png\u{0}text/html", "", "image",
+            "image/", "/png", "image/png/x", "imáge/png"]
         {
             #expect(FilesHTTP.isActiveContent(type), "\(type)")
         }
-        for type in ["image/png", "image/jpeg", "video/mp4", "audio/mpeg", "text/plain", "application/json", "application/octet-stream", "text/css"] {
+        for type in ["image/png", "image/jpeg", "video/mp4", "audio/mpeg", "text/plain", "application/json", "application/octet-stream", "text/css",
+            "Image/PNG; charset=x", "application/vnd.ms-excel", "image/x-icon"] {
             #expect(!FilesHTTP.isActiveContent(type), "\(type)")
         }
         #expect(!FilesHTTP.isActiveContent(nil))
@@ -193,6 +254,12 @@ import Testing
         #expect(credential("Bearer   ") == nil)
         #expect(credential("Bearer\ttok") == nil)
         #expect(credential() == nil)
+        #expect(credential("bearer tok") == "tok")
+        #expect(credential("FIREBASE tok") == "tok")
+        // Another scheme is no credential (a proxy's login passed through is no guess at the admin secret).
+        #expect(credential("Basic dXNlcjpwdw==") == nil)
+        #expect(credential("Token tok") == nil)
+        #expect(credential("Bearers tok") == nil)
         // Two fields are one list, as before: the second word of "Bearer a, Bearer b".
         #expect(credential("Bearer a", "Bearer b") == "a, Bearer b")
         #expect(FilesHTTP.normalizedMediaType("image/png") == "image/png")

@@ -81,11 +81,40 @@ import Testing
             #expect(middle.headers[.contentRange] == "bytes 10-19/1000")
             let tail = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=-5"]))
             #expect(tail.bytes == Array(data[995...]))
+            // A suffix longer than the object (even past what an Int64 holds) is the whole object.
+            for suffix in ["2000", "99999999999999999999"] {
+                let all = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=-\(suffix)"]))
+                #expect(all.status == .partialContent && all.bytes == data, "\(suffix)")
+                #expect(all.headers[.contentRange] == "bytes 0-999/1000")
+            }
             let open = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=990-"]))
             #expect(open.bytes == Array(data[990...]))
             let past = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=1000-1005"]))
             #expect(past.status == .rangeNotSatisfiable)
             #expect(past.headers[.contentRange] == "bytes */1000")
+        }
+    }
+
+    /// A client resuming a download names the version it has (`If-Range`): the rest of that version, or
+    /// the whole object once it was overwritten, never the new version's bytes after the old ones.
+    @Test func aResumedDownloadGetsTheRestOnlyOfTheSameVersion() async throws {
+        try await FilesTestServer(emulator: true).run { files async throws in
+            let first = (0..<1000).map { UInt8($0 % 251) }
+            try await files.upload("resume.bin", first)
+            let path = FilesClient.objectPath("resume.bin") + "?alt=media"
+            let whole = try await files.bytes(path, headers: TestServer.admin)
+            let etag = try #require(whole.headers[.eTag])
+            let rest = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=600-", .ifRange: etag]))
+            #expect(rest.status == .partialContent)
+            #expect(rest.bytes == Array(first[600...]))
+            let second = first.map { $0 ^ 0xFF }
+            try await files.upload("resume.bin", second)
+            for condition in [etag, "W/\(etag)", "Tue, 01 Dec 2026 00:00:00 GMT"] {
+                let resumed = try await files.bytes(path, headers: TestServer.admin.adding([.range: "bytes=600-", .ifRange: condition]))
+                #expect(resumed.status == .ok, "\(condition)")
+                #expect(resumed.bytes == second)
+                #expect(resumed.headers[.contentRange] == nil)
+            }
         }
     }
 

@@ -266,6 +266,24 @@ import Testing
         }
     }
 
+    /// A POST that asks to be a GET (`X-HTTP-Method-Override`, or its query parameter) reads: it is
+    /// counted as a read, through the router and the shortcut alike.
+    @Test func aPostOverriddenToGetIsCountedAsARead() async throws {
+        try await TestServer().runLive { client, _, _ async throws in
+            let bearer = try await session(client)
+            try await client.call(.put, "/.settings/rules.json?ns=demo", #"{"rules":{".read":true}}"#)
+            for _ in 0..<2 {
+                #expect(try await client.call(.post, "/over/a.json?ns=demo", "", headers: [RESTController.methodOverride: "GET"]).status == .ok)
+            }
+            #expect(try await client.call(.post, "/over/a.json?ns=demo&x-http-method-override=GET", "", headers: [:]).status == .ok)
+            let report = try #require(try await client.call(.get, "/.console/activity", headers: bearer).json)
+            guard case .array(let databases)? = report["databases"] else { Issue.record("no activity in \(report)"); return }
+            let demo = databases.first { $0["namespace"] == .string("demo") }
+            #expect(demo?["reads"] == .number(3), "\(String(describing: demo))")
+            #expect(demo?["writes"] == .number(0) || demo?["writes"] == nil, "\(String(describing: demo))")
+        }
+    }
+
     @Test func preflightsAreLoggedWhetherTheRouterOrTheShortcutTakesThem() async throws {
         try await TestServer().runLive { client, _, _ async throws in
             let bearer = try await session(client)

@@ -61,6 +61,38 @@ import Testing
         }
     }
 
+    /// A body declared larger than the limit is refused before any of it is read: the answer comes
+    /// while the client has sent one byte of its ten gigabytes.
+    @Test func aBodyDeclaredOverTheLimitIsRefusedBeforeItIsRead() async throws {
+        try await TestServer().runLive { _, port, _ async throws in
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            let answer = try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string:
+                    "PUT /big.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(TestServer.secret)\r\nContent-Length: 10000000000\r\n\r\n\""))
+                return try await withThrowingTaskGroup(of: String?.self) { group in
+                    group.addTask {
+                        var received = ""
+                        for try await buffer in inbound {
+                            received += String(buffer: buffer)
+                            if received.contains("too large") { break }
+                        }
+                        return received
+                    }
+                    group.addTask { try await Task.sleep(for: .seconds(20)); return nil }
+                    let first = try await group.next() ?? nil
+                    group.cancelAll()
+                    return first
+                }
+            }
+            let text = try #require(answer, "no answer while the body was still to come")
+            #expect(text.hasPrefix("HTTP/1.1 400"))
+            #expect(text.contains("Request body is too large"))
+        }
+    }
+
     @Test func aMalformedRequestIsAnswered400AndClosed() async throws {
         try await TestServer().runLive { _, port, _ async throws in
             let answer = try #require(try await Self.exchange(port: port, sending: ["GET /a.json HTTP/1.1\r\nBad Header\r\n\r\n"]))

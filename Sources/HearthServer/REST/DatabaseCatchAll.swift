@@ -21,9 +21,12 @@ import Synchronization
 public struct DatabaseCatchAll: Sendable {
     /// The methods the catch-all answers; others always go through the router.
     static let methods: [HTTPRequest.Method] = [.get, .head, .put, .post, .patch, .delete, .options]
-    /// At most this many segments are learned: a client inventing segments only slows its own requests
-    /// (they go through the router, as before), and memory stays bounded.
+    /// At most this many segments are kept; the set is emptied when full and learned again as requests
+    /// come, so a client inventing segments can only send requests through the router (slower, as
+    /// before the shortcut), never keep the real ones out for good, and memory stays bounded.
     static let capacity = 1024
+    /// The longest segment learned: a key's 768 bytes, each percent-encoded.
+    static let longestSegment = 3 * 768
 
     /// Adds the catch-all route `**` for every method in ``methods``, answered by `respond`.
     static func register(
@@ -51,9 +54,12 @@ public struct DatabaseCatchAll: Sendable {
         private let segments = Mutex(Set<String>())
 
         func learn(_ path: String) {
-            guard let segment = DatabaseCatchAll.firstSegment(of: path) else { return }
+            guard let segment = DatabaseCatchAll.firstSegment(of: path), segment.utf8.count <= DatabaseCatchAll.longestSegment else { return }
+            let key = String(segment)
             segments.withLock { segments in
-                if segments.count < DatabaseCatchAll.capacity { segments.insert(String(segment)) }
+                guard !segments.contains(key) else { return }
+                if segments.count >= DatabaseCatchAll.capacity { segments.removeAll(keepingCapacity: true) }
+                segments.insert(key)
             }
         }
 
@@ -67,13 +73,21 @@ public struct DatabaseCatchAll: Sendable {
     }
 
     /// `users` of `/users/ada.json`; nil unless the path starts with one `/` and a non-empty segment
-    /// (the only shape whose first segment the router reads the same way).
+    /// that starts with an ASCII byte, and the byte after the `/` that ends it (if one does) is ASCII:
+    /// the only shape whose first segment the router reads the same way. The router splits on
+    /// characters, so a combining mark after a `/` joins it to the segment before (`/healthz/\u{301}`
+    /// is one segment to it, `healthz` by the bytes).
     static func firstSegment(of path: String) -> Substring? {
         let utf8 = path.utf8
         guard utf8.first == UInt8(ascii: "/") else { return nil }
         let start = utf8.index(after: utf8.startIndex)
+        guard let first = utf8[start...].first, first < 0x80 else { return nil }
         let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
         guard start < end else { return nil }
+        if end < utf8.endIndex {
+            let next = utf8.index(after: end)
+            if next < utf8.endIndex, utf8[next] >= 0x80 { return nil }
+        }
         return Substring(utf8[start..<end])
     }
 }

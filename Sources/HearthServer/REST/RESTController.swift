@@ -111,7 +111,10 @@ public struct RESTController: Sendable {
                 kind = .denied
             } else if status.kind != .successful || request.uri.path.hasPrefix("/.settings") {
                 kind = .other
-            } else if request.method == .get || request.method == .head {
+            } else if request.method == .get || request.method == .head
+                || (request.method == .post && (try? RESTController.effectiveMethod(of: request, RESTParameters(query: request.uri.query ?? ""))) == .get)
+            {
+                // A POST overridden to GET read.
                 kind = .read
             } else {
                 kind = .write
@@ -128,22 +131,27 @@ public struct RESTController: Sendable {
         ))
     }
 
+    /// The method a request asks for: a POST's `X-HTTP-Method-Override` (header, else query parameter)
+    /// names another, for clients that can send only GET and POST.
+    static func effectiveMethod(of request: Request, _ parameters: RESTParameters) throws(RESTError) -> HTTPRequest.Method {
+        guard request.method == .post, let override = request.headers[RESTController.methodOverride]?.uppercased() ?? parameters.methodOverride
+        else { return request.method }
+        switch override {
+        case "PUT": return .put
+        case "PATCH": return .patch
+        case "DELETE": return .delete
+        case "GET": return .get
+        case "POST": return .post
+        default: throw RESTError(.badRequest, "X-HTTP-Method-Override must be PUT, PATCH, DELETE, GET or POST")
+        }
+    }
+
     /// Answers a request; sets `namespace` once it knows which database the request addresses.
     func handle(_ request: Request, context: HearthRequestContext, namespace resolved: inout String?) async throws -> Response {
         if request.method == .options { return preflight(request) }
         let parameters = try RESTParameters(query: request.uri.query ?? "")
         let target = try RESTController.target(of: request.uri.path)
-        var method = request.method
-        if method == .post, let override = request.headers[RESTController.methodOverride]?.uppercased() ?? parameters.methodOverride {
-            switch override {
-            case "PUT": method = .put
-            case "PATCH": method = .patch
-            case "DELETE": method = .delete
-            case "GET": method = .get
-            case "POST": break
-            default: throw RESTError(.badRequest, "X-HTTP-Method-Override must be PUT, PATCH, DELETE, GET or POST")
-            }
-        }
+        let method = try RESTController.effectiveMethod(of: request, parameters)
         let namespace = namespace(of: request, parameters)
         resolved = namespace
         let authentication = try authenticator.authentication(
@@ -412,11 +420,16 @@ public struct RESTController: Sendable {
     }
 
     func body(of request: Request) async throws -> JSONValue {
+        let tooLarge = RESTError(.badRequest, "Request body is too large; the limit is \(configuration.maximumRequestBytes / 1_048_576) MB")
+        // A declared length over the limit is refused before a byte is read, not after the limit's worth.
+        if let declared = request.headers.value(of: .contentLength).flatMap(Int.init), declared > configuration.maximumRequestBytes {
+            throw tooLarge
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maximumRequestBytes)
         } catch is NIOTooManyBytesError {
-            throw RESTError(.badRequest, "Request body is too large; the limit is \(configuration.maximumRequestBytes / 1_048_576) MB")
+            throw tooLarge
         }
         guard buffer.readableBytes > 0 else { throw RESTError(.badRequest, "Missing PUT, POST or PATCH data") }
         do {

@@ -738,7 +738,7 @@ final class DigestBox: @unchecked Sendable {
     var digest: BlobDigest { BlobDigest(md5: md5, crc32c: crc32c, size: size) }
 }
 
-/// An open blob, read in chunks on the blocking pool. Close it when done.
+/// An open blob, read in chunks on the blocking pool; its file closes when the last copy is let go.
 struct BlobReader: Sendable {
     let opened: OpenFile
     let pool: NIOThreadPool
